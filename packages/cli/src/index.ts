@@ -1,0 +1,4 @@
+/**
+ * `@strata/cli`: see README.md.
+ */
+export {}

@@ -1,0 +1,45 @@
+/**
+ * Blocks and breakpoints: the provider-neutral output of assembly. A block is the
+ * messages of one tier; a breakpoint marks the last message of a cached block.
+ * Provider plugins turn breakpoints into `cache_control`, `cachePoint` and the like.
+ */
+import { Schema } from "effect"
+import { ItemKey } from "./Item.ts"
+import { Message } from "./Message.ts"
+import { CachedTier, Tier } from "./Tier.ts"
+
+/** Cache lifetime a breakpoint asks for; providers that do not support it ignore it. */
+export const CacheTtl = Schema.Literals(["5m", "1h"])
+export type CacheTtl = typeof CacheTtl.Type
+
+/**
+ * A provider-neutral cache mark on the last message of a cached block.
+ * `messageIndex` indexes the request's flat message list.
+ */
+export const Breakpoint = Schema.Struct({
+  tier: CachedTier,
+  messageIndex: Schema.Number,
+  ttl: Schema.optionalKey(CacheTtl)
+})
+export type Breakpoint = typeof Breakpoint.Type
+
+/** The messages of one tier, with the items rendered into them and their token count. */
+export const Block = Schema.Struct({
+  tier: Tier,
+  messages: Schema.Array(Message),
+  items: Schema.Array(ItemKey),
+  tokens: Schema.Number
+})
+export type Block = typeof Block.Type
+
+/**
+ * What assembly hands to a provider plugin: blocks in prefix order (L0..L3, active),
+ * the flat message list they make, and a breakpoint per non-empty cached block.
+ */
+export const NeutralRequest = Schema.Struct({
+  model: Schema.String,
+  blocks: Schema.Array(Block),
+  messages: Schema.Array(Message),
+  breakpoints: Schema.Array(Breakpoint)
+})
+export type NeutralRequest = typeof NeutralRequest.Type

@@ -1,0 +1,64 @@
+/**
+ * The tagged errors of `@strata/core`. Each carries the data a caller needs and a
+ * `message` that says what went wrong and what to do about it.
+ */
+import { Schema } from "effect"
+
+/** A path resolved outside the repository root (`..`, absolute, or a symlink out). */
+export class PathOutsideRepo extends Schema.TaggedError<PathOutsideRepo>()("PathOutsideRepo", {
+  path: Schema.String,
+  root: Schema.String
+}) {
+  override get message(): string {
+    return `Path "${this.path}" resolves outside the repository root ${this.root}; pass a path inside the repository.`
+  }
+}
+
+/** A file looks binary (a NUL byte in its first 8 KiB); Strata only puts text in context. */
+export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BinaryFile", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `File "${this.path}" is binary (NUL byte in its first 8 KiB); only text files can be added to context.`
+  }
+}
+
+/** A file is larger than the configured limit. */
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
+  path: Schema.String,
+  size: Schema.Number,
+  limit: Schema.Number
+}) {
+  override get message(): string {
+    return `File "${this.path}" is ${this.size} bytes, over the ${this.limit}-byte limit; raise maxFileBytes or leave the file out.`
+  }
+}
+
+/** A file does not exist (or is not a regular file). */
+export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `File "${this.path}" was not found in the repository; check the path (it is relative to the repository root).`
+  }
+}
+
+/** Reading a file failed for a reason other than the ones above (permissions, I/O). */
+export class FileReadError extends Schema.TaggedError<FileReadError>()("FileReadError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Could not read "${this.path}": ${this.reason}`
+  }
+}
+
+/** Input given to a public API failed Schema decoding; `issue` names the bad field. */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  what: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid ${this.what}: ${this.issue}`
+  }
+}

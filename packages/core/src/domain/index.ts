@@ -1,0 +1,5 @@
+export * from "./Tier.ts"
+export * from "./Item.ts"
+export * from "./Message.ts"
+export * from "./Block.ts"
+export * from "./errors.ts"

@@ -1,0 +1,6 @@
+/**
+ * `@strata/core/effect`: the Effect API (services, layers, stages).
+ */
+export * from "./domain/index.ts"
+export * from "./tokens/index.ts"
+export * from "./services/index.ts"

@@ -1,0 +1,7 @@
+/**
+ * `@strata/core`: domain schemas, tokens, services and the context engine.
+ * Effect users may also import `@strata/core/effect` for the services and layers.
+ */
+export * from "./domain/index.ts"
+export * from "./tokens/index.ts"
+export * from "./services/index.ts"

@@ -1,0 +1,51 @@
+/**
+ * The `SymbolIndex` service: the contract between assembly (in core) and the
+ * tree-sitter symbol map (in `@strata/symbols`).
+ */
+import { Context, Schema, type Effect } from "effect"
+
+/** A file the index could not fully use, and why. */
+export interface IndexProblem {
+  readonly path: string
+  readonly reason: string
+}
+
+/** The symbol map of a repository at one moment. */
+export interface SymbolMapSnapshot {
+  /** Every file in the file tree, sorted (git-tracked plus untracked-not-ignored). */
+  readonly files: ReadonlyArray<string>
+  /** Files with a symbol block, sorted. */
+  readonly symbolFiles: ReadonlyArray<string>
+  /** The rendered block of one file (ends with a newline), using the legend's aliases. */
+  readonly block: (path: string) => string | undefined
+  /** Hash of everything the file's block renders (stable across line moves and whitespace). */
+  readonly blockHash: (path: string) => string | undefined
+  /** Legend: abbreviation key and path aliases; fixed for the session. */
+  readonly legend: string
+  /** The flat sorted file tree, rendered. */
+  readonly fileTree: string
+  /** SHA-256 of the file tree's file list. */
+  readonly fileTreeHash: string
+  /** Connected components of mutually referencing files (paths), for initial placement. */
+  readonly components: ReadonlyArray<ReadonlyArray<string>>
+  /** Incoming reference count per file. */
+  readonly refCounts: ReadonlyMap<string, number>
+  /** Files skipped or partly parsed, with reasons. */
+  readonly problems: ReadonlyArray<IndexProblem>
+}
+
+/** Indexing failed as a whole (the repository root is unreadable, for example). */
+export class SymbolIndexError extends Schema.TaggedError<SymbolIndexError>()("SymbolIndexError", {
+  root: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Could not index the repository at ${this.root}: ${this.reason}`
+  }
+}
+
+/** Indexes the repository incrementally and serves its symbol map. */
+export class SymbolIndex extends Context.Service<SymbolIndex, {
+  /** Bring the index up to date with the working tree and return its map. */
+  readonly snapshot: Effect.Effect<SymbolMapSnapshot, SymbolIndexError>
+}>()("@strata/core/SymbolIndex") {}

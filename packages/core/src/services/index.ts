@@ -1,0 +1,3 @@
+export * from "./Tracker.ts"
+export * from "./SymbolIndex.ts"
+export * from "./Placement.ts"

@@ -1,0 +1,155 @@
+/**
+ * Pure, synchronous token counting. A `TokenCounter` counts strings, messages and
+ * message lists for one model, memoizes counts by content hash so unchanged content
+ * is never re-tokenized, and falls back to chars/4 if the encoder fails.
+ */
+import { createHash } from "node:crypto"
+import { Tiktoken } from "js-tiktoken/lite"
+import type { Message } from "../domain/Message.ts"
+import { encodingForModel, type EncodingName } from "./encoding.ts"
+
+/** Tokens charged per message for role and framing, as OpenAI's chat format does. */
+export const MESSAGE_OVERHEAD_TOKENS = 4
+/** Tokens charged once per message list (reply priming). */
+export const LIST_OVERHEAD_TOKENS = 3
+/** Tokens charged per image part; providers vary, this is a conservative middle. */
+export const IMAGE_TOKENS = 1000
+
+/** The chars/4 estimate used when no encoder is available. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** SHA-256 hex digest of a string (UTF-8). */
+export const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+
+const encoders = new Map<EncodingName, Tiktoken>()
+
+const loadEncoder = async (name: EncodingName): Promise<Tiktoken> => {
+  const cached = encoders.get(name)
+  if (cached) return cached
+  const ranks = name === "o200k_base"
+    ? (await import("js-tiktoken/ranks/o200k_base")).default
+    : (await import("js-tiktoken/ranks/cl100k_base")).default
+  const encoder = new Tiktoken(ranks)
+  encoders.set(name, encoder)
+  return encoder
+}
+
+/** A synchronous counter for one model. */
+export interface TokenCounter {
+  readonly model: string
+  readonly encoding: EncodingName | "chars/4"
+  /** True when counts are the model's own tokenizer's (OpenAI models), false for approximations. */
+  readonly exact: boolean
+  readonly count: (text: string) => number
+  readonly countMessage: (message: Message) => number
+  readonly countMessages: (messages: ReadonlyArray<Message>) => number
+  /** How many counts were served from the memo (for tests and benchmarks). */
+  readonly stats: () => { readonly hits: number; readonly misses: number }
+}
+
+export interface TokenCounterOptions {
+  /** Largest number of memoized counts kept; older entries are evicted first. Default 100,000. */
+  readonly memoSize?: number
+}
+
+/** Build a counter around an encode function (or none, for the chars/4 estimate). */
+const makeCounter = (
+  model: string,
+  encoding: EncodingName | "chars/4",
+  exact: boolean,
+  encode: ((text: string) => number) | undefined,
+  options: TokenCounterOptions
+): TokenCounter => {
+  const memoSize = options.memoSize ?? 100_000
+  const memo = new Map<string, number>()
+  let hits = 0
+  let misses = 0
+  let broken = false
+  const count = (text: string): number => {
+    if (text.length === 0) return 0
+    // Short strings are cheaper to count than to hash.
+    if (text.length < 64 || encode === undefined || broken) return encodeSafe(text)
+    const key = sha256(text)
+    const known = memo.get(key)
+    if (known !== undefined) {
+      hits++
+      return known
+    }
+    misses++
+    const n = encodeSafe(text)
+    if (memo.size >= memoSize) {
+      const oldest = memo.keys().next()
+      if (!oldest.done) memo.delete(oldest.value)
+    }
+    memo.set(key, n)
+    return n
+  }
+  const encodeSafe = (text: string): number => {
+    if (encode === undefined || broken) return estimateTokens(text)
+    try {
+      return encode(text)
+    } catch {
+      // An encoder that throws once is not trusted again for this counter.
+      broken = true
+      return estimateTokens(text)
+    }
+  }
+  const countMessage = (message: Message): number => {
+    if (typeof message.content === "string") return MESSAGE_OVERHEAD_TOKENS + count(message.content)
+    let total = MESSAGE_OVERHEAD_TOKENS
+    for (const part of message.content) total += part.type === "text" ? count(part.text) : IMAGE_TOKENS
+    return total
+  }
+  const countMessages = (messages: ReadonlyArray<Message>): number =>
+    messages.length === 0 ? 0 : messages.reduce((sum, m) => sum + countMessage(m), LIST_OVERHEAD_TOKENS)
+  return {
+    model,
+    encoding,
+    // A counter whose encoder failed is estimating from then on.
+    get exact() {
+      return exact && !broken
+    },
+    count,
+    countMessage,
+    countMessages,
+    stats: () => ({ hits, misses })
+  }
+}
+
+/**
+ * Make a token counter for a model. Loads the encoding once per process; OpenAI
+ * models get exact counts, other families a cl100k_base approximation.
+ *
+ * @example
+ * ```ts
+ * import { makeTokenCounter } from "@strata/core"
+ * const counter = await makeTokenCounter("gpt-4o")
+ * counter.count("hello world") // 2
+ * ```
+ */
+export const makeTokenCounter = async (model: string, options: TokenCounterOptions = {}): Promise<TokenCounter> => {
+  const choice = encodingForModel(model)
+  try {
+    const encoder = await loadEncoder(choice.encoding)
+    return makeCounter(model, choice.encoding, choice.exact, (t) => encoder.encode(t, [], []).length, options)
+  } catch {
+    return makeCounter(model, "chars/4", false, undefined, options)
+  }
+}
+
+/**
+ * A counter that only estimates (chars/4), with no encoder at all. Counts are
+ * flagged `exact: false`.
+ */
+export const makeEstimatingCounter = (model = "estimate"): TokenCounter =>
+  makeCounter(model, "chars/4", false, undefined, {})
+
+/**
+ * A counter around a caller-supplied encode function; used by tests to prove the
+ * fallback and memo behaviour, and by users with their own tokenizer.
+ */
+export const makeCustomCounter = (
+  model: string,
+  encode: (text: string) => number,
+  options: TokenCounterOptions & { readonly exact?: boolean } = {}
+): TokenCounter => makeCounter(model, "cl100k_base", options.exact ?? false, encode, options)

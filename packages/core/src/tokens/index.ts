@@ -1,0 +1,3 @@
+export * from "./encoding.ts"
+export * from "./TokenCounter.ts"
+export * from "./Tokenizer.ts"

@@ -1,0 +1,4 @@
+/**
+ * `@strata/providers`: see README.md.
+ */
+export {}

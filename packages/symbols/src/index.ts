@@ -1,0 +1,4 @@
+/**
+ * `@strata/symbols`: see README.md.
+ */
+export {}

@@ -1,0 +1,4 @@
+/**
+ * `@strata/tiers`: see README.md.
+ */
+export {}
