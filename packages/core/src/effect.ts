@@ -4,3 +4,4 @@
 export * from "./domain/index.ts"
 export * from "./tokens/index.ts"
 export * from "./services/index.ts"
+export * from "./assembly/headers.ts"

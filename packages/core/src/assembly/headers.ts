@@ -1,0 +1,60 @@
+/**
+ * The exact section headers and acknowledgements of a Strata request (seed 002).
+ * Flat and tiered assembly both use these, so the texts live in one place.
+ */
+import type { CachedTier, Tier } from "../domain/Tier.ts"
+
+export const REPO_MAP_HEADER =
+  "# Repository Structure\n\nBelow is a map of the repository showing classes, functions, and their relationships.\nUse this to understand the codebase structure and find relevant code.\n\n"
+export const REPO_MAP_CONTINUATION = "# Repository Structure (continued)\n\n"
+export const TIER_SYMBOLS_HEADER = REPO_MAP_CONTINUATION
+export const FILE_TREE_HEADER = "# Repository Files\n\nComplete list of files in the repository:\n\n"
+export const URL_CONTEXT_HEADER =
+  "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n"
+export const REVIEW_CONTEXT_HEADER = "# Code Review Context\n\n"
+export const FILES_ACTIVE_HEADER = "# Working Files\n\nHere are the files:\n\n"
+export const FILES_L0_HEADER = "# Reference Files (Stable)\n\nThese files are included for reference:\n\n"
+export const FILES_L1_HEADER = "# Reference Files\n\nThese files are included for reference:\n\n"
+export const FILES_L2_HEADER = "# Reference Files (L2)\n\nThese files are included for reference:\n\n"
+export const FILES_L3_HEADER = "# Reference Files (L3)\n\nThese files are included for reference:\n\n"
+
+/** The file-section header of each tier. */
+export const FILES_HEADERS: Readonly<Record<Tier, string>> = {
+  L0: FILES_L0_HEADER,
+  L1: FILES_L1_HEADER,
+  L2: FILES_L2_HEADER,
+  L3: FILES_L3_HEADER,
+  active: FILES_ACTIVE_HEADER
+}
+
+/** Assistant acknowledgements that close each user-only section. */
+export const ACK = "Ok."
+export const URL_ACK = "Ok, I've reviewed the URL content."
+export const REVIEW_ACK = "Ok, I've reviewed the code changes."
+
+/** Separator between URL contents in the URL context message. */
+export const URL_SEPARATOR = "\n---\n"
+/** At most this many URLs go into one request (seed 000). */
+export const MAX_URLS_PER_MESSAGE = 3
+
+/** The file-section header of a cached tier. */
+export const filesHeaderFor = (tier: CachedTier | "active"): string => FILES_HEADERS[tier]
+
+/** One file as a fenced block: path line, then the content fenced with no language tag. */
+export const formatFile = (path: string, content: string): string => `${path}\n\`\`\`\n${content}\n\`\`\``
+
+/**
+ * Files as fenced blocks joined by a blank line, under `header`; empty string when
+ * there are no files (a header alone is never emitted).
+ *
+ * @example
+ * ```ts
+ * import { formatFiles, FILES_ACTIVE_HEADER } from "@strata/core"
+ * formatFiles([{ path: "a.ts", content: "x" }], FILES_ACTIVE_HEADER)
+ * // "# Working Files\n\nHere are the files:\n\na.ts\n```\nx\n```"
+ * ```
+ */
+export const formatFiles = (
+  files: ReadonlyArray<{ readonly path: string; readonly content: string }>,
+  header = ""
+): string => (files.length === 0 ? "" : header + files.map((f) => formatFile(f.path, f.content)).join("\n\n"))
