@@ -1,4 +1,6 @@
 /**
- * `@strata/providers`: see README.md.
+ * `@strata/providers`: cache-placement plugins per provider, the dated model/price
+ * table, usage decoding and cost (see README.md).
  */
-export {}
+export * from "./models.ts"
+export * from "./usage.ts"

@@ -1,0 +1,394 @@
+/**
+ * One neutral `CacheUsage` for every provider, decoders from each provider's response
+ * and streaming usage fields, and cost from the dated price table in models.ts.
+ * Providers disagree on whether "input" includes cached tokens; here it never does.
+ */
+import { Schema } from "effect"
+import { lookupModel, ttlSpec, type LookupOptions, type ModelLimits, type ProviderId, type Provenance } from "./models.ts"
+
+const Count = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+
+/**
+ * Token usage of one request, split so the four parts never overlap:
+ *
+ * - `input`: input tokens billed at the full input price: neither read from nor
+ *   written to the cache (Anthropic `input_tokens`, Bedrock `inputTokens`; OpenAI
+ *   `prompt_tokens - cached_tokens - cache_write_tokens`; Gemini
+ *   `promptTokenCount - cachedContentTokenCount`).
+ * - `cacheRead`: input tokens served from the cache.
+ * - `cacheWrite`: input tokens written to the cache by this request (0 for providers
+ *   that do not report writes: OpenAI before GPT-5.6, Gemini).
+ * - `output`: generated tokens, including reasoning/thinking tokens.
+ *
+ * The prompt size is `input + cacheRead + cacheWrite`. `cacheWriteByTtl` optionally
+ * splits `cacheWrite` by TTL name (`5m`, `1h`) where the provider reports it.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { CacheUsage } from "@strata/providers"
+ * Schema.decodeUnknownSync(CacheUsage)({ input: 12, cacheRead: 4096, cacheWrite: 0, output: 300 })
+ * ```
+ */
+export const CacheUsage = Schema.Struct({
+  input: Count,
+  cacheRead: Count,
+  cacheWrite: Count,
+  output: Count,
+  cacheWriteByTtl: Schema.optionalKey(Schema.Record(Schema.String, Count))
+})
+export type CacheUsage = typeof CacheUsage.Type
+
+/** Usage with every count zero. */
+export const emptyUsage: CacheUsage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
+
+/** Total prompt tokens: `input + cacheRead + cacheWrite`. */
+export const promptTokens = (u: CacheUsage): number => u.input + u.cacheRead + u.cacheWrite
+
+/** Share of prompt tokens read from the cache (0 when the prompt is empty). */
+export const cacheHitRate = (u: CacheUsage): number => {
+  const total = promptTokens(u)
+  return total === 0 ? 0 : u.cacheRead / total
+}
+
+/** Sum usages (e.g. over a session). */
+export const addUsage = (a: CacheUsage, b: CacheUsage): CacheUsage => {
+  const byTtl: Record<string, number> = { ...(a.cacheWriteByTtl ?? {}) }
+  for (const [k, v] of Object.entries(b.cacheWriteByTtl ?? {})) byTtl[k] = (byTtl[k] ?? 0) + v
+  const base = {
+    input: a.input + b.input,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    output: a.output + b.output
+  }
+  return Object.keys(byTtl).length === 0 ? base : { ...base, cacheWriteByTtl: byTtl }
+}
+
+// ---------------------------------------------------------------------------------
+// Decoding. Provider responses are external input, so they are read through schemas
+// with every field optional: a missing count is 0, a wrong type is an error.
+
+const N = Schema.optionalKey(Schema.NullOr(Schema.Number))
+const num = (v: number | null | undefined): number => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, v) : 0)
+
+const withTtls = (base: CacheUsage, byTtl: Record<string, number>): CacheUsage => {
+  const nonZero = Object.fromEntries(Object.entries(byTtl).filter(([, v]) => v > 0))
+  return Object.keys(nonZero).length === 0 ? base : { ...base, cacheWriteByTtl: nonZero }
+}
+
+/** Anthropic `usage` (Messages response, `message_start.message.usage`, `message_delta.usage`). */
+export const AnthropicUsage = Schema.Struct({
+  input_tokens: N,
+  output_tokens: N,
+  cache_creation_input_tokens: N,
+  cache_read_input_tokens: N,
+  cache_creation: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    ephemeral_5m_input_tokens: N,
+    ephemeral_1h_input_tokens: N
+  })))
+})
+export type AnthropicUsage = typeof AnthropicUsage.Type
+
+/**
+ * Decode Anthropic (and Bedrock InvokeModel) usage. `input_tokens` is already the
+ * uncached tail after the last breakpoint.
+ *
+ * @example
+ * ```ts
+ * decodeAnthropicUsage({ input_tokens: 20, cache_read_input_tokens: 4000, cache_creation_input_tokens: 0, output_tokens: 50 })
+ * // { input: 20, cacheRead: 4000, cacheWrite: 0, output: 50 }
+ * ```
+ */
+export const decodeAnthropicUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(AnthropicUsage)(raw)
+  const base: CacheUsage = {
+    input: num(u.input_tokens),
+    cacheRead: num(u.cache_read_input_tokens),
+    cacheWrite: num(u.cache_creation_input_tokens),
+    output: num(u.output_tokens)
+  }
+  return withTtls(base, {
+    "5m": num(u.cache_creation?.ephemeral_5m_input_tokens),
+    "1h": num(u.cache_creation?.ephemeral_1h_input_tokens)
+  })
+}
+
+/** OpenAI Chat Completions `usage`. */
+export const OpenAIChatUsage = Schema.Struct({
+  prompt_tokens: N,
+  completion_tokens: N,
+  prompt_tokens_details: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    cached_tokens: N,
+    cache_write_tokens: N
+  })))
+})
+export type OpenAIChatUsage = typeof OpenAIChatUsage.Type
+
+/**
+ * Decode OpenAI Chat Completions usage (also LiteLLM's and OpenRouter's normalized
+ * usage). `prompt_tokens` includes cached tokens; LiteLLM's Anthropic
+ * `cache_creation_input_tokens` is read as the write count when present.
+ */
+export const decodeOpenAIChatUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(OpenAIChatUsage)(raw)
+  const extra = Schema.decodeUnknownSync(Schema.Struct({ cache_creation_input_tokens: N }))(raw)
+  const prompt = num(u.prompt_tokens)
+  const cacheRead = num(u.prompt_tokens_details?.cached_tokens)
+  const cacheWrite = num(u.prompt_tokens_details?.cache_write_tokens) || num(extra.cache_creation_input_tokens)
+  return { input: Math.max(0, prompt - cacheRead - cacheWrite), cacheRead, cacheWrite, output: num(u.completion_tokens) }
+}
+
+/** OpenAI Responses `usage`. */
+export const OpenAIResponsesUsage = Schema.Struct({
+  input_tokens: N,
+  output_tokens: N,
+  input_tokens_details: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    cached_tokens: N,
+    cache_write_tokens: N
+  })))
+})
+export type OpenAIResponsesUsage = typeof OpenAIResponsesUsage.Type
+
+/** Decode OpenAI Responses usage; `input_tokens` includes cached and written tokens. */
+export const decodeOpenAIResponsesUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(OpenAIResponsesUsage)(raw)
+  const prompt = num(u.input_tokens)
+  const cacheRead = num(u.input_tokens_details?.cached_tokens)
+  const cacheWrite = num(u.input_tokens_details?.cache_write_tokens)
+  return { input: Math.max(0, prompt - cacheRead - cacheWrite), cacheRead, cacheWrite, output: num(u.output_tokens) }
+}
+
+/** Bedrock Converse `usage` (response and the stream's `metadata` event). */
+export const BedrockUsage = Schema.Struct({
+  inputTokens: N,
+  outputTokens: N,
+  totalTokens: N,
+  cacheReadInputTokens: N,
+  cacheWriteInputTokens: N,
+  cacheDetails: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.Struct({
+    ttl: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    inputTokens: N
+  }))))
+})
+export type BedrockUsage = typeof BedrockUsage.Type
+
+/** Decode Bedrock Converse usage; `inputTokens` is already the non-cached part. */
+export const decodeBedrockUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(BedrockUsage)(raw)
+  const byTtl: Record<string, number> = {}
+  for (const d of u.cacheDetails ?? []) {
+    const ttl = d.ttl ?? "5m"
+    byTtl[ttl] = (byTtl[ttl] ?? 0) + num(d.inputTokens)
+  }
+  return withTtls({
+    input: num(u.inputTokens),
+    cacheRead: num(u.cacheReadInputTokens),
+    cacheWrite: num(u.cacheWriteInputTokens),
+    output: num(u.outputTokens)
+  }, byTtl)
+}
+
+/** Gemini `usageMetadata`. */
+export const GeminiUsage = Schema.Struct({
+  promptTokenCount: N,
+  cachedContentTokenCount: N,
+  candidatesTokenCount: N,
+  thoughtsTokenCount: N,
+  toolUsePromptTokenCount: N
+})
+export type GeminiUsage = typeof GeminiUsage.Type
+
+/**
+ * Decode Gemini `usageMetadata`. `promptTokenCount` includes cached tokens; Gemini
+ * reports no writes; thinking tokens are billed as output.
+ */
+export const decodeGeminiUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(GeminiUsage)(raw)
+  const prompt = num(u.promptTokenCount) + num(u.toolUsePromptTokenCount)
+  const cacheRead = num(u.cachedContentTokenCount)
+  return {
+    input: Math.max(0, prompt - cacheRead),
+    cacheRead,
+    cacheWrite: 0,
+    output: num(u.candidatesTokenCount) + num(u.thoughtsTokenCount)
+  }
+}
+
+/** Which response shape a usage object comes from. */
+export type UsageFormat = "anthropic" | "openai-chat" | "openai-responses" | "bedrock" | "gemini"
+
+/** Decode a usage object of the given format. */
+export const decodeUsage = (format: UsageFormat, raw: unknown): CacheUsage => {
+  switch (format) {
+    case "anthropic": return decodeAnthropicUsage(raw)
+    case "openai-chat": return decodeOpenAIChatUsage(raw)
+    case "openai-responses": return decodeOpenAIResponsesUsage(raw)
+    case "bedrock": return decodeBedrockUsage(raw)
+    case "gemini": return decodeGeminiUsage(raw)
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Streaming. Each provider reports usage in different events; feed every event (or
+// SSE `data` payload, parsed) to `usageFromStream` and it keeps what matters.
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/**
+ * Fold one streaming event into the usage seen so far (undefined before any usage).
+ * - anthropic: `message_start.message.usage`, then `message_delta.usage`, whose counts
+ *   are cumulative (fields it omits keep their `message_start` value).
+ * - openai-chat: the final chunk's `usage` (needs `stream_options.include_usage`).
+ * - openai-responses: `response.completed` → `response.usage`.
+ * - bedrock: ConverseStream `metadata.usage` (also accepts `{ metadata: { usage } }`).
+ * - gemini: the last chunk's `usageMetadata`.
+ */
+export const foldStreamUsage = (format: UsageFormat, acc: CacheUsage | undefined, event: unknown): CacheUsage | undefined => {
+  if (!isRecord(event)) return acc
+  switch (format) {
+    case "anthropic": {
+      if (event["type"] === "message_start" && isRecord(event["message"]) && isRecord(event["message"]["usage"])) {
+        return decodeAnthropicUsage(event["message"]["usage"])
+      }
+      if (event["type"] === "message_delta" && isRecord(event["usage"])) {
+        const delta = event["usage"]
+        const prior = acc ?? emptyUsage
+        const has = (k: string) => typeof delta[k] === "number"
+        const d = decodeAnthropicUsage(delta)
+        const merged: CacheUsage = {
+          input: has("input_tokens") ? d.input : prior.input,
+          cacheRead: has("cache_read_input_tokens") ? d.cacheRead : prior.cacheRead,
+          cacheWrite: has("cache_creation_input_tokens") ? d.cacheWrite : prior.cacheWrite,
+          output: has("output_tokens") ? d.output : prior.output
+        }
+        const byTtl = d.cacheWriteByTtl ?? prior.cacheWriteByTtl
+        return byTtl === undefined ? merged : { ...merged, cacheWriteByTtl: byTtl }
+      }
+      return acc
+    }
+    case "openai-chat":
+      return isRecord(event["usage"]) ? decodeOpenAIChatUsage(event["usage"]) : acc
+    case "openai-responses":
+      if (event["type"] === "response.completed" && isRecord(event["response"]) && isRecord(event["response"]["usage"])) {
+        return decodeOpenAIResponsesUsage(event["response"]["usage"])
+      }
+      return acc
+    case "bedrock": {
+      const meta = isRecord(event["metadata"]) ? event["metadata"] : event
+      return isRecord(meta["usage"]) ? decodeBedrockUsage(meta["usage"]) : acc
+    }
+    case "gemini":
+      return isRecord(event["usageMetadata"]) ? decodeGeminiUsage(event["usageMetadata"]) : acc
+  }
+}
+
+/**
+ * The usage a stream reported, from all its events in order; undefined when no event
+ * carried usage (e.g. an OpenAI stream without `include_usage`, or a cut stream).
+ *
+ * @example
+ * ```ts
+ * usageFromStream("anthropic", [
+ *   { type: "message_start", message: { usage: { input_tokens: 10, cache_read_input_tokens: 2048, output_tokens: 1 } } },
+ *   { type: "message_delta", usage: { output_tokens: 42 } }
+ * ]) // { input: 10, cacheRead: 2048, cacheWrite: 0, output: 42 }
+ * ```
+ */
+export const usageFromStream = (format: UsageFormat, events: Iterable<unknown>): CacheUsage | undefined => {
+  let acc: CacheUsage | undefined
+  for (const e of events) acc = foldStreamUsage(format, acc, e)
+  return acc
+}
+
+// ---------------------------------------------------------------------------------
+// Cost.
+
+/** Cost of one request in USD, by part, with where the prices came from. */
+export interface Cost {
+  readonly input: number
+  readonly cacheRead: number
+  readonly cacheWrite: number
+  readonly output: number
+  /** Gemini explicit-cache storage, when `storageTokenHours` was given. */
+  readonly storage: number
+  readonly total: number
+  /** What the same prompt would cost with no caching at all (every input token at full price). */
+  readonly uncachedTotal: number
+  readonly currency: "USD"
+  /** Provenance of the base price and the multipliers used. */
+  readonly priceSource: Provenance | undefined
+  readonly multiplierSource: Provenance | undefined
+}
+
+/** Options for `computeCost`. */
+export interface CostOptions {
+  /** TTL name writes without a per-TTL split are billed at (default: the model's default TTL). */
+  readonly ttl?: string
+  /** Explicit-cache storage in token-hours (Gemini `cachedContents`). */
+  readonly storageTokenHours?: number
+}
+
+/**
+ * Cost of a usage under a model's dated prices:
+ * `input×price + Σ write(ttl)×price×mult + read×price×mult + output×outPrice (+ storage)`.
+ * Returns undefined when the table has no price for the model; pass a `table` row
+ * through `lookupModel` options to price it.
+ *
+ * @example
+ * ```ts
+ * import { computeCost, lookupModel } from "@strata/providers"
+ * const limits = lookupModel("anthropic", "claude-sonnet-4-5")
+ * computeCost({ input: 1_000, cacheRead: 100_000, cacheWrite: 0, output: 500 }, limits)?.total
+ * // 0.003 + 0.03 + 0.0075 = 0.0405
+ * ```
+ */
+export const computeCost = (usage: CacheUsage, limits: ModelLimits, options: CostOptions = {}): Cost | undefined => {
+  const price = limits.price
+  if (price === undefined) return undefined
+  const prompt = promptTokens(usage)
+  const long = price.longContext !== undefined && prompt > price.longContext.thresholdTokens ? price.longContext : undefined
+  const inPrice = (long?.inputPerMTok ?? price.inputPerMTok) / 1_000_000
+  const outPrice = (long?.outputPerMTok ?? price.outputPerMTok) / 1_000_000
+  const defaultTtl = ttlSpec(limits, options.ttl)
+
+  let writeCost = 0
+  let splitTokens = 0
+  for (const [name, tokens] of Object.entries(usage.cacheWriteByTtl ?? {})) {
+    writeCost += tokens * inPrice * ttlSpec(limits, name).write
+    splitTokens += tokens
+  }
+  writeCost += Math.max(0, usage.cacheWrite - splitTokens) * inPrice * defaultTtl.write
+
+  const input = usage.input * inPrice
+  const cacheRead = usage.cacheRead * inPrice * defaultTtl.read
+  const output = usage.output * outPrice
+  const storageRate = limits.ttls.find((t) => t.storagePerMTokHour !== undefined)?.storagePerMTokHour ?? 0
+  const storage = ((options.storageTokenHours ?? 0) * storageRate) / 1_000_000
+  return {
+    input,
+    cacheRead,
+    cacheWrite: writeCost,
+    output,
+    storage,
+    total: input + cacheRead + writeCost + output + storage,
+    uncachedTotal: prompt * inPrice + output,
+    currency: "USD",
+    priceSource: limits.provenance.price,
+    multiplierSource: limits.provenance.ttls
+  }
+}
+
+/**
+ * `computeCost` by provider and model id in one call.
+ *
+ * @example
+ * ```ts
+ * costOf("openai", "gpt-4o", { input: 500, cacheRead: 1_536, cacheWrite: 0, output: 100 })?.total
+ * ```
+ */
+export const costOf = (
+  provider: ProviderId,
+  model: string,
+  usage: CacheUsage,
+  options: CostOptions & LookupOptions = {}
+): Cost | undefined => computeCost(usage, lookupModel(provider, model, options), options)
