@@ -1,0 +1,2 @@
+export * from "./algorithm.ts"
+export * from "./HistoryCompactor.ts"
