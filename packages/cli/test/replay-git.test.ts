@@ -1,0 +1,74 @@
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BlobReader, commitInfo, listCommits, listTree } from "../src/replay/git.ts"
+
+// A small history with an add, a modify, a rename, a delete, a binary file and a merge.
+let repo = ""
+const run = (...args: Array<string>) =>
+  execFileSync("git", ["-C", repo, ...args], {
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com",
+      GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z"
+    }
+  })
+const write = (path: string, content: string | Buffer) => {
+  mkdirSync(join(repo, path, ".."), { recursive: true })
+  writeFileSync(join(repo, path), content)
+}
+
+beforeAll(() => {
+  repo = mkdtempSync(join(tmpdir(), "strata-replay-git-"))
+  run("init", "-q", "-b", "main")
+  write("src/a.ts", "export const a = 1\n")
+  run("add", "-A"); run("commit", "-qm", "initial")
+  write("src/a.ts", "export const a = 2\nexport const b = 3\n")
+  write("logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2]))
+  run("add", "-A"); run("commit", "-qm", "change a, add a binary")
+  run("mv", "src/a.ts", "src/renamed.ts"); run("commit", "-qm", "rename a")
+  run("checkout", "-qb", "side"); write("side.txt", "side\n"); run("add", "-A"); run("commit", "-qm", "side work")
+  run("checkout", "-q", "main"); write("main.txt", "main\n"); run("add", "-A"); run("commit", "-qm", "main work")
+  run("merge", "-q", "--no-ff", "-m", "merge side", "side")
+  run("rm", "-q", "logo.png"); run("commit", "-qm", "delete the binary")
+})
+afterAll(() => rmSync(repo, { recursive: true, force: true }))
+
+describe("replay git reader", () => {
+  it("lists first-parent commits after the start, oldest first", async () => {
+    const { commits } = await listCommits(repo)
+    const messages = await Promise.all(commits.map(async (c) => (await commitInfo(repo, c)).message))
+    expect(messages).toEqual(["change a, add a binary", "rename a", "main work", "merge side", "delete the binary"])
+  })
+
+  it("reports adds, modifies, renames, deletes and binary files", async () => {
+    const { commits } = await listCommits(repo)
+    const infos = await Promise.all(commits.map((c) => commitInfo(repo, c)))
+    expect(infos[0]!.changes).toEqual([
+      { status: "A", path: "logo.png", added: 0, deleted: 0, binary: true },
+      { status: "M", path: "src/a.ts", added: 2, deleted: 1, binary: false }
+    ])
+    expect(infos[1]!.changes).toEqual([{ status: "R", path: "src/renamed.ts", from: "src/a.ts", added: 0, deleted: 0, binary: false }])
+    expect(infos[3]!.parents).toHaveLength(2)
+    expect(infos[3]!.changes.map((c) => [c.status, c.path])).toEqual([["A", "side.txt"]])
+    expect(infos[4]!.changes).toEqual([{ status: "D", path: "logo.png", added: 0, deleted: 0, binary: true }])
+  })
+
+  it("reads trees and blobs without checking out", async () => {
+    const { commits } = await listCommits(repo)
+    const tree = await listTree(repo, commits[1]!)
+    expect(tree.map((e) => e.path)).toEqual(["logo.png", "src/renamed.ts"])
+    const reader = new BlobReader(repo)
+    try {
+      const [logo, src] = await Promise.all(tree.map((e) => reader.read(e.blob)))
+      expect(logo!.length).toBe(8)
+      expect(src!.toString("utf8")).toBe("export const a = 2\nexport const b = 3\n")
+      expect(await reader.read(tree[1]!.blob)).toBe(src) // cached by object id
+    } finally {
+      reader.close()
+    }
+  })
+})
