@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BlobReader, commitInfo, listCommits, listTree } from "../src/replay/git.ts"
+import { replaySession, type ReplayTurn } from "../src/replay/session.ts"
 
 // A small history with an add, a modify, a rename, a delete, a binary file and a merge.
 let repo = ""
@@ -70,5 +71,34 @@ describe("replay git reader", () => {
     } finally {
       reader.close()
     }
+  })
+})
+
+describe("replay session", () => {
+  const collect = async (options = {}) => {
+    const turns: Array<ReplayTurn> = []
+    for await (const turn of replaySession(repo, options)) turns.push(turn)
+    return turns
+  }
+
+  it("selects touched files as they were before the commit and advances after each turn", async () => {
+    const turns = await collect({ gapSeconds: 60 })
+    expect(turns.map((t) => t.t)).toEqual([0, 60, 120, 180, 240])
+    expect(turns[0]!.prompt).toBe("change a, add a binary")
+    // The binary file is never selected and never among text files.
+    expect(turns[0]!.selected.map((f) => [f.path, f.content])).toEqual([["src/a.ts", "export const a = 1\n"]])
+    expect(turns[1]!.selected.map((f) => [f.path, f.content])).toEqual([["src/a.ts", "export const a = 2\nexport const b = 3\n"]])
+    expect(turns[1]!.files.map((f) => f.path)).toEqual(["src/a.ts"])
+    expect(turns[1]!.allPaths).toEqual(["logo.png", "src/a.ts"])
+    expect(turns[2]!.files.map((f) => f.path)).toEqual(["src/renamed.ts"])
+    expect(turns[4]!.selected).toEqual([]) // deleting a binary selects nothing
+    expect(turns[0]!.reply.length).toBeGreaterThan(200)
+  })
+
+  it("is deterministic and honours --turns", async () => {
+    const a = await collect({ turns: 3 })
+    const b = await collect({ turns: 3 })
+    expect(a).toHaveLength(3)
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b))
   })
 })
