@@ -4,3 +4,4 @@
  */
 export * from "./models.ts"
 export * from "./usage.ts"
+export * from "./simulators/index.ts"

@@ -1,0 +1,96 @@
+/**
+ * Shared plumbing for the provider simulators: resolving limits and options once,
+ * and turning a cache step into a `SimResult` with cost.
+ */
+import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
+import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../models.ts"
+import { computeCost, type CacheUsage } from "../usage.ts"
+import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./engine.ts"
+import type { SendOptions, SimResult, SimTrace, SimulatorOptions } from "./types.ts"
+
+/** What every adapter needs: limits per model, a hasher, a store and the timing options. */
+export interface SimContext {
+  readonly model: string
+  readonly limits: ModelLimits
+  /** Limits for a body that names another model (memoized). */
+  readonly limitsFor: (model: string | undefined) => ModelLimits
+  readonly hasher: PrefixHasher
+  readonly store: CacheStore
+  readonly imageTokens: number
+  readonly visibleAt: (at: number, options: SendOptions | undefined) => number
+  readonly options: SimulatorOptions
+}
+
+/** Build the context for one simulator of `provider`. */
+export const makeContext = (provider: ProviderId, options: SimulatorOptions): SimContext => {
+  const lookup = (model: string): ModelLimits =>
+    options.asOf === undefined ? lookupModel(provider, model) : lookupModel(provider, model, { asOf: options.asOf })
+  const limits = options.limits ?? lookup(options.model)
+  const memo = new Map<string, ModelLimits>([[options.model, limits]])
+  const firstToken = options.firstTokenSeconds ?? 1
+  return {
+    model: options.model,
+    limits,
+    limitsFor: (model) => {
+      if (model === undefined) return limits
+      const known = memo.get(model)
+      if (known !== undefined) return known
+      const fresh = lookup(model)
+      memo.set(model, fresh)
+      return fresh
+    },
+    hasher: makePrefixHasher(options.countTokens ?? estimateTokens),
+    store: makeCacheStore(),
+    imageTokens: options.imageTokens ?? IMAGE_TOKENS,
+    visibleAt: (at, send) => at + (send?.firstTokenSeconds ?? firstToken),
+    options
+  }
+}
+
+/** Input priced in base-input tokens under the model's multipliers. */
+export const inputEquivalent = (usage: CacheUsage, limits: ModelLimits, ttl?: string): number => {
+  const base = ttlSpec(limits, ttl)
+  let split = 0
+  let writes = 0
+  for (const [name, tokens] of Object.entries(usage.cacheWriteByTtl ?? {})) {
+    writes += tokens * ttlSpec(limits, name).write
+    split += tokens
+  }
+  writes += Math.max(0, usage.cacheWrite - split) * base.write
+  return usage.input + writes + usage.cacheRead * base.read
+}
+
+/** Assemble a result; `ttl` names the TTL whose multipliers price unsplit writes and reads. */
+export const makeResult = <Native>(
+  limits: ModelLimits,
+  usage: CacheUsage,
+  native: Native,
+  trace: SimTrace,
+  pricing: { readonly ttl?: string; readonly storageTokenHours?: number } = {}
+): SimResult<Native> => ({
+  usage,
+  native,
+  cost: {
+    inputEquivalentTokens: inputEquivalent(usage, limits, pricing.ttl),
+    usd: computeCost(usage, limits, pricing)
+  },
+  trace
+})
+
+/** Neutral usage from counts, with the TTL split when there is one. */
+export const neutralUsage = (
+  input: number,
+  cacheRead: number,
+  byTtl: Readonly<Record<string, number>>,
+  output: number
+): CacheUsage => {
+  let cacheWrite = 0
+  const split: Record<string, number> = {}
+  for (const [k, v] of Object.entries(byTtl)) {
+    if (v <= 0) continue
+    cacheWrite += v
+    split[k] = v
+  }
+  const base = { input, cacheRead, cacheWrite, output }
+  return Object.keys(split).length === 0 ? base : { ...base, cacheWriteByTtl: split }
+}
