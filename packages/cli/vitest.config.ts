@@ -5,8 +5,10 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@strata/source"] } },
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    pool: "threads",
-    passWithNoTests: true
+    // Builds dist/ (and stale dependencies) before the end-to-end tests spawn dist/bin.js.
+    globalSetup: ["test/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "threads"
   }
 })

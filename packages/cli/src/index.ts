@@ -1,4 +1,11 @@
 /**
- * `@strata/cli`: see README.md.
+ * `@strata/cli`: the `strata` command-line tool. The binary is `dist/bin.js`; this module
+ * exports the runner and the pure pieces (configuration, error diagnosis, styling) so
+ * other tools and tests can use them.
  */
-export {}
+export { runCli, strata, type RunOptions } from "./cli.ts"
+export * from "./config.ts"
+export { diagnose, ExitCode, UsageError, RepoNotFound, ConfigInvalid, StateError, ApiKeyMissing, Unavailable, type Diagnosis } from "./errors.ts"
+export { makeStyle, colorEnabled, renderProgress, Output, makeTestOutput, type Style, type Progress, type OutputShape } from "./output.ts"
+export { ignoresStrata, withStrataIgnored } from "./commands/init.ts"
+export { configRows } from "./commands/config.ts"

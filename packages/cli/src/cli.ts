@@ -1,0 +1,117 @@
+/**
+ * The `strata` command tree and its runner: parses arguments with `effect/cli`, runs the
+ * command, and turns the outcome into output and an exit code (0 ok, 1 failure, 2 usage,
+ * 130 interrupted). Usage errors print one line and a hint instead of the whole help.
+ */
+import { createRequire } from "node:module"
+import { NodeServices } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer } from "effect"
+import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
+import { COMMANDS } from "./commands/index.ts"
+import { diagnose, ExitCode, primaryError } from "./errors.ts"
+import { GLOBAL_FLAGS } from "./flags.ts"
+import { closeInput, colorEnabled, makeStyle, Output } from "./output.ts"
+
+const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
+
+/** The root command: `strata <command> [flags]`. */
+export const strata = Command.make("strata").pipe(
+  Command.withDescription(
+    "Strata assembles LLM requests so provider prompt caches bill most input tokens at the cache-read price. Every command works on one repository (--repo, default: the current directory) and keeps its session state in .strata/."
+  ),
+  Command.withSubcommands(COMMANDS),
+  Command.withGlobalFlags(GLOBAL_FLAGS),
+  Command.withExamples([
+    { command: "strata init --yes", description: "Write .strata/config.json and ignore .strata/ in git" },
+    { command: "strata map --budget 2000", description: "The symbol map the model sees, capped at 2,000 tokens" },
+    { command: "strata assemble --prompt 'Add retries' --file src/api.ts", description: "One request, as the provider receives it" },
+    { command: "strata hud", description: "Cache tiers and token breakdown of the session" },
+    { command: "strata chat --dry-run", description: "Chat without an API key: see each request and its HUD" }
+  ])
+)
+
+/** How a run ended, for tests that call `runCli` in-process. */
+export interface RunResult {
+  readonly exitCode: ExitCode
+}
+
+/** Options for `runCli`; the defaults are the real process's. */
+export interface RunOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>
+  readonly signal?: AbortSignal
+  /** Layer providing `Output`; default the process's streams. */
+  readonly output?: Layer.Layer<Output>
+}
+
+// Our presenter: full help when asked for, and for a bad command line one line plus a hint.
+const presenter = (env: Readonly<Record<string, string | undefined>>, json: boolean): CliOutput.Presenter => ({
+  present: (event) =>
+    Effect.gen(function* () {
+      const output = yield* Output
+      const formatter = CliOutput.defaultFormatter({ colors: colorEnabled(env, process.stdout.isTTY === true), globalFlags: "full" })
+      switch (event._tag) {
+        case "Help":
+          return yield* output.out(formatter.formatHelpDoc(event.helpDoc))
+        case "Version":
+          return yield* output.out(`strata ${event.version}`)
+        case "InvalidInvocation": {
+          const first = event.errors[0]
+          const message = first === undefined ? "invalid command line" : first.message
+          const hint = `run \`${event.commandPath.join(" ")} --help\` for usage`
+          if (json) return yield* output.err(JSON.stringify({ error: { tag: first?._tag ?? "CliError", message, hint, exitCode: ExitCode.usage } }))
+          const s = output.errStyle
+          yield* output.err(`${s.red("strata:")} ${message}`)
+          yield* output.err(s.dim(`hint: ${hint}`))
+        }
+      }
+    }).pipe(Effect.provide(Output.layer))
+})
+
+/**
+ * Run `strata` with `args` (without the node and script paths) and return the exit code.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "@strata/cli"
+ * const code = await runCli(["config", "--json"]) // prints the configuration, returns 0
+ * ```
+ */
+export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<ExitCode> => {
+  const env = options.env ?? process.env
+  const json = args.includes("--json")
+  const verbose = args.includes("--verbose")
+  const outputLayer = options.output ?? Output.layer
+  const layer = Layer.mergeAll(
+    NodeServices.layer,
+    outputLayer,
+    CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.Completions] }),
+    CliOutput.layerPresenter(presenter(env, json))
+  )
+  const program = Command.runWith(strata, { version: VERSION })(args)
+  const exit = await Effect.runPromiseExit(Effect.provide(program, layer), options.signal ? { signal: options.signal } : {})
+  closeInput()
+  if (Exit.isSuccess(exit)) return ExitCode.ok
+  if (Cause.hasInterruptsOnly(exit.cause)) return ExitCode.interrupted
+  const error = primaryError(exit.cause)
+  if (CliError.isCliError(error)) {
+    // ShowHelp without errors is `strata` with no command: help was printed, nothing failed.
+    if (error._tag === "ShowHelp") return error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
+    return ExitCode.usage
+  }
+  const d = diagnose(error)
+  const errStyle = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
+  const report = Effect.gen(function* () {
+    const output = yield* Output
+    if (json) {
+      const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+      yield* output.err(JSON.stringify({ error: { tag, message: d.message, hint: d.hint ?? null, exitCode: d.exitCode } }))
+    } else {
+      yield* output.err(`${errStyle.red("strata:")} ${d.message}`)
+      if (d.hint !== undefined) yield* output.err(errStyle.dim(`hint: ${d.hint}`))
+    }
+    if (verbose) yield* output.err(Cause.pretty(exit.cause))
+    else if (!json && d.hint === undefined) yield* output.err(errStyle.dim("hint: run again with --verbose for the full cause"))
+  })
+  await Effect.runPromise(Effect.provide(report, outputLayer))
+  return d.exitCode
+}

@@ -1,0 +1,48 @@
+/**
+ * `strata config`: the configuration a command would run with, and where each value
+ * came from (flag, env, file or default). Takes the same overrides as `assemble`.
+ */
+import { Effect } from "effect"
+import { Command } from "effect/cli"
+import { CONFIG_PATH, commandContext } from "../context.ts"
+import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
+import { Output } from "../output.ts"
+
+/** Flatten the resolved config into `key = value` rows, in a fixed order. Pure. */
+export const configRows = (config: import("../config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => [
+  ["provider", config.provider],
+  ["model", config.model],
+  ["policy", config.policy],
+  ["budgets.mapTokens", config.budgets.mapTokens === null ? "(whole map)" : String(config.budgets.mapTokens)],
+  ["budgets.maxFileBytes", String(config.budgets.maxFileBytes)],
+  ["budgets.compactionTokens", String(config.budgets.compactionTokens)],
+  ["budgets.cacheTargetTokens", String(config.budgets.cacheTargetTokens)],
+  ["prompts", config.prompts ?? "(bundled defaults)"]
+]
+
+export const config = Command.make(
+  "config",
+  { provider: providerFlag, model: modelFlag, policy: policyFlag },
+  (flags) =>
+    Effect.gen(function* () {
+      const output = yield* Output
+      const ctx = yield* commandContext({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) })
+      if (ctx.json) {
+        const { sources, ...values } = ctx.config
+        yield* output.out(JSON.stringify({ repo: ctx.root, file: ctx.file === undefined ? null : CONFIG_PATH, values, sources }, null, 2))
+        return
+      }
+      const s = output.style
+      yield* output.out(s.bold(`Configuration for ${ctx.root}`) + s.dim(ctx.file === undefined ? ` (no ${CONFIG_PATH}; run strata init)` : ` (${CONFIG_PATH})`))
+      const rows = configRows(ctx.config)
+      const width = Math.max(...rows.map(([k]) => k.length))
+      for (const [key, value] of rows) yield* output.out(`  ${key.padEnd(width)}  ${value}  ${s.dim(`[${ctx.config.sources[key] ?? "default"}]`)}`)
+    })
+).pipe(
+  Command.withDescription("Show the configuration in effect and where each value came from: flag > STRATA_* environment variable > .strata/config.json > default."),
+  Command.withShortDescription("Show the configuration in effect"),
+  Command.withExamples([
+    { command: "strata config", description: "Values and their sources" },
+    { command: "STRATA_MODEL=gpt-4.1 strata config --provider openai --json", description: "Check precedence as JSON" }
+  ])
+)

@@ -1,0 +1,98 @@
+/**
+ * `strata init`: write a schema-validated `.strata/config.json` for the repository, and
+ * (when the user agrees, or with `--yes`) add `.strata/` to its `.gitignore`.
+ */
+import { join } from "node:path"
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { ENV_VARS, initialConfigFile, validateConfigFile } from "../config.ts"
+import { CONFIG_PATH, commandContext, STRATA_DIR } from "../context.ts"
+import { UsageError } from "../errors.ts"
+import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
+import { readTextIfExists, writeTextAtomic } from "../fsutil.ts"
+import { Output } from "../output.ts"
+
+/** Whether a .gitignore already ignores `.strata/`. Pure. */
+export const ignoresStrata = (gitignore: string): boolean =>
+  gitignore.split(/\r?\n/).some((line) => ["/.strata/", ".strata/", "/.strata", ".strata", ".strata/*", "/.strata/*"].includes(line.trim()))
+
+/** The .gitignore text with `.strata/` appended. Pure. */
+export const withStrataIgnored = (gitignore: string): string =>
+  `${gitignore}${gitignore === "" || gitignore.endsWith("\n") ? "" : "\n"}# Strata session state (strata init)\n.strata/\n`
+
+type GitignoreOutcome = "present" | "added" | "declined" | "skipped"
+
+export const init = Command.make(
+  "init",
+  {
+    provider: providerFlag,
+    model: modelFlag,
+    policy: policyFlag,
+    mapTokens: Flag.Int("map-tokens").pipe(Flag.withDescription("Token budget of the symbol map (default: the whole map)"), Flag.optional),
+    prompts: Flag.String("prompts").pipe(Flag.withDescription("Prompts folder, relative to the repository (default: .strata/prompts)"), Flag.optional),
+    yes: Flag.Boolean("yes").pipe(Flag.withAlias("y"), Flag.withDescription("Add .strata/ to .gitignore without asking"), Flag.withDefault(false)),
+    force: Flag.Boolean("force").pipe(Flag.withDescription("Overwrite an existing .strata/config.json"), Flag.withDefault(false))
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const output = yield* Output
+      const mapTokens = opt(flags.mapTokens)
+      if (mapTokens !== undefined && mapTokens <= 0) {
+        return yield* new UsageError({ reason: `--map-tokens must be a positive integer, got ${mapTokens}` })
+      }
+      const ctx = yield* commandContext(
+        { provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), mapTokens, prompts: opt(flags.prompts) },
+        // A corrupt file must not stop the command that repairs it.
+        { ignoreBrokenFile: flags.force }
+      )
+      const existing = yield* readTextIfExists(join(ctx.root, CONFIG_PATH))
+      const configPath = join(ctx.root, CONFIG_PATH)
+      if (existing !== undefined && !flags.force) {
+        return yield* new UsageError({
+          reason: `${CONFIG_PATH} already exists in ${ctx.root}`,
+          hint: "pass --force to overwrite it, or edit it by hand (`strata config` shows the values in effect)"
+        })
+      }
+      const fileValue = yield* validateConfigFile({ $schema: "https://strata.dev/schema/config-v1.json", ...initialConfigFile(ctx.config) })
+      yield* writeTextAtomic(configPath, JSON.stringify(fileValue, null, 2) + "\n")
+
+      const gitignorePath = join(ctx.root, ".gitignore")
+      const gitignore = (yield* readTextIfExists(gitignorePath)) ?? ""
+      let outcome: GitignoreOutcome
+      if (ignoresStrata(gitignore)) outcome = "present"
+      else if (flags.yes) outcome = "added"
+      else if (!output.interactive) outcome = "skipped"
+      else {
+        const answer = yield* output.ask(`Add ${STRATA_DIR}/ to ${gitignore === "" ? "a new " : ""}.gitignore? [Y/n] `)
+        outcome = answer === undefined || /^(y|yes|)$/i.test(answer.trim()) ? "added" : "declined"
+      }
+      if (outcome === "added") yield* writeTextAtomic(gitignorePath, withStrataIgnored(gitignore))
+
+      if (ctx.json) {
+        yield* output.out(JSON.stringify({ config: configPath, values: fileValue, gitignore: outcome }, null, 2))
+        return
+      }
+      const s = output.style
+      yield* output.out(`${s.green("Wrote")} ${configPath}`)
+      yield* output.out(`  provider ${fileValue.provider}, model ${fileValue.model}, policy ${fileValue.policy}`)
+      const notes: Record<GitignoreOutcome, string> = {
+        present: `.gitignore already ignores ${STRATA_DIR}/`,
+        added: `Added ${STRATA_DIR}/ to .gitignore`,
+        declined: `Left .gitignore alone; ${STRATA_DIR}/ holds session state you probably do not want to commit`,
+        skipped: `Left .gitignore alone (not a terminal); pass --yes to add ${STRATA_DIR}/ to it`
+      }
+      yield* output.out(`  ${notes[outcome]}`)
+      yield* output.out(s.dim(`Next: strata map${ctx.root === process.cwd() ? "" : ` --repo ${ctx.root}`}`))
+    })
+).pipe(
+  Command.withDescription(
+    `Write .strata/config.json (provider, model, policy, budgets, prompts folder) for the repository. Values come from the flags, then ${ENV_VARS.provider}-style environment variables, then defaults.`
+  ),
+  Command.withShortDescription("Create .strata/config.json for a repository"),
+  Command.withExamples([
+    { command: "strata init", description: "Defaults (Anthropic, threshold policy); asks before touching .gitignore" },
+    { command: "strata init --provider openai --model gpt-4.1 --yes", description: "Non-interactive, for scripts" },
+    { command: "strata init --repo ../service --force", description: "Overwrite an existing (or corrupt) config" }
+  ])
+)
+

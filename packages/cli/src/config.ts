@@ -1,0 +1,257 @@
+/**
+ * The CLI's configuration: the `.strata/config.json` schema, the `STRATA_*` environment
+ * variables, and the pure merge that applies the precedence flags > env > file > defaults.
+ * Loading and writing the file are Effects; everything else is plain data.
+ */
+import { Effect, Result, Schema } from "effect"
+import { ConfigInvalid } from "./errors.ts"
+
+/** Providers the CLI can build requests for (one placement plugin each). */
+export const PROVIDERS = ["anthropic", "bedrock", "openai", "gemini", "openai-compatible", "ai-sdk"] as const
+export const ProviderName = Schema.Literals(PROVIDERS)
+export type ProviderName = typeof ProviderName.Type
+
+/** Promotion policies of the stability tracker. */
+export const POLICIES = ["threshold", "gated", "flux"] as const
+export const PolicyName = Schema.Literals(POLICIES)
+export type PolicyName = typeof PolicyName.Type
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** Token and size budgets. Every field is optional in the file. */
+export const Budgets = Schema.Struct({
+  /** Token budget of the symbol map; absent means the whole map. */
+  mapTokens: Schema.optionalKey(PositiveInt),
+  /** Largest file (bytes) that may be added to context. */
+  maxFileBytes: Schema.optionalKey(PositiveInt),
+  /** History tokens that trigger compaction; 0 turns compaction off. */
+  compactionTokens: Schema.optionalKey(NonNegativeInt),
+  /** Minimum tokens per cached tier the `gated` policy keeps (0: off). */
+  cacheTargetTokens: Schema.optionalKey(NonNegativeInt)
+})
+export type Budgets = typeof Budgets.Type
+
+/** The current config file format version. */
+export const CONFIG_VERSION = 1
+
+/**
+ * `.strata/config.json`. Unknown keys are rejected so a typo is reported, not ignored.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ConfigFile } from "@strata/cli"
+ * Schema.decodeUnknownSync(ConfigFile)({ version: 1, provider: "openai", model: "gpt-4o" })
+ * ```
+ */
+export const ConfigFile = Schema.Struct({
+  $schema: Schema.optionalKey(Schema.String),
+  version: Schema.Literal(CONFIG_VERSION),
+  provider: Schema.optionalKey(ProviderName),
+  model: Schema.optionalKey(Schema.NonEmptyString),
+  policy: Schema.optionalKey(PolicyName),
+  budgets: Schema.optionalKey(Budgets),
+  /** Prompts folder (system.md, system_extra.md, system_reminder.md), relative to the repository. */
+  prompts: Schema.optionalKey(Schema.NonEmptyString)
+})
+export type ConfigFile = typeof ConfigFile.Type
+
+/** Where a resolved value came from. */
+export type ConfigSource = "flag" | "env" | "file" | "default"
+
+/** The configuration every command runs with: every field present. */
+export interface ResolvedConfig {
+  readonly provider: ProviderName
+  readonly model: string
+  readonly policy: PolicyName
+  readonly budgets: {
+    readonly mapTokens: number | null
+    readonly maxFileBytes: number
+    readonly compactionTokens: number
+    readonly cacheTargetTokens: number
+  }
+  /** Prompts folder relative to the repository; null means the bundled defaults. */
+  readonly prompts: string | null
+  /** Where each value came from, by dotted key (`provider`, `budgets.mapTokens`, ...). */
+  readonly sources: Readonly<Record<string, ConfigSource>>
+}
+
+/** A model each provider is tried with when none is configured. */
+export const DEFAULT_MODELS: Readonly<Record<ProviderName, string>> = {
+  anthropic: "claude-sonnet-4-5",
+  bedrock: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+  openai: "gpt-4o",
+  gemini: "gemini-2.5-flash",
+  "openai-compatible": "anthropic/claude-sonnet-4.5",
+  "ai-sdk": "claude-sonnet-4-5"
+}
+
+export const DEFAULTS = {
+  provider: "anthropic" as ProviderName,
+  policy: "threshold" as PolicyName,
+  budgets: { mapTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
+  prompts: null
+} as const
+
+/** Values given as command-line flags (only the ones the user passed). */
+export interface ConfigOverrides {
+  readonly provider?: ProviderName | undefined
+  readonly model?: string | undefined
+  readonly policy?: PolicyName | undefined
+  readonly mapTokens?: number | undefined
+  readonly prompts?: string | undefined
+}
+
+/** Environment variables the CLI reads, by config key. */
+export const ENV_VARS = {
+  repo: "STRATA_REPO",
+  provider: "STRATA_PROVIDER",
+  model: "STRATA_MODEL",
+  policy: "STRATA_POLICY",
+  mapTokens: "STRATA_MAP_TOKENS",
+  maxFileBytes: "STRATA_MAX_FILE_BYTES",
+  compactionTokens: "STRATA_COMPACTION_TOKENS",
+  cacheTargetTokens: "STRATA_CACHE_TARGET_TOKENS",
+  prompts: "STRATA_PROMPTS"
+} as const
+
+/** A one-line "field: problem" from a Schema error message ("Expected x\n  at ["a"]["b"]"). */
+export const formatSchemaIssue = (message: string): string => {
+  const lines = message.split("\n")
+  const atLine = lines.find((l) => l.trim().startsWith("at "))
+  const what = lines.filter((l) => !l.trim().startsWith("at ")).map((l) => l.trim()).filter(Boolean).join("; ")
+  if (atLine === undefined) return what
+  const path = [...atLine.matchAll(/\[("(?:[^"\\]|\\.)*"|\d+)\]/g)]
+    .map((m) => (m[1]!.startsWith('"') ? (JSON.parse(m[1]!) as string) : `[${m[1]}]`))
+    .join(".")
+    .replace(/\.\[/g, "[")
+  return `${path}: ${what}`
+}
+
+const decodeFile = Schema.decodeUnknownResult(ConfigFile)
+
+/**
+ * Parse the text of a config file. Pure; the error names the bad field.
+ *
+ * @example
+ * ```ts
+ * import { parseConfigFile } from "@strata/cli"
+ * parseConfigFile('{"version":1,"policy":"gated"}', ".strata/config.json").policy // "gated"
+ * ```
+ */
+export const parseConfigFile = (text: string, path: string): ConfigFile => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigInvalid({ path, issue: `not valid JSON (${error instanceof Error ? error.message : String(error)})` })
+  }
+  const decoded = decodeFile(json, { onExcessProperty: "error" })
+  if (Result.isFailure(decoded)) throw new ConfigInvalid({ path, issue: formatSchemaIssue(decoded.failure.message) })
+  return decoded.success
+}
+
+const envInt = (env: Readonly<Record<string, string | undefined>>, name: string, min: number): number | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === "") return undefined
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) {
+    throw new ConfigInvalid({ path: `$${name}`, issue: `expected an integer >= ${min}, got ${JSON.stringify(raw)}` })
+  }
+  return n
+}
+
+const envChoice = <T extends string>(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+  choices: ReadonlyArray<T>
+): T | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === "") return undefined
+  if (!(choices as ReadonlyArray<string>).includes(raw)) {
+    throw new ConfigInvalid({ path: `$${name}`, issue: `expected one of ${choices.join(", ")}, got ${JSON.stringify(raw)}` })
+  }
+  return raw as T
+}
+
+const envString = (env: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
+  const raw = env[name]
+  return raw === undefined || raw.trim() === "" ? undefined : raw
+}
+
+/**
+ * Merge flags, environment, file and defaults (in that order of precedence). Pure; throws
+ * `ConfigInvalid` naming the variable when an environment value is malformed.
+ *
+ * @example
+ * ```ts
+ * import { resolveConfig } from "@strata/cli"
+ * const config = resolveConfig({
+ *   flags: { model: "gpt-4.1" },
+ *   env: { STRATA_PROVIDER: "openai" },
+ *   file: { version: 1, provider: "anthropic", policy: "gated" }
+ * })
+ * // config.provider === "openai" (env beats file), config.model === "gpt-4.1" (flag),
+ * // config.policy === "gated" (file), config.sources.provider === "env"
+ * ```
+ */
+export const resolveConfig = (input: {
+  readonly flags?: ConfigOverrides
+  readonly env?: Readonly<Record<string, string | undefined>>
+  readonly file?: ConfigFile | undefined
+}): ResolvedConfig => {
+  const flags = input.flags ?? {}
+  const env = input.env ?? {}
+  const file = input.file
+  const sources: Record<string, ConfigSource> = {}
+  const pick = <T>(key: string, flag: T | undefined, fromEnv: T | undefined, fromFile: T | undefined, fallback: T): T => {
+    if (flag !== undefined) {
+      sources[key] = "flag"
+      return flag
+    }
+    if (fromEnv !== undefined) {
+      sources[key] = "env"
+      return fromEnv
+    }
+    if (fromFile !== undefined) {
+      sources[key] = "file"
+      return fromFile
+    }
+    sources[key] = "default"
+    return fallback
+  }
+  const provider = pick("provider", flags.provider, envChoice(env, ENV_VARS.provider, PROVIDERS), file?.provider, DEFAULTS.provider)
+  // A model set for another provider would be wrong, so the default follows the provider.
+  const model = pick("model", flags.model, envString(env, ENV_VARS.model), file?.model, DEFAULT_MODELS[provider])
+  const policy = pick("policy", flags.policy, envChoice(env, ENV_VARS.policy, POLICIES), file?.policy, DEFAULTS.policy)
+  const b = file?.budgets
+  const mapTokens = pick<number | null>("budgets.mapTokens", flags.mapTokens, envInt(env, ENV_VARS.mapTokens, 1), b?.mapTokens, DEFAULTS.budgets.mapTokens)
+  const maxFileBytes = pick("budgets.maxFileBytes", undefined, envInt(env, ENV_VARS.maxFileBytes, 1), b?.maxFileBytes, DEFAULTS.budgets.maxFileBytes)
+  const compactionTokens = pick("budgets.compactionTokens", undefined, envInt(env, ENV_VARS.compactionTokens, 0), b?.compactionTokens, DEFAULTS.budgets.compactionTokens)
+  const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
+  const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
+  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, sources }
+}
+
+/** The file `strata init` writes: every field explicit, so a user sees what they can change. */
+export const initialConfigFile = (config: ResolvedConfig): ConfigFile => ({
+  version: CONFIG_VERSION,
+  provider: config.provider,
+  model: config.model,
+  policy: config.policy,
+  budgets: {
+    ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
+    maxFileBytes: config.budgets.maxFileBytes,
+    compactionTokens: config.budgets.compactionTokens,
+    cacheTargetTokens: config.budgets.cacheTargetTokens
+  },
+  prompts: config.prompts ?? ".strata/prompts"
+})
+
+/** Decode a value a command is about to write, so a bad file is never written. */
+export const validateConfigFile = (value: unknown): Effect.Effect<ConfigFile, ConfigInvalid> =>
+  Effect.try({
+    try: () => parseConfigFile(JSON.stringify(value), ".strata/config.json"),
+    catch: (e) => (e instanceof ConfigInvalid ? e : new ConfigInvalid({ path: ".strata/config.json", issue: String(e) }))
+  })

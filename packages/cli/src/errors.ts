@@ -1,0 +1,121 @@
+/**
+ * The CLI's own tagged errors, and how any failure is shown to a user: one readable
+ * line, a hint saying what to do, and an exit code (2 for a wrong command line, 1 for
+ * everything else). Errors from other packages are recognised by their `_tag`.
+ */
+import { Cause, Schema } from "effect"
+
+/** The command line is wrong in a way the parser cannot see (a bad value, a path outside the repo). */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  reason: Schema.String,
+  hint: Schema.optionalKey(Schema.String)
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** `--repo` does not name a readable directory. */
+export class RepoNotFound extends Schema.TaggedError<RepoNotFound>()("RepoNotFound", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Repository ${this.path} ${this.reason}`
+  }
+}
+
+/** `.strata/config.json` or a `STRATA_*` variable is malformed; `path` names the file or `$VAR`. */
+export class ConfigInvalid extends Schema.TaggedError<ConfigInvalid>()("ConfigInvalid", {
+  path: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid configuration in ${this.path}: ${this.issue}`
+  }
+}
+
+/** A file the CLI owns could not be read or written. */
+export class StateError extends Schema.TaggedError<StateError>()("StateError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Could not use ${this.path}: ${this.reason}`
+  }
+}
+
+/** `chat` was asked to send a request but the provider's credentials are not in the environment. */
+export class ApiKeyMissing extends Schema.TaggedError<ApiKeyMissing>()("ApiKeyMissing", {
+  provider: Schema.String,
+  variables: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `No credentials for ${this.provider}: set ${this.variables.join(" or ")} to send real requests`
+  }
+}
+
+/** A feature whose package has not been wired in this build. */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  feature: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.feature} is not available: ${this.reason}`
+  }
+}
+
+/** Exit codes: 0 ok, 1 failure, 2 usage. 130 after Ctrl-C, as shells expect. */
+export const ExitCode = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** What the user sees for one failure. */
+export interface Diagnosis {
+  readonly message: string
+  readonly hint: string | undefined
+  readonly exitCode: ExitCode
+}
+
+const USAGE_TAGS = new Set(["UsageError", "RepoNotFound", "PathOutsideRepo", "FileNotFound", "BinaryFile", "InvalidInput"])
+
+const HINTS: Readonly<Record<string, string>> = {
+  RepoNotFound: "pass --repo PATH naming a directory (it defaults to the current directory)",
+  PathOutsideRepo: "pass paths inside the repository, relative to its root (see --repo)",
+  FileNotFound: "paths are relative to the repository root; `strata tree` lists the files",
+  BinaryFile: "only text files can be put in context; leave this one out",
+  FileTooLarge: "raise budgets.maxFileBytes in .strata/config.json (or $STRATA_MAX_FILE_BYTES), or leave the file out",
+  ConfigInvalid: "fix that field, or run `strata init --force` to write a fresh .strata/config.json",
+  ApiKeyMissing: "export the variable, or run with --dry-run to see the request without sending it",
+  StateError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
+  TrackerPersistError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
+  SymbolIndexError: "check that --repo points at a readable directory",
+  PlacementError: "try another --provider, or fewer files",
+  Unavailable: "this build of strata is incomplete; rebuild with `pnpm build`"
+}
+
+const firstLine = (text: string): string => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? text.trim()
+
+/**
+ * Turn a failure into a one-line message, a hint and an exit code.
+ *
+ * @example
+ * ```ts
+ * import { diagnose, UsageError } from "@strata/cli"
+ * diagnose(new UsageError({ reason: "--budget must be positive" })).exitCode // 2
+ * ```
+ */
+export const diagnose = (error: unknown): Diagnosis => {
+  const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : undefined
+  const raw = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+    ? String((error as { message: unknown }).message)
+    : String(error)
+  const ownHint = typeof error === "object" && error !== null && "hint" in error && typeof error.hint === "string" ? error.hint : undefined
+  return {
+    message: firstLine(raw === "" ? (tag ?? "unknown error") : raw),
+    hint: ownHint ?? (tag === undefined ? undefined : HINTS[tag]),
+    exitCode: tag !== undefined && USAGE_TAGS.has(tag) ? ExitCode.usage : ExitCode.failure
+  }
+}
+
+/** The first failure of a cause, or its defect, for `diagnose`. */
+export const primaryError = (cause: Cause.Cause<unknown>): unknown => Cause.squash(cause)

@@ -1,0 +1,75 @@
+// Test helpers: a tiny `it.effect` for vitest 4 (`@effect/vitest` 4 needs Node 22), and
+// running the built `strata` binary as a real process.
+import { Effect, Exit, Cause } from "effect"
+import { it as vitestIt } from "vitest"
+import { spawn } from "node:child_process"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+type EffectTest = () => Effect.Effect<unknown, unknown, never>
+
+const run = async (body: EffectTest): Promise<void> => {
+  const exit = await Effect.runPromiseExit(body())
+  if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
+}
+
+export const it = Object.assign(vitestIt, {
+  effect: (name: string, body: EffectTest, timeout?: number) => vitestIt(name, () => run(body), timeout)
+})
+
+// --- Spawning the built binary -------------------------------------------------------
+/** packages/cli/dist/bin.js, built by test/globalSetup.ts. */
+export const BIN = resolve(fileURLToPath(new URL("..", import.meta.url)), "dist", "bin.js")
+export const REPO_ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)))
+
+export interface BinResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Run `node dist/bin.js ...args` as a real process with pipes (so: no TTY, no colour).
+ * `env` is added to a clean environment that has no API keys and no STRATA_* variables.
+ */
+export const runBin = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: Record<string, string>; readonly input?: string; readonly timeoutMs?: number } = {}
+): Promise<BinResult> =>
+  new Promise((resolvePromise, reject) => {
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries(process.env)) {
+      if (v === undefined || k.startsWith("STRATA_") || /API_KEY|AWS_|NO_COLOR|FORCE_COLOR/.test(k)) continue
+      env[k] = v
+    }
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...env, ...options.env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`strata ${args.join(" ")} timed out\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, options.timeoutMs ?? 60_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolvePromise({ code, stdout, stderr })
+    })
+    child.stdin.end(options.input ?? "")
+  })
+
+/** A fresh temporary directory, removed by the returned cleanup. */
+export const tempDir = (prefix = "strata-cli-"): { readonly path: string; readonly cleanup: () => void } => {
+  const path = mkdtempSync(join(tmpdir(), prefix))
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** Copy a directory (the demo repository, with its .git) into a fresh temp dir. */
+export const copyDir = (from: string): { readonly path: string; readonly cleanup: () => void } => {
+  const dir = tempDir("strata-demo-")
+  cpSync(from, dir.path, { recursive: true })
+  return dir
+}
