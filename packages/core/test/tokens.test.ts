@@ -1,6 +1,12 @@
 import { Effect } from "effect"
+import fc from "fast-check"
+import { Tiktoken } from "js-tiktoken/lite"
+import cl100k from "js-tiktoken/ranks/cl100k_base"
+import o200k from "js-tiktoken/ranks/o200k_base"
 import { describe, expect } from "vitest"
 import {
+  makeBpeCounter,
+  makeTokenCounterSync,
   encodingForModel,
   estimateTokens,
   makeCustomCounter,
@@ -24,6 +30,7 @@ describe("encodingForModel", () => {
     ["gpt-5", "o200k_base", true],
     ["gpt-5.6-codex", "o200k_base", true],
     ["openai/gpt-5.2", "o200k_base", true],
+    ["gpt-oss-120b", "o200k_base", true],
     ["gpt-4", "cl100k_base", true],
     ["gpt-4-turbo", "cl100k_base", true],
     ["gpt-3.5-turbo", "cl100k_base", true],
@@ -77,6 +84,30 @@ describe("makeTokenCounter", () => {
     expect(counter.stats()).toEqual({ hits: 1, misses: 1 })
   })
 
+  it("evicts the least recently used count when the memo is full", () => {
+    const seen: Array<string> = []
+    const counter = makeCustomCounter("test", (t) => {
+      seen.push(t[0]!)
+      return 1
+    }, { memoSize: 2 })
+    const [a, b, c] = ["a", "b", "c"].map((ch) => ch.repeat(100)) as [string, string, string]
+    counter.count(a)
+    counter.count(b)
+    counter.count(a) // hit: a is now the most recent
+    counter.count(c) // evicts b
+    counter.count(a) // still memoized
+    counter.count(b) // re-tokenized
+    expect(seen).toEqual(["a", "b", "c", "b"])
+  })
+
+  it("has a synchronous twin with the same counts", async () => {
+    const sync = makeTokenCounterSync("gpt-4o")
+    const async_ = await makeTokenCounter("gpt-4o")
+    const text = "The synchronous counter shares the encoder with the async one. ".repeat(4)
+    expect(sync.count(text)).toBe(async_.count(text))
+    expect(sync.exact).toBe(true)
+  })
+
   it("falls back to chars/4 when the encoder throws", () => {
     const counter = makeCustomCounter("test", () => {
       throw new Error("boom")
@@ -94,6 +125,41 @@ describe("makeTokenCounter", () => {
     expect(counter.countMessages([])).toBe(0)
     const multimodal = { role: "user" as const, content: [{ type: "text" as const, text: "hello world" }, { type: "image" as const, url: "data:image/png;base64,AAAA" }] }
     expect(counter.countMessage(multimodal)).toBe(MESSAGE_OVERHEAD_TOKENS + 2 + 1000)
+  })
+})
+
+describe("makeBpeCounter", () => {
+  // js-tiktoken is the reference: same ranks, same pre-tokenizer, same merge order.
+  const encodings = [["o200k_base", o200k], ["cl100k_base", cl100k]] as const
+  const alphabet = ["a", "b", "e", "Z", " ", "  ", "\n", "\r\n", "\t", "中", "文", "😀", "é", "e\u0301", "ß", "ａ", "'s", "'", "1", "23", "{", "}", "\"", ":", "=", "-", "_", "/", "<|endoftext|>"]
+  const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 80 }).map((parts) => parts.join(""))
+
+  for (const [name, ranks] of encodings) {
+    const reference = new Tiktoken(ranks)
+    const counter = makeBpeCounter(ranks)
+    const expected = (s: string) => reference.encode(s, [], []).length
+
+    it(`${name}: matches js-tiktoken on random mixed text`, () => {
+      fc.assert(fc.property(text, (s) => counter.count(s) === expected(s)), { numRuns: 400, seed: 42 })
+    })
+
+    it(`${name}: matches js-tiktoken on code, prose, JSON and long pieces`, () => {
+      const code = Array.from({ length: 300 }, (_, i) => `export function f${i}(x: number): number {\n  return x * ${i} // the quick brown fox\n}\n`).join("")
+      const json = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ["a", "b"], ok: i % 2 === 0 })), null, 2)
+      const letters = Array.from({ length: 600 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join("")
+      for (const sample of [code, json, letters, "中文字符测试".repeat(100), "=".repeat(700), " ".repeat(500) + "x", "\n".repeat(300)]) {
+        expect(counter.count(sample)).toBe(expected(sample))
+      }
+    })
+  }
+
+  it("counts pathological long pieces in milliseconds, exactly", () => {
+    // js-tiktoken's quadratic merge takes minutes on these (138 s for the first).
+    const counter = makeBpeCounter(o200k)
+    const started = performance.now()
+    expect(counter.count("a".repeat(50_000))).toBe(6250)
+    expect(counter.count("中文字符测试".repeat(833))).toBe(2499)
+    expect(performance.now() - started).toBeLessThan(5_000)
   })
 })
 

@@ -4,8 +4,9 @@
  * is never re-tokenized, and falls back to chars/4 if the encoder fails.
  */
 import { createHash } from "node:crypto"
-import { Tiktoken } from "js-tiktoken/lite"
+import { createRequire } from "node:module"
 import type { Message } from "../domain/Message.ts"
+import { makeBpeCounter, type BpeCounter, type BpeRanks } from "./bpe.ts"
 import { encodingForModel, type EncodingName } from "./encoding.ts"
 
 /** Tokens charged per message for role and framing, as OpenAI's chat format does. */
@@ -21,15 +22,38 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
 /** SHA-256 hex digest of a string (UTF-8). */
 export const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
-const encoders = new Map<EncodingName, Tiktoken>()
+// One encoder per encoding per process, shared by the async and sync loaders.
+const encoders = new Map<EncodingName, BpeCounter>()
+// In-flight async loads, so concurrent first calls parse the rank table once.
+const loading = new Map<EncodingName, Promise<BpeCounter>>()
 
-const loadEncoder = async (name: EncodingName): Promise<Tiktoken> => {
-  const cached = encoders.get(name)
-  if (cached) return cached
-  const ranks = name === "o200k_base"
-    ? (await import("js-tiktoken/ranks/o200k_base")).default
-    : (await import("js-tiktoken/ranks/cl100k_base")).default
-  const encoder = new Tiktoken(ranks)
+const loadEncoder = (name: EncodingName): Promise<BpeCounter> => {
+  const ready = encoders.get(name)
+  if (ready) return Promise.resolve(ready)
+  const inFlight = loading.get(name)
+  if (inFlight) return inFlight
+  const load = (async () => {
+    const ranks: BpeRanks = name === "o200k_base"
+      ? (await import("js-tiktoken/ranks/o200k_base")).default
+      : (await import("js-tiktoken/ranks/cl100k_base")).default
+    const encoder = encoders.get(name) ?? makeBpeCounter(ranks)
+    encoders.set(name, encoder)
+    return encoder
+  })().finally(() => loading.delete(name))
+  loading.set(name, load)
+  return load
+}
+
+// The CommonJS builds of the rank tables load synchronously, for callers that cannot await.
+const requireRanks = createRequire(import.meta.url)
+
+const loadEncoderSync = (name: EncodingName): BpeCounter => {
+  const ready = encoders.get(name)
+  if (ready) return ready
+  const ranks = (name === "o200k_base"
+    ? requireRanks("js-tiktoken/ranks/o200k_base")
+    : requireRanks("js-tiktoken/ranks/cl100k_base")) as BpeRanks
+  const encoder = makeBpeCounter(ranks)
   encoders.set(name, encoder)
   return encoder
 }
@@ -48,7 +72,7 @@ export interface TokenCounter {
 }
 
 export interface TokenCounterOptions {
-  /** Largest number of memoized counts kept; older entries are evicted first. Default 100,000. */
+  /** Largest number of memoized counts kept; the least recently used is evicted first. Default 100,000. */
   readonly memoSize?: number
 }
 
@@ -73,6 +97,9 @@ const makeCounter = (
     const known = memo.get(key)
     if (known !== undefined) {
       hits++
+      // Re-insert so eviction drops the least recently used count, not the oldest.
+      memo.delete(key)
+      memo.set(key, known)
       return known
     }
     misses++
@@ -131,7 +158,28 @@ export const makeTokenCounter = async (model: string, options: TokenCounterOptio
   const choice = encodingForModel(model)
   try {
     const encoder = await loadEncoder(choice.encoding)
-    return makeCounter(model, choice.encoding, choice.exact, (t) => encoder.encode(t, [], []).length, options)
+    return makeCounter(model, choice.encoding, choice.exact, encoder.count, options)
+  } catch {
+    return makeCounter(model, "chars/4", false, undefined, options)
+  }
+}
+
+/**
+ * The synchronous twin of `makeTokenCounter`, for APIs that cannot await (the XML
+ * chunk builder's `createTokenizer`). Same encodings, memo and chars/4 fallback;
+ * the first call per encoding blocks while the ranks load (about half a second).
+ *
+ * @example
+ * ```ts
+ * import { makeTokenCounterSync } from "@strata/core"
+ * makeTokenCounterSync("gpt-4o").count("hello world") // 2
+ * ```
+ */
+export const makeTokenCounterSync = (model: string, options: TokenCounterOptions = {}): TokenCounter => {
+  const choice = encodingForModel(model)
+  try {
+    const encoder = loadEncoderSync(choice.encoding)
+    return makeCounter(model, choice.encoding, choice.exact, encoder.count, options)
   } catch {
     return makeCounter(model, "chars/4", false, undefined, options)
   }

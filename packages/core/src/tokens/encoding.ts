@@ -13,7 +13,8 @@ export interface EncodingChoice {
   readonly exact: boolean
 }
 
-const O200K_PREFIXES = ["gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4"] as const
+// gpt-oss uses o200k_harmony, which counts plain text exactly like o200k_base.
+const O200K_PREFIXES = ["gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3", "o4"] as const
 const CL100K_PREFIXES = ["gpt-4", "gpt-3.5", "gpt-35", "text-embedding-"] as const
 
 /** Strip a provider routing prefix such as `openai/` or `openrouter/openai/`. */
@@ -62,6 +63,7 @@ const FAMILIES: ReadonlyArray<FamilyLimits> = [
   { match: (m) => has(m, "claude") && has(m, "sonnet-4", "sonnet-5", "haiku-4", "opus-4"), maxInputTokens: 200_000, maxOutputTokens: 64_000 },
   { match: (m) => has(m, "claude"), maxInputTokens: 200_000, maxOutputTokens: 8_192 },
   { match: (m) => m.startsWith("gpt-5"), maxInputTokens: 400_000, maxOutputTokens: 128_000 },
+  { match: (m) => m.startsWith("gpt-oss"), maxInputTokens: 131_072, maxOutputTokens: 131_072 },
   { match: (m) => m.startsWith("gpt-4.1"), maxInputTokens: 1_047_576, maxOutputTokens: 32_768 },
   { match: (m) => m.startsWith("gpt-4o") || m.startsWith("chatgpt-4o"), maxInputTokens: 128_000, maxOutputTokens: 16_384 },
   { match: (m) => /^o[134]/.test(m), maxInputTokens: 200_000, maxOutputTokens: 100_000 },

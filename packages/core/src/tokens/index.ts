@@ -1,3 +1,4 @@
 export * from "./encoding.ts"
+export * from "./bpe.ts"
 export * from "./TokenCounter.ts"
 export * from "./Tokenizer.ts"
