@@ -1,0 +1,323 @@
+/**
+ * The stability tracker's pure core: plain immutable data and synchronous functions.
+ * It decides which tier every item lives in from how long the item has stayed
+ * unchanged; the promotion policy (threshold, gated, flux) decides when items move up.
+ */
+import {
+  ItemKeys,
+  TIERS,
+  type CachedTier,
+  type InitialPlacementInput,
+  type Item,
+  type Tier,
+  type TierChange,
+  type TrackedItem,
+  type TrackerUpdateInput
+} from "@strata/core"
+import { resolveConfig, type PolicyName, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
+import { compareKeys, kindOf } from "./order.ts"
+import { placeItems } from "./placement.ts"
+import { fluxPolicy } from "./policies/flux.ts"
+import { gatedPolicy } from "./policies/gated.ts"
+import type { PromotionPolicy } from "./policies/policy.ts"
+import { thresholdPolicy } from "./policies/threshold.ts"
+import { isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
+
+/** The promotion policies by name. */
+export const POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
+  threshold: thresholdPolicy,
+  gated: gatedPolicy,
+  flux: fluxPolicy
+}
+
+/**
+ * Tracker state. Immutable: every operation returns a new value and leaves the old one
+ * usable (a failed request simply drops the new state).
+ */
+export interface StabilityTracker {
+  readonly config: ResolvedConfig
+  /** False until `initialize` placed the first request's items. */
+  readonly initialized: boolean
+  /** Every tracked item by key, including symbol entries hidden by a selected file. */
+  readonly items: ReadonlyMap<string, TrackedItem>
+  /** Tiers rewritten by `remove`/`purgeHistory` since the last update. */
+  readonly pending: PendingBreaks
+}
+
+/** The result of an operation: the new state and the moves it made. */
+export interface TrackerResult {
+  readonly tracker: StabilityTracker
+  readonly changes: ReadonlyArray<TierChange>
+}
+
+type Index = Readonly<Record<Tier, ReadonlyArray<TrackedItem>>>
+const indexes = new WeakMap<StabilityTracker, Index>()
+
+// Tier lists are derived once per state and only when read; updates never pay for them.
+const indexOf = (tracker: StabilityTracker): Index => {
+  let index = indexes.get(tracker)
+  if (index === undefined) {
+    const lists: Record<Tier, Array<TrackedItem>> = { L0: [], L1: [], L2: [], L3: [], active: [] }
+    for (const item of tracker.items.values()) {
+      if (!isHiddenIn(tracker.items, item.key)) lists[item.tier].push(item)
+    }
+    for (const tier of TIERS) lists[tier].sort((a, b) => compareKeys(a.key, b.key))
+    index = lists
+    indexes.set(tracker, index)
+  }
+  return index
+}
+
+const policyOf = (tracker: StabilityTracker): PromotionPolicy => POLICIES[tracker.config.policy]
+
+/** Where a new item starts: files, history and URLs in active; symbol entries and the tree in L3; system in L0. */
+const entryOf = (item: Item, config: ResolvedConfig, policy: PromotionPolicy): TrackedItem => {
+  const kind = kindOf(item.key)
+  const tier: Tier = kind === "symbol" || kind === "tree" ? "L3" : kind === "system" ? "L0" : "active"
+  const n = tier === "active" ? 0 : policy.entryN(tier, config)
+  return { key: item.key, tier, n, hash: item.hash, tokens: item.tokens }
+}
+
+/**
+ * Create an empty tracker.
+ *
+ * @example
+ * ```ts
+ * import { StabilityTracker } from "@strata/tiers"
+ * const tracker = StabilityTracker.make({ policy: "threshold", thresholds: { L3: 3, L2: 6, L1: 9, L0: 12 } })
+ * ```
+ */
+const make = (config: StabilityTrackerConfig = {}): StabilityTracker => ({
+  config: resolveConfig(config),
+  initialized: false,
+  items: new Map(),
+  pending: {}
+})
+
+/** Rebuild a tracker from saved parts (persistence); the items are taken as they are. */
+const restore = (
+  config: ResolvedConfig,
+  parts: { readonly initialized: boolean; readonly items: Iterable<TrackedItem>; readonly pending?: PendingBreaks | undefined }
+): StabilityTracker => {
+  const items = new Map<string, TrackedItem>()
+  for (const item of parts.items) items.set(item.key, item)
+  return { config, initialized: parts.initialized, items, pending: parts.pending ?? {} }
+}
+
+/**
+ * Apply one request's items. New `file:`, `history:` and `url:` items enter active with
+ * N=0; new `symbol:` entries and the `tree` enter L3, `system` L0. An unchanged item
+ * ages; a changed hash resets N and moves the item to active (`system` stays in L0).
+ * `file:` and `history:` keys absent from the request leave the tracker; other kinds
+ * keep their tier. With `existingFiles`, `file:`/`symbol:` entries of other paths are
+ * removed as stale. A `symbol:` entry sent together with its file's `file:` item is
+ * ignored, and a tracked one is in no tier while its file is selected. Then the
+ * policy promotes. `changes` holds this update's moves only.
+ *
+ * @example
+ * ```ts
+ * import { StabilityTracker } from "@strata/tiers"
+ * let tracker = StabilityTracker.make()
+ * for (let i = 1; i <= 4; i++) {
+ *   const result = StabilityTracker.update(tracker, { items: [{ key: "file:a.ts", hash: "h1", tokens: 120 }] })
+ *   tracker = result.tracker
+ * }
+ * StabilityTracker.tierOf(tracker, "file:a.ts") // "L3" (update 4)
+ * ```
+ */
+const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerResult => {
+  const config = tracker.config
+  const policy = policyOf(tracker)
+
+  const request = new Map<string, Item>()
+  for (const item of input.items) if (!request.has(item.key)) request.set(item.key, item)
+  for (const key of request.keys()) {
+    if (key.startsWith("symbol:") && request.has(`file:${ItemKeys.subject(key)}`)) request.delete(key)
+  }
+
+  const work = new UpdateWork(config, new Map(tracker.items), new Set(request.keys()), tracker.pending)
+  const existing = input.existingFiles
+
+  for (const key of tracker.items.keys()) {
+    if (request.has(key)) continue
+    const kind = kindOf(key)
+    if (existing !== undefined && (kind === "file" || kind === "symbol") && !existing.has(ItemKeys.subject(key))) {
+      work.remove(key, "stale")
+    } else if (kind === "file" || kind === "history") {
+      work.remove(key, "not in request")
+    }
+  }
+
+  for (const [key, item] of request) {
+    const old = work.items.get(key)
+    if (old === undefined) {
+      work.register(entryOf(item, config, policy))
+    } else if (old.hash !== item.hash) {
+      if (key === "system") {
+        // The system prompt always renders at the head of L0; a new one rewrites L0 in place.
+        work.set({ ...old, n: 0, hash: item.hash, tokens: item.tokens })
+        work.markBroken("L0", false)
+      } else {
+        work.move(key, "active", 0, "hash changed", item.hash, item.tokens)
+      }
+    } else {
+      work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens })
+    }
+  }
+
+  if (policy.agesAbsent) {
+    for (const item of work.items.values()) {
+      if (!request.has(item.key)) work.set({ key: item.key, tier: item.tier, n: item.n + 1, hash: item.hash, tokens: item.tokens })
+    }
+  }
+
+  policy.promote(work)
+
+  return {
+    tracker: { config, initialized: tracker.initialized, items: work.items, pending: {} },
+    changes: work.changes()
+  }
+}
+
+/** The tracked item for `key`, or undefined (also for the symbol entry of a selected file). */
+const get = (tracker: StabilityTracker, key: string): TrackedItem | undefined =>
+  isHiddenIn(tracker.items, key) ? undefined : tracker.items.get(key)
+
+/** The tier of `key`, or undefined when it is in no tier. */
+const tierOf = (tracker: StabilityTracker, key: string): Tier | undefined => get(tracker, key)?.tier
+
+/** The items of one tier, ordered by key (`history:` keys by index). */
+const itemsIn = (tracker: StabilityTracker, tier: Tier): ReadonlyArray<TrackedItem> => indexOf(tracker)[tier]
+
+/** Sum of tokens per tier. */
+const tokensByTier = (tracker: StabilityTracker): Record<Tier, number> => {
+  const sums: Record<Tier, number> = { L0: 0, L1: 0, L2: 0, L3: 0, active: 0 }
+  for (const tier of TIERS) for (const item of itemsIn(tracker, tier)) sums[tier] += item.tokens
+  return sums
+}
+
+const withPending = (pending: PendingBreaks, tier: Tier, history: boolean): PendingBreaks => {
+  if (tier === "active") return pending
+  const cause = pending[tier] === "other" || !history ? "other" : "history"
+  return { ...pending, [tier]: cause }
+}
+
+const removeWhere = (
+  tracker: StabilityTracker,
+  pick: (key: string) => boolean,
+  reason: "not in request" | "purged"
+): TrackerResult => {
+  const items = new Map(tracker.items)
+  let pending = tracker.pending
+  const changes: Array<TierChange> = []
+  for (const [key, item] of tracker.items) {
+    if (!pick(key)) continue
+    const hidden = isHiddenIn(items, key)
+    items.delete(key)
+    changes.push({ key: item.key, from: item.tier, to: null, reason })
+    if (!hidden) pending = withPending(pending, item.tier, kindOf(key) === "history")
+    if (kindOf(key) === "file") {
+      const symbol = items.get(`symbol:${ItemKeys.subject(key)}`)
+      if (symbol !== undefined) pending = withPending(pending, symbol.tier, false)
+    }
+  }
+  if (changes.length === 0) return { tracker, changes }
+  changes.sort((a, b) => compareKeys(a.key, b.key))
+  return { tracker: { ...tracker, items, pending }, changes }
+}
+
+/**
+ * Remove items now (a file deselected before the request is built). The tiers they
+ * leave count as rewritten in the next update. A removed `file:` lets its symbol entry
+ * reappear in the tier it had earned.
+ */
+const remove = (tracker: StabilityTracker, keys: Iterable<string>): TrackerResult => {
+  const set = new Set(keys)
+  return removeWhere(tracker, (key) => set.has(key), "not in request")
+}
+
+/** Remove every `history:` entry (history cleared or compacted). */
+const purgeHistory = (tracker: StabilityTracker): TrackerResult =>
+  removeWhere(tracker, (key) => kindOf(key) === "history", "purged")
+
+/**
+ * First-request placement across the cached tiers, N set to each tier's threshold;
+ * nothing starts in active. Symbol entries, the tree and selected files are placed
+ * (see `placeItems`); `system` goes to L0; `history:` and `url:` items are left to
+ * `update`. Already tracked keys keep their tier. A no-op once initialized; registrations
+ * are not changes, so `changes` is empty.
+ *
+ * @example
+ * ```ts
+ * import { StabilityTracker } from "@strata/tiers"
+ * const { tracker } = StabilityTracker.initialize(StabilityTracker.make(), {
+ *   items: [
+ *     { key: "symbol:src/a.ts", hash: "a", tokens: 300 },
+ *     { key: "symbol:src/b.ts", hash: "b", tokens: 200 },
+ *     { key: "tree", hash: "t", tokens: 100 }
+ *   ]
+ * })
+ * StabilityTracker.tierOf(tracker, "symbol:src/a.ts") // "L1"
+ * ```
+ */
+const initialize = (tracker: StabilityTracker, input: InitialPlacementInput): TrackerResult => {
+  if (tracker.initialized) return { tracker, changes: [] }
+  const config = tracker.config
+  const policy = policyOf(tracker)
+  const items = new Map(tracker.items)
+  let pending = tracker.pending
+  const selected = new Set<string>()
+  for (const item of input.items) if (kindOf(item.key) === "file") selected.add(ItemKeys.subject(item.key))
+  const placeable: Array<Item> = []
+  for (const item of input.items) {
+    if (items.has(item.key)) continue
+    const kind = kindOf(item.key)
+    if (kind === "system") {
+      items.set(item.key, entryOf(item, config, policy))
+      pending = withPending(pending, "L0", false)
+    } else if (kind === "history" || kind === "url") {
+      continue
+    } else if (kind === "symbol" && selected.has(ItemKeys.subject(item.key))) {
+      // Hidden behind its selected file; it registers in L3 once the file is deselected.
+      continue
+    } else {
+      placeable.push(item)
+    }
+  }
+  const placed = placeItems(placeable, {
+    components: input.components,
+    refCounts: input.refCounts,
+    shares: policy.placement,
+    cacheTargetTokens: config.cacheTargetTokens
+  })
+  for (const item of placeable) {
+    const tier: CachedTier = placed.get(item.key) ?? "L3"
+    items.set(item.key, { key: item.key, tier, n: config.thresholds[tier], hash: item.hash, tokens: item.tokens })
+    pending = withPending(pending, tier, false)
+  }
+  return { tracker: { config, initialized: true, items, pending }, changes: [] }
+}
+
+/**
+ * The pure stability tracker. All functions take and return plain immutable state.
+ *
+ * @example
+ * ```ts
+ * import { StabilityTracker } from "@strata/tiers"
+ * const t0 = StabilityTracker.make({ policy: "gated", cacheTargetTokens: 1024 })
+ * const { tracker, changes } = StabilityTracker.update(t0, { items: [{ key: "tree", hash: "x", tokens: 400 }] })
+ * StabilityTracker.itemsIn(tracker, "L3") // [{ key: "tree", tier: "L3", n: 3, ... }]
+ * ```
+ */
+export const StabilityTracker = {
+  make,
+  restore,
+  update,
+  get,
+  tierOf,
+  itemsIn,
+  tokensByTier,
+  remove,
+  purgeHistory,
+  initialize
+} as const

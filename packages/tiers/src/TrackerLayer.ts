@@ -1,0 +1,338 @@
+/**
+ * Layers for core's `Tracker` service: an in-memory one, and a persistent one that keeps
+ * state in `<repo>/.strata/tracker.json`. Commits are compare-and-set on a version
+ * stored in the file, checked under a short lock file, so two processes on one
+ * repository can never silently overwrite each other's update.
+ */
+import { InvalidInput, Tracker, TrackerConflict, TrackerPersistError, type TierChange, type TrackerSnapshot } from "@strata/core"
+import { Clock, Effect, Layer, Semaphore } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
+import { decodeTrackerFile, encodeTrackerFile, type TrackerFileProblem } from "./persistence.ts"
+import { stateOf, toSnapshot } from "./snapshot.ts"
+import { StabilityTracker, type TrackerResult } from "./StabilityTracker.ts"
+
+/** A committed state and its version. */
+interface Committed {
+  readonly tracker: StabilityTracker
+  readonly version: number
+}
+
+/** Where committed state lives. The in-memory store does nothing; the file store persists. */
+interface Store {
+  /** Bring `mem` up to date with what other processes committed. */
+  readonly refresh: (mem: Committed) => Effect.Effect<Committed>
+  /** Run `body` holding the cross-process lock. */
+  readonly exclusive: <A, E>(body: Effect.Effect<A, E>) => Effect.Effect<A, E | TrackerPersistError>
+  readonly write: (next: Committed) => Effect.Effect<void, TrackerPersistError>
+}
+
+type TrackerService = Tracker["Service"]
+
+const makeService = (config: ResolvedConfig, store: Store, initial: Committed): TrackerService => {
+  // One permit: commits, removals and refreshes of this process never interleave.
+  const permit = Semaphore.makeUnsafe(1)
+  let mem = initial
+  const refresh = Effect.gen(function* () {
+    mem = yield* store.refresh(mem)
+    return mem
+  })
+  const apply = (op: (tracker: StabilityTracker) => TrackerResult) =>
+    permit.withPermit(
+      store.exclusive(
+        Effect.gen(function* () {
+          const base = yield* refresh
+          const { tracker, changes } = op(base.tracker)
+          if (changes.length === 0) return changes
+          const next = { tracker, version: base.version + 1 }
+          yield* store.write(next)
+          mem = next
+          return changes
+        })
+      )
+    )
+  return {
+    current: permit.withPermit(Effect.map(refresh, (c): TrackerSnapshot => toSnapshot(c.tracker, c.version))),
+    commit: (next) =>
+      permit.withPermit(
+        store.exclusive(
+          Effect.gen(function* () {
+            const base = yield* refresh
+            if (next.baseVersion !== base.version) {
+              return yield* Effect.fail(new TrackerConflict({ expected: next.baseVersion, actual: base.version }))
+            }
+            const committed = { tracker: stateOf(next, config), version: base.version + 1 }
+            yield* store.write(committed)
+            mem = committed
+          })
+        )
+      ),
+    remove: (keys): Effect.Effect<ReadonlyArray<TierChange>, TrackerPersistError> =>
+      apply((tracker) => StabilityTracker.remove(tracker, keys)),
+    purgeHistory: apply((tracker) => StabilityTracker.purgeHistory(tracker))
+  }
+}
+
+const configFrom = (config: StabilityTrackerConfig | undefined): Effect.Effect<ResolvedConfig, InvalidInput> =>
+  Effect.try({
+    try: () => resolveConfig(config),
+    catch: (error) => (error instanceof InvalidInput ? error : new InvalidInput({ what: "tracker config", issue: String(error) }))
+  })
+
+/** Options of the in-memory tracker. */
+export interface MemoryTrackerOptions {
+  readonly config?: StabilityTrackerConfig | undefined
+  /** Start from this state instead of an empty tracker. */
+  readonly initial?: StabilityTracker | undefined
+}
+
+/**
+ * An in-memory `Tracker`: state lives as long as the layer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tracker } from "@strata/core"
+ * import { makeMemoryTracker } from "@strata/tiers"
+ * const tracker = Effect.runSync(makeMemoryTracker({ config: { policy: "gated" } }))
+ * ```
+ */
+export const makeMemoryTracker = (options: MemoryTrackerOptions = {}): Effect.Effect<TrackerService, InvalidInput> =>
+  Effect.map(configFrom(options.config), (config) =>
+    makeService(
+      config,
+      { refresh: Effect.succeed, exclusive: (body) => body, write: () => Effect.void },
+      { tracker: options.initial ?? StabilityTracker.make(configOf(config)), version: 0 }
+    )
+  )
+
+/** A tracker file that could not be used; the tracker rebuilt from scratch. */
+export interface TrackerStateWarning {
+  readonly path: string
+  readonly kind: TrackerFileProblem["kind"] | "unreadable"
+  readonly message: string
+  /** Where the unusable file was copied, when the copy succeeded. */
+  readonly backup?: string | undefined
+}
+
+/** Options of the persistent tracker. */
+export interface PersistentTrackerOptions {
+  /** The repository root; state goes to `<repoRoot>/.strata/<fileName>`. */
+  readonly repoRoot: string
+  readonly config?: StabilityTrackerConfig | undefined
+  /** Default `tracker.json`. */
+  readonly fileName?: string | undefined
+  /** How long a commit waits for another process's lock before refusing. Default 5000 ms. */
+  readonly lockTimeoutMs?: number | undefined
+  /** A lock older than this whose owner cannot be checked is taken over. Default 30000 ms. */
+  readonly staleLockMs?: number | undefined
+  /** Called for every unusable state file (besides a logged warning). */
+  readonly onWarning?: ((warning: TrackerStateWarning) => void) | undefined
+}
+
+interface Stamp {
+  readonly ino: number
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+const sameStamp = (a: Stamp | undefined, b: Stamp | undefined): boolean =>
+  a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
+const errorCode = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const statOf = (file: string): Effect.Effect<Stamp | undefined> =>
+  Effect.promise(() =>
+    fs.stat(file).then(
+      (s): Stamp | undefined => ({ ino: s.ino, size: s.size, mtimeMs: s.mtimeMs }),
+      () => undefined
+    )
+  )
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return errorCode(error) === "EPERM"
+  }
+}
+
+/**
+ * A `Tracker` persisted under `<repoRoot>/.strata/`. On start it loads the file; a
+ * corrupt, truncated or foreign-version file is reported (logged warning and
+ * `onWarning`), copied to `<file>.bad`, and the tracker starts empty. Each commit, under
+ * a lock file held for milliseconds, re-reads the file if another process replaced it
+ * and fails with `TrackerConflict` when the snapshot was derived from an older version;
+ * otherwise it writes a temporary file, syncs it and renames it over the old one.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tracker } from "@strata/core"
+ * import { TrackerLayer } from "@strata/tiers"
+ * const program = Effect.gen(function* () {
+ *   const tracker = yield* Tracker
+ *   const current = yield* tracker.current
+ *   const { snapshot } = current.update({ items: [{ key: "file:src/a.ts", hash: "h", tokens: 50 }] })
+ *   yield* tracker.commit(snapshot)
+ * }).pipe(Effect.provide(TrackerLayer.persistent({ repoRoot: "." })))
+ * ```
+ */
+export const makePersistentTracker = (options: PersistentTrackerOptions): Effect.Effect<TrackerService, InvalidInput> =>
+  Effect.gen(function* () {
+    const config = yield* configFrom(options.config)
+    const file = path.join(path.resolve(options.repoRoot), ".strata", options.fileName ?? "tracker.json")
+    const lockFile = `${file}.lock`
+    const lockTimeoutMs = options.lockTimeoutMs ?? 5000
+    const staleLockMs = options.staleLockMs ?? 30_000
+    const host = os.hostname()
+    const fresh = (): Committed => ({ tracker: StabilityTracker.make(configOf(config)), version: 0 })
+    // The stamp of the file our memory reflects; a different stamp means someone else wrote it.
+    let seen: Stamp | undefined
+
+    const warn = (kind: TrackerStateWarning["kind"], detail: string, text: string | undefined) =>
+      Effect.gen(function* () {
+        let backup: string | undefined
+        if (text !== undefined) {
+          backup = `${file}.bad`
+          const ok = yield* Effect.promise(() => fs.writeFile(backup as string, text).then(() => true, () => false))
+          if (!ok) backup = undefined
+        }
+        const message =
+          `Tracker state ${file} is unusable (${kind}: ${detail}); starting from empty tiers` +
+          (backup === undefined ? "." : `. The old file was copied to ${backup}.`)
+        options.onWarning?.({ path: file, kind, message, backup })
+        yield* Effect.logWarning(message)
+      })
+
+    /** Read the file if it changed since `seen`; undefined when it did not (or is missing). */
+    const load = (fallback: Committed) =>
+      Effect.gen(function* () {
+        const stamp = yield* statOf(file)
+        if (stamp === undefined || sameStamp(stamp, seen)) return undefined
+        const read = yield* Effect.promise(() =>
+          fs.readFile(file, "utf8").then(
+            (text) => ({ ok: true as const, text }),
+            (error: unknown) => ({ ok: false as const, error })
+          )
+        )
+        seen = stamp
+        if (!read.ok) {
+          if (errorCode(read.error) === "ENOENT") return undefined
+          yield* warn("unreadable", reasonOf(read.error), undefined)
+          return fallback
+        }
+        const decoded = decodeTrackerFile(read.text)
+        if (decoded._tag === "Problem") {
+          yield* warn(decoded.problem.kind, decoded.problem.detail, read.text)
+          return fallback
+        }
+        const tracker = StabilityTracker.restore(config, {
+          initialized: decoded.file.initialized,
+          items: decoded.file.items,
+          pending: decoded.file.pending
+        })
+        return { tracker, version: decoded.file.version }
+      })
+
+    const persistError = (reason: string) => new TrackerPersistError({ path: file, reason })
+
+    const acquireLock = Effect.gen(function* () {
+      const start = yield* Clock.currentTimeMillis
+      for (;;) {
+        const now = yield* Clock.currentTimeMillis
+        const token = JSON.stringify({ pid: process.pid, host, at: now })
+        const created = yield* Effect.promise(() =>
+          fs.mkdir(path.dirname(file), { recursive: true }).then(
+            () => fs.writeFile(lockFile, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error),
+            (error: unknown) => error
+          )
+        )
+        if (created === "ok") return token
+        if (errorCode(created) !== "EEXIST") return yield* Effect.fail(persistError(`cannot create lock file ${lockFile}: ${reasonOf(created)}`))
+        const holder = yield* Effect.promise(() => fs.readFile(lockFile, "utf8").catch(() => ""))
+        let owner: { pid?: unknown; host?: unknown; at?: unknown } = {}
+        try {
+          owner = JSON.parse(holder) as typeof owner
+        } catch {
+          owner = {}
+        }
+        const pid = typeof owner.pid === "number" ? owner.pid : undefined
+        const at = typeof owner.at === "number" ? owner.at : 0
+        const deadOwner = pid !== undefined && owner.host === host && !processAlive(pid)
+        if (deadOwner || now - at > staleLockMs) {
+          // Taken over only if it still holds the same content we judged stale.
+          yield* Effect.promise(async () => {
+            const again = await fs.readFile(lockFile, "utf8").catch(() => undefined)
+            if (again === holder) await fs.unlink(lockFile).catch(() => undefined)
+          })
+          continue
+        }
+        if (now - start >= lockTimeoutMs) {
+          const who = pid === undefined ? "another process" : `process ${pid}${owner.host === host ? "" : ` on ${String(owner.host)}`}`
+          return yield* Effect.fail(
+            persistError(
+              `${who} is saving tracker state (lock file ${lockFile}); try again, or delete the lock file if no Strata process is running`
+            )
+          )
+        }
+        yield* Effect.sleep(15)
+      }
+    })
+
+    const releaseLock = (token: string) =>
+      Effect.promise(async () => {
+        const content = await fs.readFile(lockFile, "utf8").catch(() => undefined)
+        if (content === token) await fs.unlink(lockFile).catch(() => undefined)
+      })
+
+    const store: Store = {
+      refresh: (mem) => Effect.map(load(mem), (loaded) => loaded ?? mem),
+      exclusive: (body) => Effect.acquireUseRelease(acquireLock, () => body, releaseLock),
+      write: (next) =>
+        Effect.gen(function* () {
+          const tmp = `${file}.${process.pid}.tmp`
+          const text = encodeTrackerFile(next.tracker, next.version)
+          yield* Effect.tryPromise({
+            try: async () => {
+              await fs.mkdir(path.dirname(file), { recursive: true })
+              const handle = await fs.open(tmp, "w")
+              try {
+                await handle.writeFile(text)
+                await handle.sync()
+              } finally {
+                await handle.close()
+              }
+              await fs.rename(tmp, file)
+            },
+            catch: (error) => persistError(reasonOf(error))
+          }).pipe(Effect.tapError(() => Effect.promise(() => fs.unlink(tmp).catch(() => undefined))))
+          seen = yield* statOf(file)
+        })
+    }
+
+    const initial = (yield* load(fresh())) ?? fresh()
+    return makeService(config, store, initial)
+  })
+
+/**
+ * Layers for core's `Tracker` service.
+ *
+ * @example
+ * ```ts
+ * import { TrackerLayer } from "@strata/tiers"
+ * const inMemory = TrackerLayer.memory({ config: { policy: "flux" } })
+ * const onDisk = TrackerLayer.persistent({ repoRoot: "/path/to/repo", config: { policy: "gated", cacheTargetTokens: 1126 } })
+ * ```
+ */
+export const TrackerLayer = {
+  memory: (options: MemoryTrackerOptions = {}): Layer.Layer<Tracker, InvalidInput> => Layer.effect(Tracker, makeMemoryTracker(options)),
+  persistent: (options: PersistentTrackerOptions): Layer.Layer<Tracker, InvalidInput> =>
+    Layer.effect(Tracker, makePersistentTracker(options))
+} as const

@@ -1,0 +1,34 @@
+/**
+ * History piggyback, shared by `gated` and `flux`: history never graduates on its own
+ * (that would rewrite L3 every turn); it joins L3 only when L3 is rewritten anyway for
+ * another reason, and the newest `historyWindowTokens` stay active verbatim.
+ */
+import { historyIndex, kindOf, rankOf } from "../order.ts"
+import type { UpdateWork } from "../work.ts"
+
+/** Graduate history older than the verbatim window into L3 if L3 is rewritten for a non-history reason. */
+export const piggybackHistory = (work: UpdateWork, entryN: number): void => {
+  const window = work.config.historyWindowTokens
+  if (window <= 0 || work.rewrittenFrom(true) > rankOf("L3")) return
+  const active: Array<{ key: string; index: number; tokens: number }> = []
+  for (const key of work.present) {
+    if (kindOf(key) !== "history") continue
+    const item = work.items.get(key)
+    if (item !== undefined && item.tier === "active") active.push({ key, index: historyIndex(key), tokens: item.tokens })
+  }
+  active.sort((a, b) => b.index - a.index)
+  let kept = 0
+  let cut = active.length
+  for (let i = 0; i < active.length; i++) {
+    const tokens = active[i]?.tokens ?? 0
+    if (kept + tokens > window) {
+      cut = i
+      break
+    }
+    kept += tokens
+  }
+  for (let i = cut; i < active.length; i++) {
+    const entry = active[i]
+    if (entry !== undefined) work.move(entry.key, "L3", entryN, "graduated")
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The mutable workspace of one update. `StabilityTracker.update` copies the item map
+ * into it, applies the request, hands it to the promotion policy and freezes the result;
+ * nothing outside one update ever sees it mutate.
+ */
+import type { CachedTier, ChangeReason, ItemKey, Tier, TierChange, TrackedItem } from "@strata/core"
+import type { ResolvedConfig } from "./config.ts"
+import { compareKeys, kindOf, rankOf } from "./order.ts"
+
+/** Why a cached tier's bytes change: only history moved (`history`) or anything else (`other`). */
+export type BreakCause = "history" | "other"
+
+/** Tiers rewritten by `remove`/`purgeHistory` since the last update, carried into the next one. */
+export type PendingBreaks = Readonly<Partial<Record<CachedTier, BreakCause>>>
+
+const SYMBOL = "symbol:"
+const FILE = "file:"
+
+/** True for a `symbol:` key whose file is selected (`file:` tracked): it is in no tier. */
+export const isHiddenIn = (items: ReadonlyMap<string, TrackedItem>, key: string): boolean =>
+  key.startsWith(SYMBOL) && items.has(FILE + key.slice(SYMBOL.length))
+
+/** The update in progress; policies read it and move items through it. */
+export class UpdateWork {
+  private readonly changeByKey = new Map<string, TierChange>()
+  /** Per cached rank (L0..L3): changed for a reason other than history. */
+  private readonly brokenOther = [false, false, false, false]
+  /** Per cached rank: changed for any reason. */
+  private readonly brokenAny = [false, false, false, false]
+
+  readonly config: ResolvedConfig
+  /** The new state's items, keyed by item key. */
+  readonly items: Map<string, TrackedItem>
+  /** Keys present in this request (after dropping symbol entries of selected files). */
+  readonly present: ReadonlySet<string>
+
+  constructor(config: ResolvedConfig, items: Map<string, TrackedItem>, present: ReadonlySet<string>, pending: PendingBreaks) {
+    this.config = config
+    this.items = items
+    this.present = present
+    for (const [tier, cause] of Object.entries(pending) as Array<[CachedTier, BreakCause]>) {
+      this.markBroken(tier, cause === "history")
+    }
+  }
+
+  /** A symbol entry of a selected file: excluded from every tier and every policy. */
+  isHidden(key: string): boolean {
+    return isHiddenIn(this.items, key)
+  }
+
+  /** Record that `tier`'s rendered bytes change in this request. */
+  markBroken(tier: Tier, history: boolean): void {
+    const rank = rankOf(tier)
+    if (rank > 3) return
+    this.brokenAny[rank] = true
+    if (!history) this.brokenOther[rank] = true
+  }
+
+  /** The selection of `path` changed, so its symbol entry appears or disappears. */
+  symbolVisibilityChanged(path: string): void {
+    const symbol = this.items.get(SYMBOL + path)
+    if (symbol !== undefined) this.markBroken(symbol.tier, false)
+  }
+
+  /**
+   * The rank of the most stable cached tier rewritten by this request (4 when none).
+   * Provider caches are prefix caches, so that tier and every tier after it are written
+   * again; moving items among them costs nothing extra. With `ignoreHistory`, tiers
+   * changed only by history do not count (history piggyback must not feed on itself).
+   */
+  rewrittenFrom(ignoreHistory: boolean): number {
+    const broken = ignoreHistory ? this.brokenOther : this.brokenAny
+    const rank = broken.indexOf(true)
+    return rank < 0 ? 4 : rank
+  }
+
+  /** Replace an item without moving it (N or tokens changed). */
+  set(item: TrackedItem): void {
+    this.items.set(item.key, item)
+  }
+
+  /** Add a new item; registration is not reported as a change. */
+  register(item: TrackedItem): void {
+    this.items.set(item.key, item)
+    if (!this.isHidden(item.key)) this.markBroken(item.tier, kindOf(item.key) === "history")
+    if (item.key.startsWith(FILE)) this.symbolVisibilityChanged(item.key.slice(FILE.length))
+  }
+
+  /** Move an item to `to` with N `n`, reporting the move. */
+  move(key: string, to: Tier, n: number, reason: ChangeReason, hash?: string, tokens?: number): TrackedItem {
+    const old = this.items.get(key)
+    if (old === undefined) throw new Error(`tracker: move of untracked ${key}`)
+    const next: TrackedItem = { key: old.key, tier: to, n, hash: hash ?? old.hash, tokens: tokens ?? old.tokens }
+    this.items.set(key, next)
+    if (old.tier !== to) {
+      this.record(old.key, old.tier, to, reason)
+      if (!this.isHidden(key)) {
+        const history = kindOf(key) === "history"
+        this.markBroken(old.tier, history)
+        this.markBroken(to, history)
+      }
+    }
+    return next
+  }
+
+  /** Remove an item, reporting the removal. */
+  remove(key: string, reason: ChangeReason): void {
+    const old = this.items.get(key)
+    if (old === undefined) return
+    const hidden = this.isHidden(key)
+    this.items.delete(key)
+    this.record(old.key, old.tier, null, reason)
+    if (!hidden) this.markBroken(old.tier, kindOf(key) === "history")
+    if (key.startsWith(FILE)) this.symbolVisibilityChanged(key.slice(FILE.length))
+  }
+
+  /** This update's changes, one per key (consecutive moves collapse), ordered by key. */
+  changes(): Array<TierChange> {
+    return [...this.changeByKey.values()].sort((a, b) => compareKeys(a.key, b.key))
+  }
+
+  private record(key: ItemKey, from: Tier, to: Tier | null, reason: ChangeReason): void {
+    const earlier = this.changeByKey.get(key)
+    if (earlier === undefined) {
+      this.changeByKey.set(key, { key, from, to, reason })
+      return
+    }
+    // A later step continues an earlier move (graduated, then promoted further): report the net move.
+    if (earlier.from === to) this.changeByKey.delete(key)
+    else this.changeByKey.set(key, { key, from: earlier.from, to, reason: to === null ? reason : earlier.reason })
+  }
+}
