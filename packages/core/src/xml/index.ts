@@ -1,0 +1,11 @@
+/**
+ * The XML chunk context builder (seed 001): agent memory chunks rendered as
+ * role-tagged XML messages, with the seed's public API.
+ */
+export * from "./escape.ts"
+export * from "./MemoryState.ts"
+export * from "./ContextMessage.ts"
+export * from "./tokenizer.ts"
+export * from "./renderers.ts"
+export * from "./ContextBuilder.ts"
+export * from "./ContextBuilderService.ts"
