@@ -167,8 +167,8 @@ export class ContextBuilder {
    *
    * @example
    * ```ts
-   * const { system, messages } = builder.toHistory(state)
-   * contextManager.setHistory(messages) // history:0, history:1, ... stable while their chunks are
+   * const { system, messages, chunkIds } = builder.toHistory(state)
+   * // messages[i] is history item `history:i`; its bytes change only when chunkIds[i]'s chunks do
    * ```
    */
   toHistory(state: MemoryStateInput, options: ChunkFilterOptions = {}): MemoryHistory {
