@@ -1,7 +1,10 @@
 /**
- * `@strata/providers`: cache-placement plugins per provider, the dated model/price
- * table, usage decoding and cost (see README.md).
+ * `@strata/providers`: cache-placement plugins per provider, the rules they enforce,
+ * the dated model/price table, usage decoding and cost, prompt-cache simulators and
+ * LLM clients (see README.md).
  */
 export * from "./models.ts"
 export * from "./usage.ts"
+export * from "./rules/index.ts"
+export * from "./plugins/index.ts"
 export * from "./simulators/index.ts"

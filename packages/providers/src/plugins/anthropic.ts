@@ -1,0 +1,267 @@
+/**
+ * The Anthropic plugin: a Messages API body with the system prompt as top-level text
+ * blocks, `cache_control` (with `ttl` for 1 h) on the last block of each breakpoint,
+ * optional tool and automatic markers, all within the 4-marker limit. Bedrock's
+ * InvokeModel takes the same body (see bedrock.ts).
+ */
+import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
+import { lookupModel, type ProviderId } from "../models.ts"
+import { cleanMessages, mergeSameRole, parseDataUrl, splitSystem, type CleanMessage } from "../rules/content.ts"
+import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
+import {
+  canonicalTools,
+  placedFrom,
+  placementLayer,
+  result,
+  toolTokenEstimate,
+  type CommonOptions,
+  type JsonSchemaObject,
+  type PluginResult,
+  type ToolDefinition
+} from "./common.ts"
+
+/** `cache_control` as the Messages API takes it; `ttl` only when it is not the 5 min default. */
+export interface AnthropicCacheControl {
+  type: "ephemeral"
+  ttl?: "5m" | "1h"
+}
+
+export type AnthropicImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp"
+
+export interface AnthropicTextBlock {
+  type: "text"
+  text: string
+  cache_control?: AnthropicCacheControl
+}
+
+export interface AnthropicImageBlock {
+  type: "image"
+  source: { type: "base64"; media_type: AnthropicImageMediaType; data: string } | { type: "url"; url: string }
+  cache_control?: AnthropicCacheControl
+}
+
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock
+
+export interface AnthropicMessage {
+  role: "user" | "assistant"
+  content: Array<AnthropicContentBlock>
+}
+
+export interface AnthropicTool {
+  name: string
+  description?: string
+  input_schema: JsonSchemaObject
+  cache_control?: AnthropicCacheControl
+}
+
+/** The Messages API request body Strata emits (a subset of `MessageCreateParams`). */
+export interface AnthropicBody {
+  model: string
+  max_tokens: number
+  system?: Array<AnthropicTextBlock>
+  tools?: Array<AnthropicTool>
+  messages: Array<AnthropicMessage>
+  cache_control?: AnthropicCacheControl
+  stream?: boolean
+}
+
+/** Options of the Anthropic plugin. */
+export interface AnthropicOptions extends CommonOptions {
+  /** `max_tokens`; default 4096 (large values make the SDK refuse non-streaming calls). */
+  readonly maxTokens?: number
+  /** Put a marker on the last tool definition (takes one of the 4 slots). */
+  readonly cacheTools?: boolean
+  /** Add the top-level automatic `cache_control` (takes one slot; caches through the last block). */
+  readonly automatic?: boolean
+  /** Set `stream: true`. */
+  readonly stream?: boolean
+}
+
+export const DEFAULT_MAX_TOKENS = 4096
+
+const IMAGE_TYPES: ReadonlyArray<AnthropicImageMediaType> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+/** `cache_control` for a TTL: the seeds' bare `{type:"ephemeral"}` for 5 min. */
+export const cacheControl = (ttl: CacheTtl | undefined): AnthropicCacheControl =>
+  ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
+
+const imageBlock = (provider: string, url: string, mediaType: string | undefined): AnthropicImageBlock => {
+  const data = parseDataUrl(url)
+  if (data === undefined) {
+    if (!/^https?:\/\//.test(url)) throw new PlacementError({ provider, reason: `image URL "${url.slice(0, 40)}" is neither a data: URL nor http(s); pass one of those` })
+    return { type: "image", source: { type: "url", url } }
+  }
+  const media = (mediaType ?? data.mediaType) as AnthropicImageMediaType
+  if (!IMAGE_TYPES.includes(media)) {
+    throw new PlacementError({ provider, reason: `image type ${media} is not accepted; use one of ${IMAGE_TYPES.join(", ")}` })
+  }
+  return { type: "image", source: { type: "base64", media_type: media, data: data.base64 } }
+}
+
+const contentBlock = (provider: string, part: ContentPart): AnthropicContentBlock =>
+  part.type === "text" ? { type: "text", text: part.text } : imageBlock(provider, part.url, part.mediaType)
+
+const withMarker = <B extends { cache_control?: AnthropicCacheControl }>(block: B, ttl: CacheTtl | undefined): B => ({
+  ...block,
+  cache_control: cacheControl(ttl)
+})
+
+/** What an Anthropic-shaped body is made of, before the variant adds its own fields. */
+export interface AnthropicParts {
+  readonly system: Array<AnthropicTextBlock>
+  readonly tools: Array<AnthropicTool>
+  readonly messages: Array<AnthropicMessage>
+  readonly locate: (messageIndex: number, target: "tools" | "message") => string
+}
+
+/**
+ * Render cleaned messages and a plan into Anthropic system blocks, tools and messages
+ * with `cache_control` on the planned blocks. Shared by the Messages API and Bedrock
+ * InvokeModel.
+ */
+export const renderAnthropicParts = (
+  provider: string,
+  plan: BreakpointPlan,
+  tools: ReadonlyArray<ToolDefinition>
+): AnthropicParts => {
+  const marks = new Map(plan.breakpoints.map((b) => [b.messageIndex, b.ttl] as const))
+  const locations = new Map<number, string>()
+  const { system: systemMessages, conversation } = splitSystem(plan.messages)
+
+  const system: Array<AnthropicTextBlock> = []
+  for (const m of systemMessages) {
+    m.parts.forEach((part, k) => {
+      if (part.type !== "text") throw new PlacementError({ provider, reason: `system message ${m.index} has an image; the system prompt takes text only` })
+      const last = k === m.parts.length - 1
+      const block: AnthropicTextBlock = { type: "text", text: part.text }
+      if (last && marks.has(m.index)) {
+        locations.set(m.index, `system[${system.length}]`)
+        system.push(withMarker(block, marks.get(m.index)))
+      } else system.push(block)
+    })
+  }
+
+  const messages: Array<AnthropicMessage> = []
+  for (const merged of mergeSameRole(conversation)) {
+    const content: Array<AnthropicContentBlock> = []
+    for (const m of merged.members) {
+      m.parts.forEach((part, k) => {
+        const block = contentBlock(provider, part)
+        if (k === m.parts.length - 1 && marks.has(m.index)) {
+          locations.set(m.index, `messages[${messages.length}].content[${content.length}]`)
+          content.push(withMarker(block, marks.get(m.index)))
+        } else content.push(block)
+      })
+    }
+    messages.push({ role: merged.role === "assistant" ? "assistant" : "user", content })
+  }
+
+  const toolMark = plan.breakpoints.find((b) => b.target === "tools")
+  const renderedTools = tools.map((t, i): AnthropicTool => {
+    const base: AnthropicTool = t.description === undefined
+      ? { name: t.name, input_schema: t.inputSchema }
+      : { name: t.name, description: t.description, input_schema: t.inputSchema }
+    return toolMark !== undefined && i === tools.length - 1 ? withMarker(base, toolMark.ttl) : base
+  })
+
+  return {
+    system,
+    tools: renderedTools,
+    messages,
+    locate: (index, target) => (target === "tools" ? `tools[${tools.length - 1}]` : (locations.get(index) ?? `message ${index}`))
+  }
+}
+
+/** The last message that renders (non-empty, non-system), or undefined. */
+const lastRenderedIndex = (messages: ReadonlyArray<CleanMessage>): number | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.parts.length > 0) return messages[i]!.index
+  return undefined
+}
+
+/** Plan an Anthropic-family request (Anthropic API, Bedrock InvokeModel). */
+export const planAnthropic = (
+  providerId: ProviderId,
+  request: NeutralRequest,
+  options: AnthropicOptions,
+  automatic: boolean
+): { readonly plan: BreakpointPlan; readonly automatic: boolean; readonly notes: ReadonlyArray<string> } => {
+  const model = options.model ?? request.model
+  const limits = lookupModel(providerId, model, {
+    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
+  })
+  const tools = canonicalTools(options.tools)
+  const notes: Array<string> = []
+  // The automatic marker lands on the last block; if a breakpoint is already there it adds nothing.
+  let useAutomatic = automatic
+  if (automatic) {
+    const last = lastRenderedIndex(cleanMessages(request.messages))
+    if (last !== undefined && request.breakpoints.some((b) => b.messageIndex === last)) {
+      useAutomatic = false
+      notes.push("automatic marker omitted: the last block already carries a breakpoint")
+    }
+  }
+  const plan = planBreakpoints(request, {
+    limits,
+    ttl: options.ttl,
+    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolMarker: options.cacheTools === true && tools.length > 0,
+    reservedSlots: useAutomatic ? 1 : 0,
+    reservedFor: "the automatic marker",
+    mode: "markers",
+    spacing: providerId === "bedrock" ? "stacked" : "cumulative"
+  })
+  return { plan, automatic: useAutomatic, notes: [...notes, ...plan.notes] }
+}
+
+/**
+ * Build an Anthropic Messages API body. Throws `PlacementError` when the request
+ * cannot be expressed (no user message, an unsupported image).
+ *
+ * @example
+ * ```ts
+ * import { placeAnthropic } from "@strata/providers"
+ * const { body, breakpoints, dropped } = placeAnthropic(request, { ttl: "1h", maxTokens: 1024 })
+ * await new Anthropic().messages.create(body)
+ * ```
+ */
+export const placeAnthropic = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<AnthropicBody> => {
+  const provider = "anthropic"
+  const tools = canonicalTools(options.tools)
+  const planned = planAnthropic("anthropic", request, options, options.automatic === true)
+  const parts = renderAnthropicParts(provider, planned.plan, tools)
+  if (parts.messages.length === 0) {
+    throw new PlacementError({ provider, reason: "the request has no user or assistant message; the Messages API needs at least one" })
+  }
+  const notes = [...planned.notes]
+  let automaticControl: AnthropicCacheControl | undefined
+  if (planned.automatic) {
+    const allLong = planned.plan.breakpoints.every((b) => b.ttl === "1h")
+    automaticControl = cacheControl(options.ttl === "1h" && allLong ? "1h" : "5m")
+    notes.push(`automatic marker (top-level cache_control) caches through messages[${parts.messages.length - 1}]`)
+  }
+  const body: AnthropicBody = {
+    model: options.model ?? request.model,
+    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    ...(parts.system.length > 0 ? { system: parts.system } : {}),
+    ...(parts.tools.length > 0 ? { tools: parts.tools } : {}),
+    messages: parts.messages,
+    ...(automaticControl === undefined ? {} : { cache_control: automaticControl }),
+    ...(options.stream === true ? { stream: true } : {})
+  }
+  return result(provider, body, placedFrom(planned.plan, parts.locate), planned.plan.dropped, notes)
+}
+
+/**
+ * Layer for core's `Placement` service that emits Anthropic Messages API bodies.
+ *
+ * @example
+ * ```ts
+ * const layer = AnthropicPlacement.layer({ ttl: "1h" })
+ * ```
+ */
+export const AnthropicPlacement = {
+  provider: "anthropic",
+  place: placeAnthropic,
+  layer: (options: AnthropicOptions = {}) => placementLayer("anthropic", (request) => placeAnthropic(request, options))
+} as const

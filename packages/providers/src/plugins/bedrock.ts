@@ -1,0 +1,226 @@
+/**
+ * The Bedrock plugin. Converse: `cachePoint` blocks appended after the cached content
+ * in `system`, `messages[].content` and `toolConfig.tools`, each checkpoint at least
+ * k × the model minimum, roles alternating, no blank text. InvokeModel: the Anthropic
+ * body with `anthropic_version` (no automatic marker, which InvokeModel rejects).
+ */
+import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
+import { lookupModel } from "../models.ts"
+import { mergeSameRole, parseDataUrl, splitSystem } from "../rules/content.ts"
+import { planBreakpoints } from "../rules/plan.ts"
+import { serializeBody } from "../rules/serialize.ts"
+import { DEFAULT_MAX_TOKENS, planAnthropic, renderAnthropicParts, type AnthropicMessage, type AnthropicOptions, type AnthropicTextBlock, type AnthropicTool } from "./anthropic.ts"
+import {
+  canonicalTools,
+  placedFrom,
+  placementLayer,
+  result,
+  toolTokenEstimate,
+  type CommonOptions,
+  type JsonSchemaObject,
+  type PluginResult
+} from "./common.ts"
+
+/** A Converse cache checkpoint; `ttl` only for 1 h (5 min is the default). */
+export interface BedrockCachePoint {
+  cachePoint: { type: "default"; ttl?: "5m" | "1h" }
+}
+
+export type BedrockImageFormat = "png" | "jpeg" | "gif" | "webp"
+
+export type BedrockContentBlock =
+  | { text: string }
+  | { image: { format: BedrockImageFormat; source: { bytes: Uint8Array } } }
+  | BedrockCachePoint
+
+export type BedrockSystemBlock = { text: string } | BedrockCachePoint
+
+export interface BedrockMessage {
+  role: "user" | "assistant"
+  content: Array<BedrockContentBlock>
+}
+
+export type BedrockTool =
+  | { toolSpec: { name: string; description?: string; inputSchema: { json: JsonSchemaObject } } }
+  | BedrockCachePoint
+
+/** The Converse request Strata emits (a subset of `ConverseCommandInput`). */
+export interface BedrockConverseBody {
+  modelId: string
+  system?: Array<BedrockSystemBlock>
+  messages: Array<BedrockMessage>
+  toolConfig?: { tools: Array<BedrockTool> }
+  inferenceConfig?: { maxTokens: number }
+}
+
+/** Options of the Bedrock Converse plugin. */
+export interface BedrockOptions extends CommonOptions {
+  /** `inferenceConfig.maxTokens`; omitted when undefined (the model's default applies). */
+  readonly maxTokens?: number
+  /** Put a checkpoint after the tool definitions (takes one of the 4 slots). */
+  readonly cacheTools?: boolean
+}
+
+const cachePoint = (ttl: CacheTtl | undefined): BedrockCachePoint =>
+  ttl === "1h" ? { cachePoint: { type: "default", ttl: "1h" } } : { cachePoint: { type: "default" } }
+
+const FORMATS: Readonly<Record<string, BedrockImageFormat>> = {
+  "image/png": "png",
+  "image/jpeg": "jpeg",
+  "image/jpg": "jpeg",
+  "image/gif": "gif",
+  "image/webp": "webp"
+}
+
+const contentBlock = (provider: string, part: ContentPart): BedrockContentBlock => {
+  if (part.type === "text") return { text: part.text }
+  const data = parseDataUrl(part.url)
+  if (data === undefined) {
+    throw new PlacementError({ provider, reason: "Converse takes images as bytes (or S3); pass the image as a data: URL" })
+  }
+  const format = FORMATS[part.mediaType ?? data.mediaType]
+  if (format === undefined) throw new PlacementError({ provider, reason: `image type ${part.mediaType ?? data.mediaType} is not accepted; use png, jpeg, gif or webp` })
+  return { image: { format, source: { bytes: new Uint8Array(Buffer.from(data.base64, "base64")) } } }
+}
+
+/**
+ * Build a Bedrock Converse request. Throws `PlacementError` when the request cannot be
+ * expressed (no message, an image given by URL).
+ *
+ * @example
+ * ```ts
+ * import { placeBedrockConverse } from "@strata/providers"
+ * const { body } = placeBedrockConverse(request, { model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * await new BedrockRuntimeClient({}).send(new ConverseCommand(body))
+ * ```
+ */
+export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOptions = {}): PluginResult<BedrockConverseBody> => {
+  const provider = "bedrock"
+  const modelId = options.model ?? request.model
+  const limits = lookupModel("bedrock", modelId, {
+    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
+  })
+  const tools = canonicalTools(options.tools)
+  const plan = planBreakpoints(request, {
+    limits,
+    ttl: options.ttl,
+    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolMarker: options.cacheTools === true && tools.length > 0,
+    mode: "markers",
+    spacing: "stacked"
+  })
+  const marks = new Map(plan.breakpoints.map((b) => [b.messageIndex, b.ttl] as const))
+  const locations = new Map<number, string>()
+  const { system: systemMessages, conversation } = splitSystem(plan.messages)
+
+  const system: Array<BedrockSystemBlock> = []
+  for (const m of systemMessages) {
+    for (const part of m.parts) {
+      if (part.type !== "text") throw new PlacementError({ provider, reason: `system message ${m.index} has an image; the system prompt takes text only` })
+      system.push({ text: part.text })
+    }
+    if (marks.has(m.index)) {
+      locations.set(m.index, `system[${system.length}]`)
+      system.push(cachePoint(marks.get(m.index)))
+    }
+  }
+
+  const messages: Array<BedrockMessage> = []
+  for (const merged of mergeSameRole(conversation)) {
+    const content: Array<BedrockContentBlock> = []
+    for (const m of merged.members) {
+      for (const part of m.parts) content.push(contentBlock(provider, part))
+      if (marks.has(m.index)) {
+        locations.set(m.index, `messages[${messages.length}].content[${content.length}]`)
+        content.push(cachePoint(marks.get(m.index)))
+      }
+    }
+    messages.push({ role: merged.role === "assistant" ? "assistant" : "user", content })
+  }
+  if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no user or assistant message; Converse needs at least one" })
+
+  const toolMark = plan.breakpoints.find((b) => b.target === "tools")
+  const renderedTools: Array<BedrockTool> = tools.map((t) => ({
+    toolSpec: t.description === undefined
+      ? { name: t.name, inputSchema: { json: t.inputSchema } }
+      : { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } }
+  }))
+  if (toolMark !== undefined) renderedTools.push(cachePoint(toolMark.ttl))
+
+  const body: BedrockConverseBody = {
+    modelId,
+    ...(system.length > 0 ? { system } : {}),
+    messages,
+    ...(renderedTools.length > 0 ? { toolConfig: { tools: renderedTools } } : {}),
+    ...(options.maxTokens === undefined ? {} : { inferenceConfig: { maxTokens: options.maxTokens } })
+  }
+  const locate = (index: number, target: "tools" | "message") =>
+    target === "tools" ? `toolConfig.tools[${tools.length}]` : (locations.get(index) ?? `message ${index}`)
+  return result(provider, body, placedFrom(plan, locate), plan.dropped, plan.notes)
+}
+
+/** The InvokeModel JSON payload for Claude: the Messages body with `anthropic_version`, without `model`. */
+export interface BedrockInvokeBody {
+  anthropic_version: "bedrock-2023-05-31"
+  max_tokens: number
+  system?: Array<AnthropicTextBlock>
+  tools?: Array<AnthropicTool>
+  messages: Array<AnthropicMessage>
+}
+
+/**
+ * Build a Bedrock InvokeModel payload for Claude (`cache_control` on blocks). The
+ * automatic top-level marker is never emitted: InvokeModel does not accept it.
+ *
+ * @example
+ * ```ts
+ * const placed = placeBedrockInvoke(request, { model: "anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * await client.send(new InvokeModelCommand(invokeModelInput(placed, "anthropic.claude-sonnet-4-5-20250929-v1:0")))
+ * ```
+ */
+export const placeBedrockInvoke = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<BedrockInvokeBody> => {
+  const provider = "bedrock"
+  const tools = canonicalTools(options.tools)
+  const planned = planAnthropic("bedrock", request, options, false)
+  const parts = renderAnthropicParts(provider, planned.plan, tools)
+  if (parts.messages.length === 0) throw new PlacementError({ provider, reason: "the request has no user or assistant message; InvokeModel needs at least one" })
+  const notes = options.automatic === true
+    ? ["automatic marker not emitted: Bedrock InvokeModel does not accept top-level cache_control", ...planned.notes]
+    : planned.notes
+  const body: BedrockInvokeBody = {
+    anthropic_version: "bedrock-2023-05-31",
+    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    ...(parts.system.length > 0 ? { system: parts.system } : {}),
+    ...(parts.tools.length > 0 ? { tools: parts.tools } : {}),
+    messages: parts.messages
+  }
+  return result(provider, body, placedFrom(planned.plan, parts.locate), planned.plan.dropped, notes)
+}
+
+/** The `InvokeModelCommand` input for a placed InvokeModel payload (body serialized byte-stably). */
+export const invokeModelInput = (
+  placed: PluginResult<BedrockInvokeBody>,
+  modelId: string
+): { modelId: string; contentType: "application/json"; accept: "application/json"; body: string } => ({
+  modelId,
+  contentType: "application/json",
+  accept: "application/json",
+  body: serializeBody(placed.body)
+})
+
+/**
+ * Layers for core's `Placement` service: Converse (default) or InvokeModel bodies.
+ *
+ * @example
+ * ```ts
+ * const layer = BedrockPlacement.layer({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * ```
+ */
+export const BedrockPlacement = {
+  provider: "bedrock",
+  place: placeBedrockConverse,
+  placeInvoke: placeBedrockInvoke,
+  layer: (options: BedrockOptions = {}) => placementLayer("bedrock", (request) => placeBedrockConverse(request, options)),
+  layerInvoke: (options: AnthropicOptions = {}) => placementLayer("bedrock", (request) => placeBedrockInvoke(request, options))
+} as const

@@ -1,0 +1,128 @@
+/**
+ * What every plugin shares: neutral tool definitions, the options all plugins take,
+ * the result type (core's `PlacementResult` plus notes), and the helper that turns a
+ * pure plugin function into a Layer for core's `Placement` service.
+ */
+import { Effect, Layer, Schema } from "effect"
+import {
+  Placement,
+  PlacementError,
+  type CacheTtl,
+  type DroppedBreakpoint,
+  type NeutralRequest,
+  type PlacedBreakpoint,
+  type PlacementResult
+} from "@strata/core"
+import { estimateTokens } from "@strata/core"
+import type { ModelEntry } from "../models.ts"
+import type { BreakpointPlan } from "../rules/plan.ts"
+import { canonicalize } from "../rules/serialize.ts"
+
+/** A JSON Schema object describing a tool's input. */
+export interface JsonSchemaObject {
+  type: "object"
+  properties?: Record<string, unknown>
+  required?: Array<string>
+  [key: string]: unknown
+}
+
+/**
+ * A tool definition in neutral form; each plugin renders it in its provider's shape.
+ *
+ * @example
+ * ```ts
+ * const readFile: ToolDefinition = {
+ *   name: "read_file",
+ *   description: "Read a file from the repository",
+ *   inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
+ * }
+ * ```
+ */
+export interface ToolDefinition {
+  readonly name: string
+  readonly description?: string
+  readonly inputSchema: JsonSchemaObject
+}
+
+/** Schema for tool definitions given as data (config files, CLI input). */
+export const ToolDefinitionSchema = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optionalKey(Schema.String),
+  inputSchema: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+/** Options every plugin takes. */
+export interface CommonOptions {
+  /** Model id to send; default: the request's `model`. */
+  readonly model?: string
+  /** TTL for breakpoints that do not name one (providers with 5m/1h TTLs). */
+  readonly ttl?: CacheTtl
+  /** Tool definitions, rendered first in the prefix. */
+  readonly tools?: ReadonlyArray<ToolDefinition>
+  /** Tokens of the tool definitions; default: estimated from their JSON. */
+  readonly toolTokens?: number
+  /** Resolve model limits as the sources stood on this date (`YYYY-MM[-DD]`). */
+  readonly asOf?: string
+  /** Extra model-table rows searched before the built-in table. */
+  readonly modelTable?: ReadonlyArray<ModelEntry>
+}
+
+/** A plugin's output: core's `PlacementResult` with a typed body and notes on adjustments. */
+export interface PluginResult<Body> extends PlacementResult {
+  readonly body: Body
+  /** Adjustments that kept a breakpoint but changed it (moved, TTL raised or lowered). */
+  readonly notes: ReadonlyArray<string>
+}
+
+/** Tool definitions with canonical key order, so equal tools serialize to equal bytes. */
+export const canonicalTools = (tools: ReadonlyArray<ToolDefinition> | undefined): ReadonlyArray<ToolDefinition> =>
+  (tools ?? []).map((t) => {
+    const schema = canonicalize(t.inputSchema)
+    return t.description === undefined ? { name: t.name, inputSchema: schema } : { name: t.name, description: t.description, inputSchema: schema }
+  })
+
+/** Estimated tokens of tool definitions (their JSON at ~4 chars/token). */
+export const toolTokenEstimate = (tools: ReadonlyArray<ToolDefinition>): number =>
+  tools.length === 0 ? 0 : estimateTokens(JSON.stringify(tools))
+
+/** Placed breakpoints for a plan, with a location for each. */
+export const placedFrom = (
+  plan: BreakpointPlan,
+  locate: (messageIndex: number, target: "tools" | "message") => string
+): ReadonlyArray<PlacedBreakpoint> =>
+  plan.breakpoints.map((b) => {
+    const base = { tier: b.tier, location: locate(b.messageIndex, b.target), prefixTokens: b.prefixTokens }
+    return b.ttl === undefined ? base : { ...base, ttl: b.ttl }
+  })
+
+/** Assemble a plugin result. */
+export const result = <Body>(
+  provider: string,
+  body: Body,
+  breakpoints: ReadonlyArray<PlacedBreakpoint>,
+  dropped: ReadonlyArray<DroppedBreakpoint>,
+  notes: ReadonlyArray<string>
+): PluginResult<Body> => ({ provider, body, breakpoints, dropped, notes })
+
+/**
+ * A Layer for core's `Placement` service from a pure plugin function. A thrown
+ * `PlacementError` fails the effect; any other exception becomes one.
+ *
+ * @example
+ * ```ts
+ * const layer = placementLayer("anthropic", (request) => placeAnthropic(request, { ttl: "1h" }))
+ * ```
+ */
+export const placementLayer = (
+  provider: string,
+  place: (request: NeutralRequest) => PlacementResult
+): Layer.Layer<Placement> =>
+  Layer.succeed(Placement, {
+    provider,
+    place: (request) =>
+      Effect.try({
+        try: () => place(request),
+        catch: (error) =>
+          error instanceof PlacementError ? error : new PlacementError({ provider, reason: error instanceof Error ? error.message : String(error) })
+      })
+  })

@@ -1,0 +1,188 @@
+/**
+ * The OpenAI-compatible plugin: the seeds' own format, as LiteLLM and OpenRouter take
+ * it. The system message stays in the array; each breakpoint message gets
+ * `cache_control: {type:"ephemeral"}` on its last content block (a string content is
+ * wrapped as `[{type:"text",text,cache_control}]`). Limits follow the model behind the
+ * gateway (Claude by default).
+ */
+import { PlacementError, type ContentPart, type NeutralRequest } from "@strata/core"
+import { lookupModel, normalizeModelId, type ProviderId } from "../models.ts"
+import type { CleanMessage } from "../rules/content.ts"
+import { planBreakpoints, type PlanOptions } from "../rules/plan.ts"
+import { cacheControl, type AnthropicCacheControl } from "./anthropic.ts"
+import {
+  canonicalTools,
+  placedFrom,
+  placementLayer,
+  result,
+  toolTokenEstimate,
+  type CommonOptions,
+  type PluginResult
+} from "./common.ts"
+import type { OpenAIChatTool } from "./openai.ts"
+
+export interface CompatTextPart {
+  type: "text"
+  text: string
+  cache_control?: AnthropicCacheControl
+}
+
+export interface CompatImagePart {
+  type: "image_url"
+  image_url: { url: string }
+  cache_control?: AnthropicCacheControl
+}
+
+export type CompatMessage =
+  | { role: "system"; content: string | Array<CompatTextPart> }
+  | { role: "user"; content: string | Array<CompatTextPart | CompatImagePart> }
+  | { role: "assistant"; content: string | Array<CompatTextPart> }
+
+/** The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept). */
+export interface CompatBody {
+  model: string
+  messages: Array<CompatMessage>
+  tools?: Array<OpenAIChatTool>
+  prompt_cache_key?: string
+  max_tokens?: number
+  stream?: boolean
+  stream_options?: { include_usage: boolean }
+}
+
+/** Options of the OpenAI-compatible plugin. */
+export interface CompatOptions extends CommonOptions {
+  /**
+   * The provider behind the gateway, whose limits apply. Default: guessed from the model
+   * id (`claude` → anthropic, or bedrock for `bedrock/` and regional ids; `gemini` →
+   * gemini; `gpt-`/`o1`/`o3`/`o4` → openai), else anthropic.
+   */
+  readonly upstream?: ProviderId
+  /** `prompt_cache_key` (sticky routing on OpenRouter, OpenAI upstreams). */
+  readonly promptCacheKey?: string
+  readonly maxTokens?: number
+  /** Stream with `stream_options.include_usage`, as seed 002 asks, so the last chunk carries usage. */
+  readonly stream?: boolean
+}
+
+/**
+ * Which provider a gateway model id routes to.
+ *
+ * @example
+ * ```ts
+ * upstreamOf("openrouter/anthropic/claude-sonnet-4.5") // "anthropic"
+ * upstreamOf("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0") // "bedrock"
+ * ```
+ */
+export const upstreamOf = (model: string): ProviderId => {
+  const lower = model.toLowerCase()
+  const bare = normalizeModelId(model)
+  if (bare.startsWith("claude")) {
+    return lower.startsWith("bedrock/") || /(^|\/)(us|eu|apac|global)\.anthropic\./.test(lower) || lower.includes("/anthropic.claude") ? "bedrock" : "anthropic"
+  }
+  if (bare.startsWith("gemini")) return "gemini"
+  if (/^(gpt-|chatgpt-|o[134](-|$))/.test(bare)) return "openai"
+  return "anthropic"
+}
+
+const planOptions = (upstream: ProviderId, limits: PlanOptions["limits"]): Omit<PlanOptions, "limits"> => {
+  switch (upstream) {
+    case "anthropic": return { mode: "markers" }
+    case "bedrock": return { mode: "markers", spacing: "stacked" }
+    // OpenRouter: Gemini takes any number of markers but only the last one is used.
+    case "gemini": return { mode: "markers", maxBreakpoints: 1 }
+    case "openai":
+      return limits.maxBreakpoints === 0
+        ? { mode: "automatic" }
+        : {
+            mode: "markers",
+            reservedSlots: 1,
+            reservedFor: "OpenAI's implicit breakpoint",
+            markable: (m: CleanMessage) => m.role !== "assistant",
+            unmarkableReason: "OpenAI takes no breakpoint on assistant output"
+          }
+  }
+}
+
+const contentPart = (p: ContentPart): CompatTextPart | CompatImagePart =>
+  p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }
+
+/**
+ * Build the seeds' OpenAI-compatible body with `cache_control` markers.
+ *
+ * @example
+ * ```ts
+ * import { placeOpenAICompatible } from "@strata/providers"
+ * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5", stream: true })
+ * await fetch("http://localhost:4000/v1/chat/completions", { method: "POST", body: JSON.stringify(body) })
+ * ```
+ */
+export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOptions = {}): PluginResult<CompatBody> => {
+  const provider = "openai-compatible"
+  const model = options.model ?? request.model
+  const upstream = options.upstream ?? upstreamOf(model)
+  const limits = lookupModel(upstream, model, {
+    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
+  })
+  const tools = canonicalTools(options.tools)
+  const plan = planBreakpoints(request, {
+    limits,
+    ttl: options.ttl,
+    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    ...planOptions(upstream, limits)
+  })
+  const automatic = upstream === "openai" && limits.maxBreakpoints === 0
+  const marks = new Map(automatic ? [] : plan.breakpoints.map((b) => [b.messageIndex, b.ttl] as const))
+  const locations = new Map<number, string>()
+  const messages: Array<CompatMessage> = []
+  for (const m of plan.messages) {
+    if (m.parts.length === 0) continue
+    const original = request.messages[m.index]!
+    const marked = marks.has(m.index)
+    const last = m.parts.length - 1
+    const mark = (k: number) => (marked && k === last ? { cache_control: cacheControl(marks.get(m.index)) } : {})
+    locations.set(m.index, marked ? `messages[${messages.length}].content[${last}]` : `messages[${messages.length}]`)
+    // Unmarked messages keep their own form: a string stays a string (seed 000).
+    const keepString = !marked && typeof original.content === "string"
+    if (m.role === "user") {
+      messages.push({ role: "user", content: keepString ? m.parts.map((p) => (p.type === "text" ? p.text : "")).join("") : m.parts.map((p, k) => ({ ...contentPart(p), ...mark(k) })) })
+    } else {
+      const texts = m.parts.map((p): CompatTextPart => {
+        if (p.type !== "text") throw new PlacementError({ provider, reason: `${m.role} message ${m.index} has an image; only user messages take images` })
+        return { type: "text", text: p.text }
+      })
+      const content = keepString ? texts.map((t) => t.text).join("") : texts.map((t, k) => ({ ...t, ...mark(k) }))
+      messages.push(m.role === "system" ? { role: "system", content } : { role: "assistant", content })
+    }
+  }
+  if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
+  const body: CompatBody = {
+    model,
+    messages,
+    ...(tools.length > 0
+      ? { tools: tools.map((t): OpenAIChatTool => ({ type: "function", function: t.description === undefined ? { name: t.name, parameters: t.inputSchema } : { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+      : {}),
+    ...(options.promptCacheKey === undefined ? {} : { prompt_cache_key: options.promptCacheKey }),
+    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
+    ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
+  }
+  const notes = upstream === "gemini" && request.breakpoints.length > 1
+    ? ["Gemini behind a gateway uses only the last marker; the others were merged into it", ...plan.notes]
+    : plan.notes
+  const placed = placedFrom(plan, (i) => (automatic ? `${locations.get(i)} (automatic prefix)` : (locations.get(i) ?? `message ${i}`)))
+  return result(provider, body, placed, plan.dropped, notes)
+}
+
+/**
+ * Layer for core's `Placement` service that emits the seeds' OpenAI-compatible body.
+ *
+ * @example
+ * ```ts
+ * const layer = OpenAICompatiblePlacement.layer({ stream: true })
+ * ```
+ */
+export const OpenAICompatiblePlacement = {
+  provider: "openai-compatible",
+  place: placeOpenAICompatible,
+  layer: (options: CompatOptions = {}) => placementLayer("openai-compatible", (request) => placeOpenAICompatible(request, options))
+} as const

@@ -1,0 +1,59 @@
+/**
+ * Cumulative prefix tokens at every message of a request. A provider's minimum
+ * cacheable length applies to the whole prefix up to a breakpoint (tools, then system,
+ * then messages), so plugins need the running total, not per-block sizes.
+ */
+import { estimateTokens, messageText, type Message, type NeutralRequest } from "@strata/core"
+
+/** Rough cost of an image when nothing better is known (Anthropic: ~1.6k for 1 MP; OpenAI: 85-1.1k). */
+export const IMAGE_TOKEN_ESTIMATE = 1000
+
+/** Estimated tokens of one message: its text at ~4 chars/token plus a fixed cost per image. */
+export const estimateMessageTokens = (message: Message): number => {
+  const images = typeof message.content === "string" ? 0 : message.content.filter((p) => p.type === "image").length
+  return estimateTokens(messageText(message)) + images * IMAGE_TOKEN_ESTIMATE
+}
+
+/**
+ * Tokens of each message. When the request's blocks line up with its messages (the
+ * blocks' messages concatenated are the message list, as assembly builds it), each
+ * block's measured `tokens` is spread over its messages by estimated size, so the
+ * cumulative count at every block end is the measured one. Otherwise every message
+ * is estimated.
+ */
+export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> => {
+  const estimates = request.messages.map(estimateMessageTokens)
+  const blockMessages = request.blocks.reduce((n, b) => n + b.messages.length, 0)
+  if (request.blocks.length === 0 || blockMessages !== request.messages.length) return estimates
+  const out: Array<number> = []
+  let i = 0
+  for (const block of request.blocks) {
+    const slice = estimates.slice(i, i + block.messages.length)
+    const estimated = slice.reduce((a, b) => a + b, 0)
+    let assigned = 0
+    slice.forEach((e, k) => {
+      // The last message takes the rounding remainder so the block total is exact.
+      const share = k === slice.length - 1
+        ? block.tokens - assigned
+        : estimated === 0 ? 0 : Math.round((block.tokens * e) / estimated)
+      assigned += share
+      out.push(Math.max(0, share))
+    })
+    i += block.messages.length
+  }
+  return out
+}
+
+/**
+ * Cumulative prefix tokens through each message, starting after `leadingTokens`
+ * (tool definitions, which every provider renders first).
+ *
+ * @example
+ * ```ts
+ * prefixTokens(request, 300)[request.breakpoints[0].messageIndex] // tokens up to the first breakpoint
+ * ```
+ */
+export const prefixTokens = (request: NeutralRequest, leadingTokens = 0): ReadonlyArray<number> => {
+  let total = leadingTokens
+  return messageTokens(request).map((t) => (total += t))
+}
