@@ -62,3 +62,13 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
     return `Invalid ${this.what}: ${this.issue}`
   }
 }
+
+/** A prompt file is missing both from the user's prompts folder and from the bundled defaults. */
+export class PromptNotFound extends Schema.TaggedError<PromptNotFound>()("PromptNotFound", {
+  name: Schema.String,
+  searched: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `Prompt "${this.name}" was not found (looked in ${this.searched.join(", ")}); add it to your prompts folder or reinstall @strata/core.`
+  }
+}

@@ -1,0 +1,362 @@
+/**
+ * The `ContextManager` service (seed 004): the session's state holder. It keeps the
+ * conversation history and the files in context, reports token budgets, and runs the
+ * three enforcement layers: compaction (through the optional `HistoryCompactor`),
+ * emergency truncation, and pre-request shedding of the largest files.
+ */
+import { Context, Effect, Exit, Cause, Layer, Option, Ref, Schema } from "effect"
+import { InvalidInput } from "../domain/errors.ts"
+import { ContentPart, Message, Role } from "../domain/Message.ts"
+import type { TrackerPersistError } from "../services/Tracker.ts"
+import { Tracker } from "../services/Tracker.ts"
+import {
+  type CompactionConfig,
+  DEFAULT_COMPACTION_CONFIG,
+  emergencyTruncate as truncateOldest,
+  shouldCompact as overTrigger
+} from "../compaction/algorithm.ts"
+import {
+  type CompactionResult,
+  type CompactionStatus,
+  compactionStatus,
+  HistoryCompactor
+} from "../compaction/HistoryCompactor.ts"
+import { FILES_ACTIVE_HEADER } from "../assembly/headers.ts"
+import { modelInfo } from "../tokens/encoding.ts"
+import type { TokenCounter } from "../tokens/TokenCounter.ts"
+import { Tokenizer } from "../tokens/Tokenizer.ts"
+import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./budget.ts"
+import { FileContext, type FileError, RepoFiles } from "./FileContext.ts"
+
+/** What the manager holds: history and files, both immutable values. */
+export interface SessionState {
+  readonly history: ReadonlyArray<Message>
+  readonly files: FileContext
+}
+
+/** A message's content: a string, or text and image parts. */
+export const MessageContent = Schema.Union([Schema.String, Schema.Array(ContentPart)])
+export type MessageContent = typeof MessageContent.Type
+
+/** The outcome of emergency truncation. */
+export interface TruncationResult {
+  /** Messages dropped from the front of the history (0 when nothing was done). */
+  readonly dropped: number
+  readonly tokensBefore: number
+  readonly tokensAfter: number
+  readonly history: ReadonlyArray<Message>
+}
+
+/** The outcome of pre-request shedding (the files are already removed from context). */
+export interface ShedReport {
+  readonly dropped: ReadonlyArray<ShedFile>
+  readonly estimatedTokens: number
+  readonly finalTokens: number
+  readonly limitTokens: number
+  readonly warning?: string | undefined
+}
+
+export interface ContextManagerOptions {
+  /** Override the model's input limit (default: `modelInfo(model).maxInputTokens`). */
+  readonly maxInputTokens?: number | undefined
+  /**
+   * Compaction settings, used for `shouldCompact`, the status and emergency truncation
+   * when no `HistoryCompactor` is provided (a provided compactor's own config wins).
+   */
+  readonly compaction?: Partial<CompactionConfig> | undefined
+}
+
+const decodeHistory = Schema.decodeUnknownExit(Schema.Array(Message))
+const decodeMessage = Schema.decodeUnknownExit(Message)
+
+// The SchemaError's message names the bad field, e.g. `Expected "user" | ... at [1]["role"]`.
+const issueText = (cause: Cause.Cause<Schema.SchemaError>): string => {
+  const error = Cause.squash(cause)
+  return error instanceof Error ? error.message : String(error)
+}
+
+const decodeOrFail = <A>(what: string, exit: Exit.Exit<A, Schema.SchemaError>): Effect.Effect<A, InvalidInput> =>
+  Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.fail(new InvalidInput({ what, issue: issueText(exit.cause) }))
+
+/** A copy the caller may mutate without touching the manager's state. */
+const copyMessage = (m: Message): Message =>
+  typeof m.content === "string" ? { role: m.role, content: m.content } : { role: m.role, content: m.content.map((p) => ({ ...p })) }
+
+/**
+ * Replace `snapshot` with `next` in `current`, keeping messages appended to `current`
+ * since the snapshot was taken (a compaction runs while the conversation goes on).
+ * Returns undefined when `current` no longer extends `snapshot` (it was replaced).
+ */
+const rebase = (
+  current: ReadonlyArray<Message>,
+  snapshot: ReadonlyArray<Message>,
+  next: ReadonlyArray<Message>
+): ReadonlyArray<Message> | undefined => {
+  if (current === snapshot) return next
+  if (current.length < snapshot.length) return undefined
+  for (let i = 0; i < snapshot.length; i++) if (current[i] !== snapshot[i]) return undefined
+  return [...next, ...current.slice(snapshot.length)]
+}
+
+const make = (options: ContextManagerOptions) =>
+  Effect.gen(function* () {
+    const counter: TokenCounter = yield* Tokenizer
+    const repoFiles = yield* RepoFiles
+    const tracker = yield* Effect.serviceOption(Tracker)
+    const compactor = yield* Effect.serviceOption(HistoryCompactor)
+    const compactionConfig: CompactionConfig = Option.isSome(compactor)
+      ? compactor.value.config
+      : { ...DEFAULT_COMPACTION_CONFIG, ...options.compaction }
+    const maxInputTokens = options.maxInputTokens ?? modelInfo(counter.model).maxInputTokens
+    const state = yield* Ref.make<SessionState>({ history: [], files: FileContext.empty })
+
+    const purgeTracker: Effect.Effect<void, TrackerPersistError> = Option.isSome(tracker)
+      ? Effect.asVoid(tracker.value.purgeHistory)
+      : Effect.void
+    const history = Effect.map(Ref.get(state), (s) => s.history)
+    const files = Effect.map(Ref.get(state), (s) => s.files)
+    const historyTokenCount = Effect.map(history, (h) => counter.countMessages(h))
+    const setHistoryValue = (next: ReadonlyArray<Message>) => Ref.update(state, (s) => ({ ...s, history: next }))
+    const append = (...messages: ReadonlyArray<Message>) =>
+      Ref.update(state, (s) => ({ ...s, history: [...s.history, ...messages] }))
+
+    // History.
+
+    const addMessage = Effect.fn("ContextManager.addMessage")(function* (role: Role, content: MessageContent) {
+      const message = yield* decodeOrFail("message", decodeMessage({ role, content }))
+      yield* append(message)
+    })
+
+    const addExchange = Effect.fn("ContextManager.addExchange")(function* (user: MessageContent, assistant: MessageContent) {
+      const pair = yield* decodeOrFail("exchange", decodeHistory([{ role: "user", content: user }, { role: "assistant", content: assistant }]))
+      yield* append(...pair)
+    })
+
+    const setHistory = Effect.fn("ContextManager.setHistory")(function* (messages: unknown) {
+      const decoded = yield* decodeOrFail("history", decodeHistory(messages))
+      yield* setHistoryValue(decoded)
+    })
+
+    // Purge first: if the tracker cannot be saved, the history stays as it was.
+    const clearHistory = Effect.andThen(purgeTracker, setHistoryValue([])).pipe(Effect.withSpan("ContextManager.clearHistory"))
+
+    // Files.
+
+    const addFile = Effect.fn("ContextManager.addFile")(function* (path: string, content?: string) {
+      const file = content === undefined ? yield* repoFiles.read(path) : { path: yield* repoFiles.normalize(path), content }
+      yield* Ref.update(state, (s) => ({ ...s, files: s.files.addFile(file.path, file.content) }))
+      return file.path
+    })
+
+    const removeFile = Effect.fn("ContextManager.removeFile")(function* (path: string) {
+      const relative = yield* repoFiles.normalize(path)
+      return yield* Ref.modify(state, (s) => [s.files.hasFile(relative), { ...s, files: s.files.removeFile(relative) }] as const)
+    })
+
+    const withFiles = <A>(f: (files: FileContext, relative: string) => A) => (path: string) =>
+      Effect.flatMap(repoFiles.normalize(path), (relative) => Effect.map(files, (fc) => f(fc, relative)))
+
+    // Budgets and enforcement.
+
+    const shouldCompact = Effect.map(historyTokenCount, (tokens) => overTrigger(tokens, compactionConfig))
+
+    const getTokenBudget = Effect.map(historyTokenCount, (tokens) =>
+      tokenBudget(tokens, maxInputTokens, overTrigger(tokens, compactionConfig)))
+
+    const emergencyTruncate = Effect.fn("ContextManager.emergencyTruncate")(function* () {
+      const snapshot = yield* history
+      const tokensBefore = counter.countMessages(snapshot)
+      const next = truncateOldest(snapshot, compactionConfig.triggerTokens, counter)
+      if (next.length === snapshot.length) {
+        return { dropped: 0, tokensBefore, tokensAfter: tokensBefore, history: snapshot } satisfies TruncationResult
+      }
+      yield* purgeTracker
+      const applied = yield* Ref.modify(state, (s) => {
+        const rebased = rebase(s.history, snapshot, next)
+        return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
+      })
+      const final = applied ?? (yield* history)
+      return {
+        dropped: applied === undefined ? 0 : snapshot.length - next.length,
+        tokensBefore,
+        tokensAfter: counter.countMessages(final),
+        history: final
+      } satisfies TruncationResult
+    })
+
+    const compactHistoryIfNeeded = Effect.fn("ContextManager.compactHistoryIfNeeded")(function* () {
+      const snapshot = yield* history
+      if (Option.isSome(compactor)) {
+        const result = yield* compactor.value.compactHistoryIfNeeded(snapshot)
+        if (!result.compacted) return result
+        const applied = yield* Ref.modify(state, (s) => {
+          const rebased = rebase(s.history, snapshot, result.history)
+          return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
+        })
+        return applied === undefined
+          ? { ...result, compacted: false, kind: "none", history: yield* history, reason: "history was replaced while compaction ran; result discarded" } satisfies CompactionResult
+          : { ...result, history: applied } satisfies CompactionResult
+      }
+      // No compactor: only layer 2 (emergency truncation) can act.
+      const tokensBefore = counter.countMessages(snapshot)
+      const none = (reason: string): CompactionResult => ({
+        compacted: false,
+        kind: "none",
+        history: snapshot,
+        tokensBefore,
+        tokensAfter: tokensBefore,
+        tokensSaved: 0,
+        cacheTokensInvalidated: 0,
+        reason,
+        warnings: []
+      })
+      if (!overTrigger(tokensBefore, compactionConfig)) return none("history is below the trigger")
+      const truncated = yield* emergencyTruncate()
+      if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
+      return {
+        compacted: true,
+        kind: "emergency",
+        history: truncated.history,
+        tokensBefore,
+        tokensAfter: truncated.tokensAfter,
+        tokensSaved: tokensBefore - truncated.tokensAfter,
+        cacheTokensInvalidated: 0,
+        reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
+        warnings: []
+      } satisfies CompactionResult
+    })
+
+    const shedFilesIfNeeded = Effect.fn("ContextManager.shedFilesIfNeeded")(function* (otherTokens: number) {
+      const current = yield* Ref.get(state)
+      const result = shedFiles({
+        files: current.files,
+        otherTokens: otherTokens + counter.countMessages(current.history),
+        maxInputTokens,
+        counter
+      })
+      if (result.dropped.length > 0) {
+        yield* Ref.update(state, (s) => ({ ...s, files: result.dropped.reduce((fc, f) => fc.removeFile(f.path), s.files) }))
+        yield* Effect.logWarning(result.warning)
+      }
+      return {
+        dropped: result.dropped,
+        estimatedTokens: result.estimatedTokens,
+        finalTokens: result.finalTokens,
+        limitTokens: result.limitTokens,
+        warning: result.warning
+      } satisfies ShedReport
+    })
+
+    // Lifecycle.
+
+    const loadSession = Effect.fn("ContextManager.loadSession")(function* (messages: unknown) {
+      const decoded = yield* decodeOrFail("session history", decodeHistory(messages))
+      yield* purgeTracker
+      yield* setHistoryValue(decoded)
+      return decoded.length
+    })
+
+    return {
+      model: counter.model,
+      counter,
+      maxInputTokens,
+      compactionConfig,
+      root: repoFiles.root,
+      /** The current history and files (immutable values; safe to keep). */
+      state: Ref.get(state),
+      addMessage,
+      addExchange,
+      getHistory: Effect.map(history, (h) => h.map(copyMessage)),
+      setHistory,
+      clearHistory,
+      reregisterHistoryItems: purgeTracker,
+      historyTokenCount,
+      addFile,
+      removeFile,
+      getFiles: Effect.map(files, (fc) => [...fc.getFiles()]),
+      getFileContent: withFiles((fc, p) => fc.getContent(p)),
+      hasFile: withFiles((fc, p) => fc.hasFile(p)),
+      clearFiles: Ref.update(state, (s) => ({ ...s, files: s.files.clear() })),
+      formatFilesForPrompt: Effect.map(files, (fc) => fc.formatForPrompt(FILES_ACTIVE_HEADER)),
+      countFileTokens: Effect.map(files, (fc) => fc.countTokens(counter)),
+      getTokensByFile: Effect.map(files, (fc) => Object.fromEntries(fc.getTokensByFile(counter)) as Readonly<Record<string, number>>),
+      getTokenBudget,
+      shouldCompact,
+      getCompactionStatus: Effect.map(historyTokenCount, (tokens): CompactionStatus => compactionStatus(tokens, compactionConfig)),
+      compactHistoryIfNeeded: compactHistoryIfNeeded(),
+      emergencyTruncate: emergencyTruncate(),
+      shedFilesIfNeeded,
+      resetSession: Effect.andThen(purgeTracker, setHistoryValue([])).pipe(Effect.withSpan("ContextManager.resetSession")),
+      loadSession
+    }
+  })
+
+/** The manager's interface (see the README for each operation). */
+export interface ContextManagerShape {
+  readonly model: string
+  readonly counter: TokenCounter
+  readonly maxInputTokens: number
+  readonly compactionConfig: CompactionConfig
+  /** The absolute repository root. */
+  readonly root: string
+  readonly state: Effect.Effect<SessionState>
+  readonly addMessage: (role: Role, content: MessageContent) => Effect.Effect<void, InvalidInput>
+  readonly addExchange: (user: MessageContent, assistant: MessageContent) => Effect.Effect<void, InvalidInput>
+  /** A copy of the history; mutating it does not change the manager. */
+  readonly getHistory: Effect.Effect<ReadonlyArray<Message>>
+  /** Replace the history; malformed input fails naming the bad field and changes nothing. */
+  readonly setHistory: (messages: unknown) => Effect.Effect<void, InvalidInput>
+  /** Empty the history and purge the tracker's `history:` entries. */
+  readonly clearHistory: Effect.Effect<void, TrackerPersistError>
+  /** Purge the tracker's `history:` entries, keeping the history. */
+  readonly reregisterHistoryItems: Effect.Effect<void, TrackerPersistError>
+  readonly historyTokenCount: Effect.Effect<number>
+  /** Add a file (read from disk when `content` is omitted); returns its repo-relative path. */
+  readonly addFile: (path: string, content?: string) => Effect.Effect<string, FileError>
+  /** Remove a file; false when it was not in context. */
+  readonly removeFile: (path: string) => Effect.Effect<boolean, FileError>
+  readonly getFiles: Effect.Effect<ReadonlyArray<string>>
+  readonly getFileContent: (path: string) => Effect.Effect<string | undefined, FileError>
+  readonly hasFile: (path: string) => Effect.Effect<boolean, FileError>
+  readonly clearFiles: Effect.Effect<void>
+  /** The Working Files section for the files in context ("" when none). */
+  readonly formatFilesForPrompt: Effect.Effect<string>
+  readonly countFileTokens: Effect.Effect<number>
+  readonly getTokensByFile: Effect.Effect<Readonly<Record<string, number>>>
+  readonly getTokenBudget: Effect.Effect<TokenBudget>
+  readonly shouldCompact: Effect.Effect<boolean>
+  readonly getCompactionStatus: Effect.Effect<CompactionStatus>
+  /** Layer 1 (compaction via `HistoryCompactor`), falling back to layer 2 (emergency truncation). */
+  readonly compactHistoryIfNeeded: Effect.Effect<CompactionResult, TrackerPersistError>
+  /** Layer 2: when history is over twice the trigger, drop the oldest exchanges until it fits under it. */
+  readonly emergencyTruncate: Effect.Effect<TruncationResult, TrackerPersistError>
+  /** Layer 3: drop the largest files when history + files + `otherTokens` exceed 90% of the input limit. */
+  readonly shedFilesIfNeeded: (otherTokens: number) => Effect.Effect<ShedReport>
+  /** Start over: empty history, tracker history entries purged; files stay. */
+  readonly resetSession: Effect.Effect<void, TrackerPersistError>
+  /** Replace the history with a stored session's messages; returns how many were loaded. */
+  readonly loadSession: (messages: unknown) => Effect.Effect<number, InvalidInput | TrackerPersistError>
+}
+
+/**
+ * The session's context state: history, files, budgets and their enforcement. Needs
+ * `Tokenizer` and `RepoFiles`; uses `Tracker` and `HistoryCompactor` when provided.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ContextManager, RepoFiles, Tokenizer } from "@strata/core/effect"
+ * const layer = ContextManager.layer().pipe(
+ *   Layer.provide(Layer.mergeAll(Tokenizer.layer("gpt-4o"), RepoFiles.layer({ root: "." })))
+ * )
+ * const program = Effect.gen(function* () {
+ *   const manager = yield* ContextManager
+ *   yield* manager.addExchange("Hi", "Hello!")
+ *   return yield* manager.getTokenBudget
+ * }).pipe(Effect.provide(layer))
+ * ```
+ */
+export class ContextManager extends Context.Service<ContextManager, ContextManagerShape>()("@strata/core/ContextManager") {
+  static readonly layer = (options: ContextManagerOptions = {}): Layer.Layer<ContextManager, never, Tokenizer | RepoFiles> =>
+    Layer.effect(ContextManager, make(options))
+}

@@ -1,0 +1,76 @@
+/**
+ * A whole flat request from the session's state: prompts from the prompts folder,
+ * URL limiting, pre-request shedding (layer 3), then `assembleMessages`. Every
+ * warning a user should see comes back with the messages.
+ */
+import { Effect } from "effect"
+import { assembleMessages, type ImageInput, limitUrls } from "../assembly/flat.ts"
+import type { Message } from "../domain/Message.ts"
+import { Prompts } from "../prompts/Prompts.ts"
+import type { ShedFile } from "./budget.ts"
+import { ContextManager } from "./ContextManager.ts"
+
+export interface FlatRequestInput {
+  /** The user's current prompt. */
+  readonly prompt: string
+  readonly images?: ReadonlyArray<ImageInput> | undefined
+  readonly symbolLegend?: string | undefined
+  readonly symbolMap?: string | undefined
+  readonly fileTree?: string | undefined
+  /** Formatted URL contents; more than 3 are cut to 3 with a warning. */
+  readonly urlContext?: ReadonlyArray<string> | undefined
+}
+
+export interface FlatRequest {
+  readonly messages: ReadonlyArray<Message>
+  /** Estimated input tokens of `messages`. */
+  readonly tokens: number
+  /** Prompt fallbacks, URLs cut, files shed: say these to the user. */
+  readonly warnings: ReadonlyArray<string>
+  /** Files removed from context by shedding for this request. */
+  readonly shed: ReadonlyArray<ShedFile>
+}
+
+/**
+ * Assemble a flat request from the manager's history and files. Files are shed
+ * (largest first, removed from context) when the request would pass 90% of the
+ * model's input limit.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { assembleFlatRequest } from "@strata/core/effect"
+ * const request = assembleFlatRequest({ prompt: "Explain src/a.ts" }) // needs ContextManager and Prompts
+ * ```
+ */
+export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest")(function* (input: FlatRequestInput) {
+  const manager = yield* ContextManager
+  const prompts = yield* Prompts
+  const system = yield* prompts.systemPrompt
+  const reminder = yield* prompts.systemReminder
+  const warnings: Array<string> = [...system.warnings, ...reminder.warnings]
+  const urls = limitUrls(input.urlContext ?? [])
+  if (urls.warning !== undefined) warnings.push(urls.warning)
+  const base = {
+    systemPrompt: system.text,
+    symbolLegend: input.symbolLegend,
+    symbolMap: input.symbolMap,
+    fileTree: input.fileTree,
+    urlContext: urls.urls,
+    prompt: input.prompt,
+    systemReminder: reminder.text,
+    images: input.images
+  }
+  // Everything but files and history; the manager adds those to its estimate.
+  const otherTokens = manager.counter.countMessages(assembleMessages(base))
+  const shed = yield* manager.shedFilesIfNeeded(otherTokens)
+  if (shed.warning !== undefined) warnings.push(shed.warning)
+  const state = yield* manager.state
+  const messages = assembleMessages({ ...base, files: state.files.entries(), history: state.history })
+  return {
+    messages,
+    tokens: manager.counter.countMessages(messages),
+    warnings,
+    shed: shed.dropped
+  } satisfies FlatRequest
+})

@@ -1,0 +1,263 @@
+/**
+ * The Promise facade: `createContextEngine(options)` returns a `ContextEngine` that
+ * owns one `ManagedRuntime` over the engine Layer, so users who do not use Effect get
+ * every capability as async methods. Failures throw the tagged error itself
+ * (`instanceof` and `_tag` work); an aborted signal rejects with the signal's reason.
+ */
+import { Cause, Effect, Exit, ManagedRuntime } from "effect"
+import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
+import type { TokenBudget } from "../context/budget.ts"
+import {
+  ContextManager,
+  type MessageContent,
+  type SessionState,
+  type ShedReport,
+  type TruncationResult
+} from "../context/ContextManager.ts"
+import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
+import type { Message, Role } from "../domain/Message.ts"
+import { Prompts, type PromptText } from "../prompts/Prompts.ts"
+import type { TokenCounter } from "../tokens/TokenCounter.ts"
+import { Tokenizer } from "../tokens/Tokenizer.ts"
+import { type ContextEngineOptions, type EngineServices, makeEngineLayer } from "./layer.ts"
+
+/** Per-call options every engine method accepts. */
+export interface CallOptions {
+  /** Abort the call; the promise rejects with `signal.reason`. */
+  readonly signal?: AbortSignal | undefined
+}
+
+const abortError = (signal: AbortSignal): unknown =>
+  signal.reason ?? new DOMException("The operation was aborted.", "AbortError")
+
+/**
+ * A context engine for one session: history, files in context, budgets, prompts and
+ * flat assembly. Create it with `createContextEngine`; call `dispose()` (or use
+ * `await using`) when done.
+ *
+ * @example
+ * ```ts
+ * import { createContextEngine } from "@strata/core"
+ * await using engine = createContextEngine({ model: "gpt-4o", repoRoot: "." })
+ * await engine.addFile("README.md")
+ * const { messages } = await engine.assembleFlat({ prompt: "Summarize the README." })
+ * ```
+ */
+export class ContextEngine implements AsyncDisposable {
+  readonly model: string
+  protected readonly runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>
+  #disposed = false
+
+  constructor(options: ContextEngineOptions) {
+    this.model = options.model
+    this.runtime = ManagedRuntime.make(makeEngineLayer(options))
+  }
+
+  /**
+   * Run an Effect on the engine's runtime and settle like a plain async function.
+   * Methods added later (tiered `assemble`, `getContextBreakdown`) are one call each.
+   */
+  protected async run<A, E>(effect: Effect.Effect<A, E, EngineServices>, options?: CallOptions): Promise<A> {
+    if (this.#disposed) throw new Error("This ContextEngine was disposed; create a new one with createContextEngine().")
+    const signal = options?.signal
+    if (signal?.aborted) throw abortError(signal)
+    const exit = await this.runtime.runPromiseExit(effect, signal === undefined ? undefined : { signal })
+    if (Exit.isSuccess(exit)) return exit.value
+    if (signal?.aborted && Cause.hasInterruptsOnly(exit.cause)) throw abortError(signal)
+    throw Cause.squash(exit.cause)
+  }
+
+  /** Run a function of the `ContextManager`. */
+  protected withManager<A, E>(f: (manager: ContextManager["Service"]) => Effect.Effect<A, E>, options?: CallOptions): Promise<A> {
+    return this.run(ContextManager.use(f), options)
+  }
+
+  // History
+
+  /** Append one message. Throws `InvalidInput` for a malformed role or content. */
+  addMessage(role: Role, content: MessageContent, options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.addMessage(role, content), options)
+  }
+
+  /** Append a user message and the assistant's reply together. */
+  addExchange(user: MessageContent, assistant: MessageContent, options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.addExchange(user, assistant), options)
+  }
+
+  /** A copy of the history; changing it does not change the engine. */
+  getHistory(options?: CallOptions): Promise<ReadonlyArray<Message>> {
+    return this.withManager((m) => m.getHistory, options)
+  }
+
+  /** Replace the history. Throws `InvalidInput` naming the bad field; the history is then unchanged. */
+  setHistory(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.setHistory(messages), options)
+  }
+
+  /** Empty the history and purge the tracker's history entries. */
+  clearHistory(options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.clearHistory, options)
+  }
+
+  /** Purge the tracker's history entries without touching the history. */
+  reregisterHistoryItems(options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.reregisterHistoryItems, options)
+  }
+
+  historyTokenCount(options?: CallOptions): Promise<number> {
+    return this.withManager((m) => m.historyTokenCount, options)
+  }
+
+  // Files
+
+  /**
+   * Add a file to context, reading it from disk when `content` is omitted. Returns the
+   * repo-relative path. Throws `PathOutsideRepo`, `FileNotFound`, `BinaryFile`,
+   * `FileTooLarge`, `FileReadError` or `InvalidInput`.
+   */
+  addFile(path: string, content?: string, options?: CallOptions): Promise<string> {
+    return this.withManager((m) => m.addFile(path, content), options)
+  }
+
+  /** Remove a file; false when it was not in context. */
+  removeFile(path: string, options?: CallOptions): Promise<boolean> {
+    return this.withManager((m) => m.removeFile(path), options)
+  }
+
+  /** Paths in context, sorted. */
+  getFiles(options?: CallOptions): Promise<ReadonlyArray<string>> {
+    return this.withManager((m) => m.getFiles, options)
+  }
+
+  getFileContent(path: string, options?: CallOptions): Promise<string | undefined> {
+    return this.withManager((m) => m.getFileContent(path), options)
+  }
+
+  hasFile(path: string, options?: CallOptions): Promise<boolean> {
+    return this.withManager((m) => m.hasFile(path), options)
+  }
+
+  clearFiles(options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.clearFiles, options)
+  }
+
+  /** The Working Files section (header and fenced files), or "" with no files. */
+  formatFilesForPrompt(options?: CallOptions): Promise<string> {
+    return this.withManager((m) => m.formatFilesForPrompt, options)
+  }
+
+  countFileTokens(options?: CallOptions): Promise<number> {
+    return this.withManager((m) => m.countFileTokens, options)
+  }
+
+  getTokensByFile(options?: CallOptions): Promise<Readonly<Record<string, number>>> {
+    return this.withManager((m) => m.getTokensByFile, options)
+  }
+
+  // Budgets and enforcement
+
+  /** `{ historyTokens, maxHistoryTokens, maxInputTokens, remaining, needsSummary }`. */
+  getTokenBudget(options?: CallOptions): Promise<TokenBudget> {
+    return this.withManager((m) => m.getTokenBudget, options)
+  }
+
+  shouldCompact(options?: CallOptions): Promise<boolean> {
+    return this.withManager((m) => m.shouldCompact, options)
+  }
+
+  /** `{ enabled, tokens, threshold, percent }` for a UI. */
+  getCompactionStatus(options?: CallOptions): Promise<CompactionStatus> {
+    return this.withManager((m) => m.getCompactionStatus, options)
+  }
+
+  /** Compact the history when it passed the trigger (call after each response). */
+  compactHistoryIfNeeded(options?: CallOptions): Promise<CompactionResult> {
+    return this.withManager((m) => m.compactHistoryIfNeeded, options)
+  }
+
+  /** Drop the oldest exchanges when history is over twice the compaction trigger. */
+  emergencyTruncate(options?: CallOptions): Promise<TruncationResult> {
+    return this.withManager((m) => m.emergencyTruncate, options)
+  }
+
+  /**
+   * Drop the largest files when history + files + `otherTokens` pass 90% of the input
+   * limit; the report carries a warning to show the user.
+   */
+  shedFilesIfNeeded(otherTokens: number, options?: CallOptions): Promise<ShedReport> {
+    return this.withManager((m) => m.shedFilesIfNeeded(otherTokens), options)
+  }
+
+  // Lifecycle
+
+  /** Empty the history and purge the tracker's history entries; files stay. */
+  resetSession(options?: CallOptions): Promise<void> {
+    return this.withManager((m) => m.resetSession, options)
+  }
+
+  /** Continue a stored session: replace the history with its messages (validated first). */
+  loadSession(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<number> {
+    return this.withManager((m) => m.loadSession(messages), options)
+  }
+
+  /** The current history and files as immutable values. */
+  getState(options?: CallOptions): Promise<SessionState> {
+    return this.withManager((m) => m.state, options)
+  }
+
+  // Prompts, tokens and assembly
+
+  /** `system.md` + `system_extra.md`, read now from the prompts folder (bundled fallback). */
+  getSystemPrompt(options?: CallOptions): Promise<PromptText> {
+    return this.run(Prompts.use((p) => p.systemPrompt), options)
+  }
+
+  /** `system_reminder.md`, read now. */
+  getSystemReminder(options?: CallOptions): Promise<PromptText> {
+    return this.run(Prompts.use((p) => p.systemReminder), options)
+  }
+
+  /** The engine's token counter (memoized; synchronous once loaded). */
+  getTokenCounter(options?: CallOptions): Promise<TokenCounter> {
+    return this.run(Effect.service(Tokenizer), options)
+  }
+
+  /** Tokens of a text with the engine's model tokenizer. */
+  countTokens(text: string, options?: CallOptions): Promise<number> {
+    return this.run(Tokenizer.use((t) => Effect.succeed(t.count(text))), options)
+  }
+
+  /**
+   * A flat (non-tiered) request from the session: system prompt and symbol map, file
+   * tree, URLs, Working Files, history, prompt + reminder. Sheds files first when the
+   * request would pass 90% of the input limit; warnings say what happened.
+   */
+  assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
+    return this.run(assembleFlatRequest(input), options)
+  }
+
+  /** Release the runtime. Later calls throw. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposed = true
+    await this.runtime.dispose()
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose()
+  }
+}
+
+/**
+ * Create a context engine for one session.
+ *
+ * @example
+ * ```ts
+ * import { createContextEngine } from "@strata/core"
+ * const engine = createContextEngine({ model: "claude-sonnet-4-5", repoRoot: "/path/to/repo" })
+ * await engine.addExchange("What does src/a.ts do?", "It exports a.")
+ * console.log(await engine.getTokenBudget())
+ * await engine.dispose()
+ * ```
+ */
+export const createContextEngine = (options: ContextEngineOptions): ContextEngine => new ContextEngine(options)

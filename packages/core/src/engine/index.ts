@@ -1,0 +1,2 @@
+export * from "./layer.ts"
+export * from "./ContextEngine.ts"

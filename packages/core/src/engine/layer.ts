@@ -1,0 +1,72 @@
+/**
+ * The Layer behind `createContextEngine`: tokenizer, repository files, prompts,
+ * history compactor and context manager, plus any layers the caller adds (a
+ * `Tracker` from `@strata/tiers`, a `CompactionModel`, a `SymbolIndex`...).
+ */
+import { Layer } from "effect"
+import type { CompactionConfig } from "../compaction/algorithm.ts"
+import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
+import { ContextManager } from "../context/ContextManager.ts"
+import { RepoFiles } from "../context/FileContext.ts"
+import { Prompts } from "../prompts/Prompts.ts"
+import type { TokenCounter } from "../tokens/TokenCounter.ts"
+import { Tokenizer } from "../tokens/Tokenizer.ts"
+
+/** Options of `createContextEngine` and `makeEngineLayer`. */
+export interface ContextEngineOptions {
+  /** Model id; picks the tokenizer and the input limit (`gpt-4o`, `claude-sonnet-4-5`...). */
+  readonly model: string
+  /** Repository root; file paths are relative to it. Default: the current directory. */
+  readonly repoRoot?: string | undefined
+  /** Largest file `addFile` reads from disk, in bytes. Default 1 MiB. */
+  readonly maxFileBytes?: number | undefined
+  /** Override the model's input limit used for budgets and shedding. */
+  readonly maxInputTokens?: number | undefined
+  /** Folder with `system.md`, `system_extra.md`, `system_reminder.md`; bundled defaults otherwise. */
+  readonly promptsDir?: string | undefined
+  /** Compaction settings (trigger, verbatim window, ...); defaults as in `DEFAULT_COMPACTION_CONFIG`. */
+  readonly compaction?: Partial<CompactionConfig> | undefined
+  /** Count tokens with this counter instead of the model's tokenizer. */
+  readonly tokenCounter?: TokenCounter | undefined
+  /**
+   * More services for the engine: `Tracker`, `CompactionModel`, `SymbolIndex`, stage
+   * overrides. They are visible to the engine's own services (the manager purges the
+   * tracker's history entries; the compactor asks the compaction model).
+   */
+  readonly layers?: ReadonlyArray<Layer.Layer<never, unknown>> | undefined
+}
+
+/** Services every engine runtime provides. */
+export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | RepoFiles | Prompts
+
+/**
+ * Build the engine's Layer. Effect users can provide it directly instead of using the
+ * Promise facade.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ContextManager, makeEngineLayer } from "@strata/core/effect"
+ * const program = Effect.gen(function* () {
+ *   const manager = yield* ContextManager
+ *   yield* manager.addFile("README.md")
+ *   return yield* manager.getFiles
+ * }).pipe(Effect.provide(makeEngineLayer({ model: "gpt-4o", repoRoot: "." })))
+ * ```
+ */
+export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<EngineServices, unknown> => {
+  const tokenizer = options.tokenCounter === undefined
+    ? Tokenizer.layer(options.model)
+    : Tokenizer.layerFrom(options.tokenCounter)
+  const extras = options.layers ?? []
+  const base = Layer.mergeAll(
+    tokenizer,
+    RepoFiles.layer({ root: options.repoRoot ?? process.cwd(), maxFileBytes: options.maxFileBytes }),
+    Prompts.layer({ dir: options.promptsDir }),
+    ...extras
+  )
+  const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))
+  return ContextManager.layer({ maxInputTokens: options.maxInputTokens, compaction: options.compaction }).pipe(
+    Layer.provideMerge(compactor)
+  )
+}

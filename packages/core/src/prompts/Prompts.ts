@@ -1,0 +1,126 @@
+/**
+ * Prompt files (seed 002 "System Prompt"): `system.md` + optional `system_extra.md`
+ * and `system_reminder.md`, read from a user prompts folder on every call so edits
+ * apply to the next request without a restart, with the bundled defaults in
+ * `packages/core/prompts/` as the fallback when a file is missing.
+ */
+import { readFile } from "node:fs/promises"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { Context, Effect, Layer } from "effect"
+import { InvalidInput, PromptNotFound } from "../domain/errors.ts"
+
+/**
+ * The bundled prompts folder. This module sits at `src/prompts/` and, built, at
+ * `dist/prompts/`; both are two levels below the package root.
+ */
+export const BUNDLED_PROMPTS_DIR: string = fileURLToPath(new URL("../../prompts/", import.meta.url))
+
+export const SYSTEM_PROMPT_FILE = "system.md"
+export const SYSTEM_EXTRA_FILE = "system_extra.md"
+export const SYSTEM_REMINDER_FILE = "system_reminder.md"
+
+/** A prompt's text and the warnings produced while loading it. */
+export interface PromptText {
+  readonly text: string
+  /** One line per fallback to a bundled default. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * The user's prompt with the system reminder appended, separated by a blank line;
+ * the prompt alone when the reminder is empty.
+ *
+ * @example
+ * ```ts
+ * import { withReminder } from "@strata/core"
+ * withReminder("Fix the bug.", "Keep edits small.") // "Fix the bug.\n\nKeep edits small."
+ * ```
+ */
+export const withReminder = (prompt: string, reminder: string): string =>
+  reminder.trim() === "" ? prompt : `${prompt}\n\n${reminder}`
+
+const isMissing = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR" || error.code === "EISDIR")
+
+// Prompt files end with a newline in an editor; the texts are joined by the loader.
+const trimEnd = (text: string): string => text.replace(/\s+$/u, "")
+
+/** The file's text, or undefined when it does not exist; other I/O errors are defects. */
+const readOptional = (path: string): Effect.Effect<string | undefined> =>
+  Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: (error) => error }).pipe(
+    Effect.map(trimEnd),
+    Effect.catch((error) => (isMissing(error) ? Effect.succeed(undefined) : Effect.die(error)))
+  )
+
+const validName = (name: string): Effect.Effect<string, InvalidInput> =>
+  name === "" || name !== NodePath.basename(name) || name === "." || name === ".." || name.includes("\\")
+    ? Effect.fail(new InvalidInput({ what: "prompt name", issue: `${JSON.stringify(name)} must be a plain file name such as "system.md"` }))
+    : Effect.succeed(name)
+
+export interface PromptsOptions {
+  /** The user's prompts folder; when unset only the bundled defaults are used. */
+  readonly dir?: string | undefined
+  /** Where the defaults live; default `BUNDLED_PROMPTS_DIR`. */
+  readonly bundledDir?: string | undefined
+}
+
+const make = (options: PromptsOptions) => {
+  const dir = options.dir === undefined ? undefined : NodePath.resolve(options.dir)
+  const bundledDir = options.bundledDir ?? BUNDLED_PROMPTS_DIR
+
+  const loadNamed = Effect.fnUntraced(function* (name: string) {
+    const warnings: Array<string> = []
+    if (dir !== undefined) {
+      const own = yield* readOptional(NodePath.join(dir, name))
+      if (own !== undefined) return { text: own, warnings } satisfies PromptText
+      warnings.push(`Prompt ${name} is missing from ${dir}; using the bundled default.`)
+    }
+    const bundled = yield* readOptional(NodePath.join(bundledDir, name))
+    if (bundled === undefined) {
+      return yield* new PromptNotFound({ name, searched: dir === undefined ? [bundledDir] : [dir, bundledDir] })
+    }
+    for (const warning of warnings) yield* Effect.logWarning(warning)
+    return { text: bundled, warnings } satisfies PromptText
+  })
+
+  const load = (name: string) => Effect.flatMap(validName(name), loadNamed)
+
+  const systemPrompt = Effect.gen(function* () {
+    const main = yield* loadNamed(SYSTEM_PROMPT_FILE)
+    // system_extra.md is optional: project instructions, only ever in the user's folder.
+    const extra = dir === undefined ? undefined : yield* readOptional(NodePath.join(dir, SYSTEM_EXTRA_FILE))
+    const text = extra === undefined || extra.trim() === "" ? main.text : `${main.text}\n\n${extra}`
+    return { text, warnings: main.warnings } satisfies PromptText
+  })
+
+  return { dir, bundledDir, load, systemPrompt, systemReminder: loadNamed(SYSTEM_REMINDER_FILE) }
+}
+
+/**
+ * Loads prompt files. Nothing is cached: every access reads the files again.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Prompts } from "@strata/core/effect"
+ * const program = Effect.gen(function* () {
+ *   const prompts = yield* Prompts
+ *   const system = yield* prompts.systemPrompt // system.md + "\n\n" + system_extra.md
+ *   return system.text
+ * }).pipe(Effect.provide(Prompts.layer({ dir: ".strata/prompts" })))
+ * ```
+ */
+export class Prompts extends Context.Service<Prompts, {
+  /** The user's prompts folder (absolute), if any. */
+  readonly dir: string | undefined
+  readonly bundledDir: string
+  /** `system.md`, plus `system_extra.md` after a blank line when that file exists. */
+  readonly systemPrompt: Effect.Effect<PromptText, PromptNotFound>
+  /** `system_reminder.md`, to append to the user's prompt with `withReminder`. */
+  readonly systemReminder: Effect.Effect<PromptText, PromptNotFound>
+  /** Any prompt file by name (`compaction.md`, ...), user folder first, then bundled. */
+  readonly load: (name: string) => Effect.Effect<PromptText, PromptNotFound | InvalidInput>
+}>()("@strata/core/Prompts") {
+  static readonly layer = (options: PromptsOptions = {}): Layer.Layer<Prompts> => Layer.sync(Prompts, () => make(options))
+}
