@@ -135,7 +135,7 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
     if (key.startsWith("symbol:") && request.has(`file:${ItemKeys.subject(key)}`)) request.delete(key)
   }
 
-  const work = new UpdateWork(config, new Map(tracker.items), new Set(request.keys()), tracker.pending)
+  const work = new UpdateWork(config, tracker.items, new Set(request.keys()), tracker.pending)
   const existing = input.existingFiles
 
   for (const key of tracker.items.keys()) {
@@ -156,7 +156,6 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
       if (key === "system") {
         // The system prompt always renders at the head of L0; a new one rewrites L0 in place.
         work.set({ ...old, n: 0, hash: item.hash, tokens: item.tokens })
-        work.markBroken("L0", false)
       } else {
         work.move(key, "active", 0, "hash changed", item.hash, item.tokens)
       }
@@ -171,6 +170,7 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
     }
   }
 
+  work.settle()
   policy.promote(work)
 
   return {

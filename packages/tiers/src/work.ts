@@ -20,23 +20,35 @@ const FILE = "file:"
 export const isHiddenIn = (items: ReadonlyMap<string, TrackedItem>, key: string): boolean =>
   key.startsWith(SYMBOL) && items.has(FILE + key.slice(SYMBOL.length))
 
-/** The update in progress; policies read it and move items through it. */
+/**
+ * The update in progress; policies read it and move items through it.
+ *
+ * Which tiers change bytes is settled in two steps. The request's own effects
+ * (registrations, hash changes, removals, a symbol entry hidden or shown by its file's
+ * selection) are compared against the state before the update in `settle`, so the
+ * result does not depend on the order keys are visited. After that, every policy move
+ * marks the two tiers it touches at once.
+ */
 export class UpdateWork {
   private readonly changeByKey = new Map<string, TierChange>()
   /** Per cached rank (L0..L3): changed for a reason other than history. */
   private readonly brokenOther = [false, false, false, false]
   /** Per cached rank: changed for any reason. */
   private readonly brokenAny = [false, false, false, false]
-
+  /** Keys the request touched, judged in `settle`; undefined once settled. */
+  private touched: Set<string> | undefined = new Set()
   readonly config: ResolvedConfig
+  /** The state before this update. */
+  readonly before: ReadonlyMap<string, TrackedItem>
   /** The new state's items, keyed by item key. */
   readonly items: Map<string, TrackedItem>
   /** Keys present in this request (after dropping symbol entries of selected files). */
   readonly present: ReadonlySet<string>
 
-  constructor(config: ResolvedConfig, items: Map<string, TrackedItem>, present: ReadonlySet<string>, pending: PendingBreaks) {
+  constructor(config: ResolvedConfig, before: ReadonlyMap<string, TrackedItem>, present: ReadonlySet<string>, pending: PendingBreaks) {
     this.config = config
-    this.items = items
+    this.before = before
+    this.items = new Map(before)
     this.present = present
     for (const [tier, cause] of Object.entries(pending) as Array<[CachedTier, BreakCause]>) {
       this.markBroken(tier, cause === "history")
@@ -56,12 +68,6 @@ export class UpdateWork {
     if (!history) this.brokenOther[rank] = true
   }
 
-  /** The selection of `path` changed, so its symbol entry appears or disappears. */
-  symbolVisibilityChanged(path: string): void {
-    const symbol = this.items.get(SYMBOL + path)
-    if (symbol !== undefined) this.markBroken(symbol.tier, false)
-  }
-
   /**
    * The rank of the most stable cached tier rewritten by this request (4 when none).
    * Provider caches are prefix caches, so that tier and every tier after it are written
@@ -74,16 +80,16 @@ export class UpdateWork {
     return rank < 0 ? 4 : rank
   }
 
-  /** Replace an item without moving it (N or tokens changed). */
+  /** Replace an item without moving it (N, tokens or hash changed). */
   set(item: TrackedItem): void {
     this.items.set(item.key, item)
+    if (this.touched !== undefined && this.before.get(item.key)?.hash !== item.hash) this.touch(item.key)
   }
 
   /** Add a new item; registration is not reported as a change. */
   register(item: TrackedItem): void {
     this.items.set(item.key, item)
-    if (!this.isHidden(item.key)) this.markBroken(item.tier, kindOf(item.key) === "history")
-    if (item.key.startsWith(FILE)) this.symbolVisibilityChanged(item.key.slice(FILE.length))
+    this.touch(item.key)
   }
 
   /** Move an item to `to` with N `n`, reporting the move. */
@@ -92,13 +98,12 @@ export class UpdateWork {
     if (old === undefined) throw new Error(`tracker: move of untracked ${key}`)
     const next: TrackedItem = { key: old.key, tier: to, n, hash: hash ?? old.hash, tokens: tokens ?? old.tokens }
     this.items.set(key, next)
-    if (old.tier !== to) {
-      this.record(old.key, old.tier, to, reason)
-      if (!this.isHidden(key)) {
-        const history = kindOf(key) === "history"
-        this.markBroken(old.tier, history)
-        this.markBroken(to, history)
-      }
+    if (old.tier !== to) this.record(old.key, old.tier, to, reason)
+    if (this.touched !== undefined) this.touch(key)
+    else if (old.tier !== to) {
+      const history = kindOf(key) === "history"
+      this.markBroken(old.tier, history)
+      this.markBroken(to, history)
     }
     return next
   }
@@ -107,16 +112,42 @@ export class UpdateWork {
   remove(key: string, reason: ChangeReason): void {
     const old = this.items.get(key)
     if (old === undefined) return
-    const hidden = this.isHidden(key)
     this.items.delete(key)
     this.record(old.key, old.tier, null, reason)
-    if (!hidden) this.markBroken(old.tier, kindOf(key) === "history")
-    if (key.startsWith(FILE)) this.symbolVisibilityChanged(key.slice(FILE.length))
+    this.touch(key)
+  }
+
+  /** Judge the request's own effects against the state before it; policies run after this. */
+  settle(): void {
+    const touched = this.touched
+    if (touched === undefined) return
+    this.touched = undefined
+    for (const key of touched) {
+      const was = this.before.get(key)
+      const now = this.items.get(key)
+      const wasTier = was !== undefined && !isHiddenIn(this.before, key) ? was.tier : undefined
+      const nowTier = now !== undefined && !isHiddenIn(this.items, key) ? now.tier : undefined
+      const history = kindOf(key) === "history"
+      if (wasTier !== nowTier) {
+        if (wasTier !== undefined) this.markBroken(wasTier, history)
+        if (nowTier !== undefined) this.markBroken(nowTier, history)
+      } else if (nowTier !== undefined && was?.hash !== now?.hash) {
+        this.markBroken(nowTier, history)
+      }
+    }
   }
 
   /** This update's changes, one per key (consecutive moves collapse), ordered by key. */
   changes(): Array<TierChange> {
     return [...this.changeByKey.values()].sort((a, b) => compareKeys(a.key, b.key))
+  }
+
+  private touch(key: string): void {
+    const touched = this.touched
+    if (touched === undefined) return
+    touched.add(key)
+    // Selecting or deselecting a file hides or shows its symbol entry.
+    if (key.startsWith(FILE)) touched.add(SYMBOL + key.slice(FILE.length))
   }
 
   private record(key: ItemKey, from: Tier, to: Tier | null, reason: ChangeReason): void {
