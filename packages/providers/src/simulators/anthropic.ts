@@ -49,6 +49,7 @@ const blockText = (block: Record<string, unknown>, imageTokens: number): { text:
     case "text":
       return { text: asString(block["text"]) ?? "", extra: 0 }
     case "image":
+    case "image_url":
     case "document":
       return { text: "", extra: imageTokens }
     case "thinking":
@@ -73,6 +74,29 @@ const blockText = (block: Record<string, unknown>, imageTokens: number): { text:
   }
 }
 
+/**
+ * Gateways (LiteLLM, OpenRouter) accept Chat Completions bodies with `cache_control`
+ * parts and forward them to Claude with leading system messages lifted into `system`.
+ * A native Messages body never has a system role in `messages`, so this is unambiguous.
+ */
+const fromGatewayChat = (body: Record<string, unknown>): Record<string, unknown> => {
+  const messages = asArray(body["messages"])
+  const isSystem = (m: unknown) => isRecord(m) && (m["role"] === "system" || m["role"] === "developer")
+  if (body["system"] !== undefined || !messages.some(isSystem)) return body
+  const system: Array<unknown> = []
+  const rest: Array<unknown> = []
+  for (const m of messages) {
+    if (!isSystem(m)) {
+      rest.push(m)
+      continue
+    }
+    const content = (m as Record<string, unknown>)["content"]
+    if (typeof content === "string") system.push({ type: "text", text: content })
+    else system.push(...asArray(content))
+  }
+  return { ...body, system, messages: rest }
+}
+
 const reject = (provider: string, reason: string): never => {
   throw new SimulatedRejection({ provider, reason })
 }
@@ -83,13 +107,14 @@ const reject = (provider: string, reason: string): never => {
  * is false for InvokeModel, which does not accept the top-level marker.
  */
 export const parseAnthropicBody = (
-  body: unknown,
+  raw: unknown,
   provider: string,
   imageTokens: number,
   allowAutomatic: boolean,
   maxBreakpoints: number
 ): MarkedPrefix => {
-  if (!isRecord(body)) return reject(provider, "the request body must be a JSON object")
+  if (!isRecord(raw)) return reject(provider, "the request body must be a JSON object")
+  const body = fromGatewayChat(raw)
   const model = asString(body["model"])
   const blocks: Array<PrefixBlock> = []
   const marks: Array<{ block: number; ttl: string; explicit: boolean }> = []

@@ -30,7 +30,8 @@ export interface SimCachedContent {
 export interface GeminiSimulator extends Simulator<GeminiNativeUsage> {
   /**
    * `POST cachedContents`: body `{ model, contents?, systemInstruction?, tools?, toolConfig?, ttl? }`
-   * (`ttl` as `"3600s"`, default 1 h). Storage for the whole TTL is billed at creation.
+   * (`ttl` as `"3600s"`, default 1 h), or `caches.create` parameters (`{ model, config }`).
+   * Storage for the whole TTL is billed at creation.
    */
   readonly createCachedContent: (body: unknown, atSeconds: number) => SimCachedContent
   /** `PATCH cachedContents/{id}` with a new TTL from `atSeconds`; bills the added storage. */
@@ -86,6 +87,22 @@ const parseTtl = (ttl: unknown): number => {
 
 const bareModel = (model: string): string => model.replace(/^models\//, "")
 
+const CONFIG_FIELDS = ["systemInstruction", "tools", "toolConfig", "cachedContent", "contents", "ttl", "displayName"] as const
+
+/**
+ * Accept both the REST body (`systemInstruction`, `cachedContent` at the top) and the
+ * `@google/genai` parameters the plugin emits (`{ model, contents, config: {...} }`,
+ * `caches.create({ model, config: { contents, ... } })`).
+ */
+const flatten = (body: Record<string, unknown>): Record<string, unknown> => {
+  const config = body["config"]
+  if (!isRecord(config)) return body
+  const out: Record<string, unknown> = { ...body }
+  delete out["config"]
+  for (const field of CONFIG_FIELDS) if (config[field] !== undefined && out[field] === undefined) out[field] = config[field]
+  return out
+}
+
 /**
  * A simulator of Gemini's implicit cache and explicit `cachedContents`.
  *
@@ -99,7 +116,7 @@ const bareModel = (model: string): string => model.replace(/^models\//, "")
  */
 export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator => {
   const ctx = makeContext("gemini", options)
-  const caches = new Map<string, { model: string; tokens: number; expiresAt: number; createdAt: number }>()
+  const caches = new Map<string, { model: string; tokens: number; expiresAt: number }>()
   let serial = 0
 
   const explicitTtl = (model: string) => {
@@ -160,8 +177,9 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
     provider: "gemini",
     model: options.model,
     limits: ctx.limits,
-    send: (body, at, send) => {
-      if (!isRecord(body)) return reject("the request body must be a JSON object")
+    send: (raw, at, send) => {
+      if (!isRecord(raw)) return reject("the request body must be a JSON object")
+      const body = flatten(raw)
       ctx.store.advance(at)
       const cached = asString(body["cachedContent"])
       if (cached !== undefined) return sendExplicit(body, cached, at, send)
@@ -197,8 +215,9 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
         skipped
       }, { ttl: "implicit" })
     },
-    createCachedContent: (body, at) => {
-      if (!isRecord(body)) return reject("the cachedContents body must be a JSON object")
+    createCachedContent: (raw, at) => {
+      if (!isRecord(raw)) return reject("the cachedContents body must be a JSON object")
+      const body = flatten(raw)
       ctx.store.advance(at)
       const model = bareModel(asString(body["model"]) ?? options.model)
       const { limits } = explicitTtl(model)
@@ -208,7 +227,7 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
         reject(`400 Cached content is too small. total_token_count=${tokens}, min_total_token_count=${limits.minCacheTokens}`)
       }
       const name = `cachedContents/sim-${++serial}`
-      caches.set(name, { model, tokens, expiresAt: at + seconds, createdAt: at })
+      caches.set(name, { model, tokens, expiresAt: at + seconds })
       return resource(name, model, tokens, at + seconds, seconds, true)
     },
     updateCachedContent: (name, ttlSeconds, at) => {
