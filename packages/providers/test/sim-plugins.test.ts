@@ -11,7 +11,8 @@ import {
   placeOpenAIChat,
   placeOpenAICompatible,
   placeOpenAIResponses,
-  type SimResult
+  type SimResult,
+  type ToolDefinition
 } from "../src/index.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 
@@ -46,7 +47,7 @@ describe("simulators on plugin output", () => {
 
   it("anthropic with tools and the automatic marker: never more than four markers on the wire", () => {
     const sim = makeSimulator("anthropic", { model: CLAUDE })
-    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } } } }]
+    const tools: ReadonlyArray<ToolDefinition> = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } } } }]
     const results = run((b, t) => sim.send(b, t), (turn) => placeAnthropic(neutralRequest(CLAUDE, turn), { tools, cacheTools: true, automatic: true }))
     expectSession(results, TIERS * 0.9)
   })
@@ -95,7 +96,7 @@ describe("simulators on plugin output", () => {
   it("openai-compatible bodies for Claude go through the Anthropic simulator as a gateway forwards them", () => {
     const model = "openrouter/anthropic/claude-sonnet-4.5"
     const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
-    const results = run((b, t) => sim.send({ ...b, model: "claude-sonnet-4-5" }, t), (turn) => placeOpenAICompatible(neutralRequest(model, turn)))
+    const results = run((b, t) => sim.send({ ...(b as object), model: "claude-sonnet-4-5" }, t), (turn) => placeOpenAICompatible(neutralRequest(model, turn)))
     expectSession(results, TIERS * 0.97)
   })
 })
