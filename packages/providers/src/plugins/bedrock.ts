@@ -40,9 +40,15 @@ export interface BedrockMessage {
   content: Array<BedrockContentBlock>
 }
 
+/** JSON as the AWS SDK types documents (`DocumentType`). */
+export type BedrockDocument = null | boolean | number | string | Array<BedrockDocument> | { [key: string]: BedrockDocument }
+
 export type BedrockTool =
-  | { toolSpec: { name: string; description?: string; inputSchema: { json: JsonSchemaObject } } }
+  | { toolSpec: { name: string; description?: string; inputSchema: { json: BedrockDocument } } }
   | BedrockCachePoint
+
+// Tool schemas are JSON by contract (ToolDefinition); only their static type is wider.
+const asDocument = (schema: JsonSchemaObject): BedrockDocument => schema as unknown as BedrockDocument
 
 /** The Converse request Strata emits (a subset of `ConverseCommandInput`). */
 export interface BedrockConverseBody {
@@ -143,8 +149,8 @@ export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOp
   const toolMark = plan.breakpoints.find((b) => b.target === "tools")
   const renderedTools: Array<BedrockTool> = tools.map((t) => ({
     toolSpec: t.description === undefined
-      ? { name: t.name, inputSchema: { json: t.inputSchema } }
-      : { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } }
+      ? { name: t.name, inputSchema: { json: asDocument(t.inputSchema) } }
+      : { name: t.name, description: t.description, inputSchema: { json: asDocument(t.inputSchema) } }
   }))
   if (toolMark !== undefined) renderedTools.push(cachePoint(toolMark.ttl))
 

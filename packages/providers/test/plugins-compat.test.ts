@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest"
+import { placeAiSdk, placeOpenAICompatible, upstreamOf } from "../src/index.ts"
+import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
+
+describe("openai-compatible plugin (seeds format)", () => {
+  it("keeps the system message in the array and wraps marked string content (seed 000)", () => {
+    const r = placeOpenAICompatible(bigRequest("anthropic/claude-sonnet-4.5"), { stream: true })
+    expect(r.body.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: expect.any(String), cache_control: { type: "ephemeral" } }] })
+    expect(r.body.messages[1]).toEqual({ role: "user", content: expect.any(String) })
+    expect(r.body.messages[2]).toEqual({ role: "assistant", content: [{ type: "text", text: "Ok.", cache_control: { type: "ephemeral" } }] })
+    expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "What does the parser do?" })
+    expect(r.body.stream_options).toEqual({ include_usage: true })
+    expect(r.breakpoints.map((b) => b.location)).toEqual(["messages[0].content[0]", "messages[2].content[0]", "messages[4].content[0]", "messages[6].content[0]"])
+  })
+
+  it("marks the last content block of list content", () => {
+    const req = seedRequest("claude-sonnet-4-5", { L0: { tokens: 2000 } })
+    const messages = [{ role: "system" as const, content: [{ type: "text" as const, text: "a".repeat(4000) }, { type: "text" as const, text: "b".repeat(4000) }] }, ...req.messages.slice(1)]
+    const r = placeOpenAICompatible({ ...req, messages })
+    expect(r.body.messages[0]!.content).toEqual([{ type: "text", text: "a".repeat(4000) }, { type: "text", text: "b".repeat(4000), cache_control: { type: "ephemeral" } }])
+  })
+
+  it("follows the upstream model's limits", () => {
+    expect(upstreamOf("openrouter/anthropic/claude-sonnet-4.5")).toBe("anthropic")
+    expect(upstreamOf("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe("bedrock")
+    expect(upstreamOf("gemini/gemini-2.5-pro")).toBe("gemini")
+    expect(upstreamOf("openai/gpt-4.1")).toBe("openai")
+    // Gemini behind a gateway uses only the last marker.
+    const gem = placeOpenAICompatible(bigRequest("openrouter/google/gemini-2.5-pro"))
+    expect(gem.breakpoints.map((b) => b.tier)).toEqual(["L3"])
+    // OpenAI before 5.6 caches automatically: no markers.
+    const oai = placeOpenAICompatible(bigRequest("openai/gpt-4.1"), { promptCacheKey: "k" })
+    expect(JSON.stringify(oai.body)).not.toContain("cache_control")
+    expect(oai.body.prompt_cache_key).toBe("k")
+  })
+})
+
+describe("ai-sdk plugin", () => {
+  it("anthropic: leading system messages, cacheControl providerOptions on breakpoint messages", () => {
+    const r = placeAiSdk(seedRequest("claude-sonnet-4-5", { L0: { tokens: 3000 }, L1: { tokens: 3000, ttl: "1h" } }))
+    expect(r.body.messages[0]).toEqual({ role: "system", content: expect.any(String), providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } })
+    expect(r.body.messages[2]).toEqual({ role: "assistant", content: [{ type: "text", text: "Ok." }], providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } })
+    expect(r.body.providerOptions).toBeUndefined()
+  })
+
+  it("bedrock: cachePoint providerOptions; openai: promptCacheKey at call level and no markers", () => {
+    const b = placeAiSdk(bigRequest("claude-sonnet-4-5"), { target: "bedrock" })
+    expect(b.body.messages[0]!.providerOptions).toEqual({ bedrock: { cachePoint: { type: "default" } } })
+    const o = placeAiSdk(bigRequest("gpt-4.1"), { promptCacheKey: "s" })
+    expect(o.body.providerOptions).toEqual({ openai: { promptCacheKey: "s" } })
+    expect(o.body.messages.every((m) => m.providerOptions === undefined)).toBe(true)
+  })
+})
