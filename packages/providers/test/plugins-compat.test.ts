@@ -1,3 +1,4 @@
+import { toSeedMessages } from "@strata/core"
 import { describe, expect, it } from "vitest"
 import { placeAiSdk, placeOpenAICompatible, upstreamOf } from "../src/index.ts"
 import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
@@ -13,11 +14,20 @@ describe("openai-compatible plugin (seeds format)", () => {
     expect(r.breakpoints.map((b) => b.location)).toEqual(["messages[0].content[0]", "messages[2].content[0]", "messages[4].content[0]", "messages[6].content[0]"])
   })
 
-  it("marks the last content block of list content", () => {
+  it("marks the last text block of list content (seed 000), even before an image", () => {
     const req = seedRequest("claude-sonnet-4-5", { L0: { tokens: 2000 } })
     const messages = [{ role: "system" as const, content: [{ type: "text" as const, text: "a".repeat(4000) }, { type: "text" as const, text: "b".repeat(4000) }] }, ...req.messages.slice(1)]
     const r = placeOpenAICompatible({ ...req, messages })
     expect(r.body.messages[0]!.content).toEqual([{ type: "text", text: "a".repeat(4000) }, { type: "text", text: "b".repeat(4000), cache_control: { type: "ephemeral" } }])
+    const withImage = [req.messages[0]!, { role: "user" as const, content: [{ type: "text" as const, text: "c".repeat(8000) }, { type: "image" as const, url: "https://x/y.png" }] }, ...req.messages.slice(1)]
+    const r2 = placeOpenAICompatible({ ...req, blocks: [], messages: withImage, breakpoints: [{ tier: "L1", messageIndex: 1 }] })
+    expect(r2.body.messages[1]!.content).toEqual([{ type: "text", text: "c".repeat(8000), cache_control: { type: "ephemeral" } }, { type: "image_url", image_url: { url: "https://x/y.png" } }])
+    expect(r2.breakpoints[0]!.location).toBe("messages[1].content[0]")
+  })
+
+  it("matches core's default seeds-format placement when no rule has to intervene", () => {
+    const req = bigRequest("anthropic/claude-sonnet-4.5")
+    expect(placeOpenAICompatible(req).body.messages).toEqual(toSeedMessages(req))
   })
 
   it("follows the upstream model's limits", () => {

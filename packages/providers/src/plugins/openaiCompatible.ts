@@ -139,7 +139,9 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     if (m.parts.length === 0) continue
     const original = request.messages[m.index]!
     const marked = marks.has(m.index)
-    const last = m.parts.length - 1
+    // Seed 000: the marker goes on the last text block (the last block if there is no text).
+    const lastText = m.parts.map((p) => p.type).lastIndexOf("text")
+    const last = lastText >= 0 ? lastText : m.parts.length - 1
     const mark = (k: number) => (marked && k === last ? { cache_control: cacheControl(marks.get(m.index)) } : {})
     locations.set(m.index, marked ? `messages[${messages.length}].content[${last}]` : `messages[${messages.length}]`)
     // Unmarked messages keep their own form: a string stays a string (seed 000).
