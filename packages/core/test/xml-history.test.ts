@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest"
 import {
   ChunkType,
   createContextBuilder,
+  createContextEngine,
+  makeEstimatingCounter,
   memoryToHistory,
   Message,
   resultToHistory,
@@ -72,6 +74,19 @@ describe("memoryToHistory", () => {
     const a = memoryToHistory({ chunks }).messages
     const b = memoryToHistory({ chunks: edited }).messages
     expect(a.map((m, i) => m.content === b[i]?.content)).toEqual([true, true, false, true, true])
+  })
+})
+
+describe("handing the history to the engine", () => {
+  it("setHistory takes the messages as they are", async () => {
+    const engine = createContextEngine({ model: "gpt-4o", tokenCounter: makeEstimatingCounter() })
+    try {
+      const { messages } = memoryToHistory({ chunks: transcript() })
+      await engine.setHistory(messages)
+      expect(await engine.getHistory()).toEqual(messages)
+    } finally {
+      await engine.dispose()
+    }
   })
 })
 
