@@ -1,0 +1,434 @@
+/**
+ * Tiered message layout (seed 002): the pure part builders every tiered assembly uses,
+ * the neutral request they make, the seeds' OpenAI-compatible rendering with
+ * `cache_control`, and `assembleTieredMessages`, which shows a request's layout on one screen.
+ */
+import type { ItemKey } from "../domain/Item.ts"
+import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"
+import type { ImagePart, Message } from "../domain/Message.ts"
+import { CACHED_TIERS, isCachedTier, type CachedTier, type Tier } from "../domain/Tier.ts"
+import { withReminder } from "../prompts/Prompts.ts"
+import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
+import {
+  ACK,
+  FILE_TREE_HEADER,
+  FILES_HEADERS,
+  REPO_MAP_HEADER,
+  REVIEW_ACK,
+  REVIEW_CONTEXT_HEADER,
+  TIER_SYMBOLS_HEADER,
+  URL_ACK,
+  URL_CONTEXT_HEADER,
+  URL_SEPARATOR
+} from "./headers.ts"
+
+/** What the builders need to count tokens (a `TokenCounter` fits). */
+export type Count = Pick<TokenCounter, "count">
+
+/** A counter that counts nothing: for callers that only want the messages. */
+export const NO_COUNT: Count = { count: () => 0 }
+
+/** Separator between the sections of one message and between symbol blocks. */
+export const SECTION_SEPARATOR = "\n\n"
+
+/** Text with its token count, counted once upstream (per item, memoized by hash). */
+export interface Counted {
+  readonly text: string
+  readonly tokens: number
+}
+
+export const NOTHING: Counted = { text: "", tokens: 0 }
+
+/** Count `text` once. */
+export const counted = (text: string, count: Count): Counted => ({ text, tokens: count.count(text) })
+
+/**
+ * Join the non-empty pieces with `separator`. Tokens add up piecewise, so an unchanged
+ * piece is never re-tokenized; at the joins this can differ from tokenizing the whole
+ * string by a token or so, and is exact for any additive counter.
+ */
+export const joinCounted = (pieces: ReadonlyArray<Counted>, separator: string, count: Count): Counted => {
+  const present = pieces.filter((p) => p.text.length > 0)
+  if (present.length === 0) return NOTHING
+  let tokens = 0
+  for (const p of present) tokens += p.tokens
+  return { text: present.map((p) => p.text).join(separator), tokens: tokens + (present.length - 1) * count.count(separator) }
+}
+
+/** `header + body`, or nothing when the body is empty (a header alone is never emitted). */
+export const headed = (header: string, body: Counted, count: Count): Counted =>
+  body.text.length === 0 ? NOTHING : { text: header + body.text, tokens: count.count(header) + body.tokens }
+
+/** One kind of content inside a part, as the breakdown API reports it (tokens exclude framing). */
+export interface Content {
+  /** `system`, `legend`, `symbols`, `files`, `tree`, `urls`, `review`, `history`, `prompt`, or a custom stage's kind. */
+  readonly type: string
+  readonly tokens: number
+  readonly count?: number
+  /** Paths (symbols, files) or URLs (urls) in this content, in request order. */
+  readonly files?: ReadonlyArray<string>
+}
+
+/**
+ * A named run of consecutive messages inside a block: what stages add, and what the
+ * breakdown lists. `tokens` is exact for the messages (framing included).
+ */
+export interface Part {
+  readonly name: string
+  readonly messages: ReadonlyArray<Message>
+  readonly tokens: number
+  readonly contents: ReadonlyArray<Content>
+  readonly items: ReadonlyArray<ItemKey>
+}
+
+/** The parts of one tier, in request order. A tier with no messages is empty and emits nothing. */
+export interface LayoutBlock {
+  readonly tier: Tier
+  readonly parts: ReadonlyArray<Part>
+}
+
+/** The text of one tier's section (symbols or files), with the paths and items it renders. */
+export interface Section {
+  readonly body: Counted
+  readonly paths: ReadonlyArray<string>
+  readonly items: ReadonlyArray<ItemKey>
+}
+
+export const EMPTY_SECTION: Section = { body: NOTHING, paths: [], items: [] }
+
+/**
+ * A section from counted entries (symbol blocks or formatted files), joined by a blank
+ * line in the order given.
+ */
+export const sectionOf = (
+  entries: ReadonlyArray<Counted & { readonly path: string; readonly key?: ItemKey }>,
+  count: Count
+): Section => ({
+  body: joinCounted(entries, SECTION_SEPARATOR, count),
+  paths: entries.map((e) => e.path),
+  items: entries.flatMap((e) => (e.key === undefined ? [] : [e.key]))
+})
+
+/** A history message with its token count (message framing included) and optional item key. */
+export interface CountedMessage {
+  readonly message: Message
+  readonly tokens: number
+  readonly key?: ItemKey
+}
+
+const contentOf = (type: string, tokens: number, extra: Omit<Content, "type" | "tokens"> = {}): ReadonlyArray<Content> =>
+  tokens === 0 ? [] : [{ type, tokens, ...extra }]
+
+const sectionContent = (type: string, header: string, section: Section, count: Count): ReadonlyArray<Content> =>
+  section.body.text.length === 0
+    ? []
+    : [{ type, count: section.paths.length, tokens: count.count(header) + section.body.tokens, files: section.paths }]
+
+/**
+ * A user message carrying `body`, answered by the assistant with `ack`. Most sections of
+ * a request are such a pair; custom stages use it too.
+ *
+ * @example
+ * ```ts
+ * import { userAckPart, counted, makeEstimatingCounter } from "@strata/core"
+ * const counter = makeEstimatingCounter()
+ * const part = userAckPart("notes", counted("# Notes\n\nShip on Friday.", counter), "Ok.", [], [], counter)
+ * part.messages.length // 2
+ * ```
+ */
+export const userAckPart = (
+  name: string,
+  body: Counted,
+  ack: string,
+  contents: ReadonlyArray<Content>,
+  items: ReadonlyArray<ItemKey>,
+  count: Count
+): Part => ({
+  name,
+  messages: [
+    { role: "user", content: body.text },
+    { role: "assistant", content: ack }
+  ],
+  tokens: 2 * MESSAGE_OVERHEAD_TOKENS + body.tokens + count.count(ack),
+  contents,
+  items
+})
+
+/** Native history messages, or nothing. */
+export const historyPart = (history: ReadonlyArray<CountedMessage>): ReadonlyArray<Part> => {
+  if (history.length === 0) return []
+  let tokens = 0
+  const items: Array<ItemKey> = []
+  for (const h of history) {
+    tokens += h.tokens
+    if (h.key !== undefined) items.push(h.key)
+  }
+  return [{ name: "history", messages: history.map((h) => h.message), tokens, contents: [{ type: "history", count: history.length, tokens }], items }]
+}
+
+/** L0's content: the system prompt, the map header with legend and L0 symbols, and L0 files. */
+export interface L0Content {
+  readonly system: Counted
+  readonly legend: Counted
+  readonly symbols: Section
+  readonly files: Section
+  readonly history: ReadonlyArray<CountedMessage>
+  readonly systemItems?: ReadonlyArray<ItemKey>
+}
+
+/** The L0 block: one system message, then L0 history as native messages. */
+export const buildL0Block = (c: L0Content, count: Count): LayoutBlock => {
+  const mapBody = joinCounted([c.legend, c.symbols.body], SECTION_SEPARATOR, count)
+  const map = headed(REPO_MAP_HEADER, mapBody, count)
+  const files = headed(FILES_HEADERS.L0, c.files.body, count)
+  const text = joinCounted([c.system, map, files], SECTION_SEPARATOR, count)
+  const parts: Array<Part> = []
+  if (text.text.length > 0) {
+    parts.push({
+      name: "system",
+      messages: [{ role: "system", content: text.text }],
+      tokens: MESSAGE_OVERHEAD_TOKENS + text.tokens,
+      contents: [
+        ...contentOf("system", c.system.tokens),
+        ...(map.text.length > 0 ? [{ type: "legend", tokens: count.count(REPO_MAP_HEADER) + c.legend.tokens }] : []),
+        ...sectionContent("symbols", "", c.symbols, count),
+        ...sectionContent("files", FILES_HEADERS.L0, c.files, count)
+      ],
+      items: [...(c.systemItems ?? []), ...c.symbols.items, ...c.files.items]
+    })
+  }
+  return { tier: "L0", parts: [...parts, ...historyPart(c.history)] }
+}
+
+/** One cached tier's content (seed 002 `tiered_content[tier]`, counted). */
+export interface TierContent {
+  readonly symbols: Section
+  readonly files: Section
+  readonly history: ReadonlyArray<CountedMessage>
+}
+
+/** An L1-L3 block: symbols and files as one user message with an `Ok.` reply, then the tier's history. */
+export const buildCachedBlock = (tier: Exclude<CachedTier, "L0">, c: TierContent, count: Count): LayoutBlock => {
+  const symbols = headed(TIER_SYMBOLS_HEADER, c.symbols.body, count)
+  const files = headed(FILES_HEADERS[tier], c.files.body, count)
+  const body = joinCounted([symbols, files], SECTION_SEPARATOR, count)
+  const pair = body.text.length === 0
+    ? []
+    : [userAckPart("content", body, ACK, [
+      ...sectionContent("symbols", TIER_SYMBOLS_HEADER, c.symbols, count),
+      ...sectionContent("files", FILES_HEADERS[tier], c.files, count)
+    ], [...c.symbols.items, ...c.files.items], count)]
+  return { tier, parts: [...pair, ...historyPart(c.history)] }
+}
+
+/** The flat file tree as a user message with an `Ok.` reply. */
+export const treePart = (tree: Counted, count: Count, items: ReadonlyArray<ItemKey> = []): ReadonlyArray<Part> =>
+  tree.text.length === 0
+    ? []
+    : [userAckPart("tree", headed(FILE_TREE_HEADER, tree, count), ACK, [{ type: "tree", tokens: count.count(FILE_TREE_HEADER) + tree.tokens }], items, count)]
+
+/** A URL's content, already formatted for the prompt. */
+export interface CountedUrl {
+  readonly url: string
+  readonly content: Counted
+  readonly key?: ItemKey
+}
+
+/** URL contents joined with `\n---\n`, answered with the URL acknowledgement. */
+export const urlsPart = (urls: ReadonlyArray<CountedUrl>, count: Count): ReadonlyArray<Part> => {
+  const body = joinCounted(urls.map((u) => u.content), URL_SEPARATOR, count)
+  if (body.text.length === 0) return []
+  const present = urls.filter((u) => u.content.text.length > 0)
+  return [userAckPart("urls", headed(URL_CONTEXT_HEADER, body, count), URL_ACK, [
+    { type: "urls", count: present.length, tokens: count.count(URL_CONTEXT_HEADER) + body.tokens, files: present.map((u) => u.url) }
+  ], present.flatMap((u) => (u.key === undefined ? [] : [u.key])), count)]
+}
+
+/** The code review context, answered with the review acknowledgement. */
+export const reviewPart = (review: Counted, count: Count): ReadonlyArray<Part> =>
+  review.text.length === 0
+    ? []
+    : [userAckPart("review", headed(REVIEW_CONTEXT_HEADER, review, count), REVIEW_ACK, [{ type: "review", tokens: count.count(REVIEW_CONTEXT_HEADER) + review.tokens }], [], count)]
+
+/** The active files under `# Working Files`, answered with `Ok.`. */
+export const workingFilesPart = (files: Section, count: Count): ReadonlyArray<Part> =>
+  files.body.text.length === 0
+    ? []
+    : [userAckPart("workingFiles", headed(FILES_HEADERS.active, files.body, count), ACK, sectionContent("files", FILES_HEADERS.active, files, count), files.items, count)]
+
+/** The current user message: the prompt (system reminder already appended) and images as parts. */
+export const promptPart = (prompt: Counted, images: ReadonlyArray<ImagePart>): Part => {
+  const tokens = MESSAGE_OVERHEAD_TOKENS + prompt.tokens + images.length * IMAGE_TOKENS
+  const message: Message = images.length === 0
+    ? { role: "user", content: prompt.text }
+    : { role: "user", content: [{ type: "text", text: prompt.text }, ...images] }
+  return { name: "prompt", messages: [message], tokens, contents: [{ type: "prompt", tokens: prompt.tokens + images.length * IMAGE_TOKENS }], items: [] }
+}
+
+/** Tokens of a block's messages; the active block also carries the list's reply priming. */
+export const blockTokens = (block: LayoutBlock): number => {
+  let tokens = 0
+  for (const p of block.parts) tokens += p.tokens
+  return block.tier === "active" && tokens > 0 ? tokens + LIST_OVERHEAD_TOKENS : tokens
+}
+
+/** Cached tiers whose block emits no messages (they are skipped, and counted). */
+export const emptyCachedTiers = (blocks: ReadonlyArray<LayoutBlock>): ReadonlyArray<CachedTier> =>
+  CACHED_TIERS.filter((tier) => !blocks.some((b) => b.tier === tier && b.parts.some((p) => p.messages.length > 0)))
+
+/**
+ * The provider-neutral request: non-empty blocks in order, their flat message list, and a
+ * breakpoint on the last message of every non-empty cached block.
+ */
+export const neutralRequest = (model: string, layout: ReadonlyArray<LayoutBlock>): NeutralRequest => {
+  const blocks: Array<Block> = []
+  const messages: Array<Message> = []
+  const breakpoints: Array<Breakpoint> = []
+  for (const block of layout) {
+    const own = block.parts.flatMap((p) => p.messages)
+    if (own.length === 0) continue
+    messages.push(...own)
+    blocks.push({ tier: block.tier, messages: own, items: block.parts.flatMap((p) => p.items), tokens: blockTokens(block) })
+    if (isCachedTier(block.tier)) breakpoints.push({ tier: block.tier, messageIndex: messages.length - 1 })
+  }
+  return { model, blocks, messages, breakpoints }
+}
+
+// ---------------------------------------------------------------------------------------
+// The seeds' own request format (OpenAI-compatible, `cache_control` passed through)
+
+/** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
+export interface CacheControl {
+  readonly type: "ephemeral"
+}
+export interface SeedTextBlock {
+  readonly type: "text"
+  readonly text: string
+  readonly cache_control?: CacheControl
+}
+export interface SeedImageBlock {
+  readonly type: "image_url"
+  readonly image_url: { readonly url: string }
+}
+/** A message in the seeds' format: the system message sits inside the array. */
+export interface SeedMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string | ReadonlyArray<SeedTextBlock | SeedImageBlock>
+}
+
+const EPHEMERAL: CacheControl = { type: "ephemeral" }
+
+/**
+ * One message in the seeds' format. A marked message carries `cache_control` on its last
+ * text block; a string content is wrapped as one text block first.
+ */
+export const toSeedMessage = (message: Message, cached: boolean): SeedMessage => {
+  if (typeof message.content === "string") {
+    return cached
+      ? { role: message.role, content: [{ type: "text", text: message.content, cache_control: EPHEMERAL }] }
+      : { role: message.role, content: message.content }
+  }
+  const blocks: Array<SeedTextBlock | SeedImageBlock> = message.content.map((p) =>
+    p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }
+  )
+  if (cached) {
+    let last = -1
+    for (let i = 0; i < blocks.length; i++) if (blocks[i]?.type === "text") last = i
+    const at = last >= 0 ? last : blocks.length - 1
+    const target = blocks[at]
+    if (target !== undefined) blocks[at] = { ...target, cache_control: EPHEMERAL } as SeedTextBlock | SeedImageBlock
+  }
+  return { role: message.role, content: blocks }
+}
+
+/** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
+export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
+  const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
+  return request.messages.map((m, i) => toSeedMessage(m, marked.has(i)))
+}
+
+// ---------------------------------------------------------------------------------------
+// assembleTieredMessages: the seeds' entry point
+
+/** One tier of seed 002's `tiered_content`: symbol text, formatted files text and history. */
+export interface TieredTierContent {
+  readonly symbols?: string
+  readonly files?: string
+  readonly history?: ReadonlyArray<Message>
+}
+
+/** Everything `assembleTieredMessages` lays out, as plain text. */
+export interface TieredMessagesInput {
+  readonly systemPrompt: string
+  readonly symbolLegend?: string
+  /** Symbol blocks in no cached tier (the "main map"); they render with L3's symbols. */
+  readonly symbolMap?: string
+  readonly tieredContent?: Partial<Record<CachedTier, TieredTierContent>>
+  readonly fileTree?: string
+  /** Formatted URL contents; at most 3 are used. */
+  readonly urlContext?: ReadonlyArray<string>
+  readonly reviewContext?: string
+  /** Active files formatted with `formatFiles(files)` (no header). */
+  readonly activeFiles?: string
+  readonly activeHistory?: ReadonlyArray<Message>
+  readonly prompt: string
+  /** Appended to the prompt after a blank line. */
+  readonly systemReminder?: string
+  /** Image URLs (`data:` or `https:`). */
+  readonly images?: ReadonlyArray<string>
+}
+
+/** Tokens of one message as `TokenCounter.countMessage` counts them. */
+export const messageTokens = (message: Message, count: Count): number => {
+  if (typeof message.content === "string") return MESSAGE_OVERHEAD_TOKENS + count.count(message.content)
+  let tokens = MESSAGE_OVERHEAD_TOKENS
+  for (const p of message.content) tokens += p.type === "text" ? count.count(p.text) : IMAGE_TOKENS
+  return tokens
+}
+
+/** The tiered layout of seed 002 as blocks: L0 (system), L1, L2, L3, then the active block. */
+export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT): ReadonlyArray<LayoutBlock> => {
+  const plain = (text: string | undefined): Counted => (text ? counted(text, count) : NOTHING)
+  const section = (text: string | undefined): Section => (text ? { body: counted(text, count), paths: [], items: [] } : EMPTY_SECTION)
+  const history = (h: ReadonlyArray<Message> | undefined) => (h ?? []).map((message) => ({ message, tokens: messageTokens(message, count) }))
+  const tier = (t: CachedTier) => input.tieredContent?.[t] ?? {}
+  const cached = (t: Exclude<CachedTier, "L0">, symbols = tier(t).symbols) =>
+    buildCachedBlock(t, { symbols: section(symbols), files: section(tier(t).files), history: history(tier(t).history) }, count)
+  return [
+    buildL0Block({ system: plain(input.systemPrompt), legend: plain(input.symbolLegend), symbols: section(tier("L0").symbols), files: section(tier("L0").files), history: history(tier("L0").history) }, count),
+    cached("L1"),
+    cached("L2"),
+    cached("L3", [tier("L3").symbols, input.symbolMap].filter((s) => s).join(SECTION_SEPARATOR)),
+    {
+      tier: "active",
+      parts: [
+        ...treePart(plain(input.fileTree), count),
+        ...urlsPart((input.urlContext ?? []).slice(0, 3).map((text, i) => ({ url: `#${i + 1}`, content: plain(text) })), count),
+        ...reviewPart(plain(input.reviewContext), count),
+        ...workingFilesPart(section(input.activeFiles), count),
+        ...historyPart(history(input.activeHistory)),
+        promptPart(plain(withReminder(input.prompt, input.systemReminder ?? "")), (input.images ?? []).map((url) => ({ type: "image", url })))
+      ]
+    }
+  ]
+}
+
+/**
+ * Seed 002's `assemble_tiered_messages`: the message array in the seeds' own format, with
+ * the system message inside the array and `cache_control: {type: "ephemeral"}` on the last
+ * content block of each non-empty cached tier (on the system message only when L0 has no
+ * history). Pure: the same input gives byte-identical output.
+ *
+ * @example
+ * ```ts
+ * import { assembleTieredMessages } from "@strata/core"
+ * const messages = assembleTieredMessages({
+ *   systemPrompt: "You are a careful coding assistant.",
+ *   tieredContent: { L1: { symbols: "src/a.ts:\nf main()" } },
+ *   prompt: "What does main do?"
+ * })
+ * // [system (cached), user "# Repository Structure (continued)…", assistant "Ok." (cached), user prompt]
+ * ```
+ */
+export const assembleTieredMessages = (input: TieredMessagesInput): ReadonlyArray<SeedMessage> =>
+  toSeedMessages(neutralRequest("", tieredLayout(input)))

@@ -1,0 +1,96 @@
+/**
+ * The context breakdown (seed 003, Phase 5): the blocks a request is made of, with their
+ * tier, tokens, cache status, promotion threshold and contents, as JSON for UIs. Keys are
+ * spelled as in the seed. Pure: computed from the same layout the request is built from.
+ */
+import { Schema } from "effect"
+import { blockTokens, emptyCachedTiers } from "../assembly/tiered.ts"
+import { TierChange } from "../domain/Item.ts"
+import { isCachedTier, Tier, TIER_NAMES } from "../domain/Tier.ts"
+import { isDemotion, isPromotion, type LayoutSummary } from "../pipeline/report.ts"
+
+export const BreakdownContent = Schema.Struct({
+  type: Schema.String,
+  tokens: Schema.Number,
+  count: Schema.optionalKey(Schema.Number),
+  files: Schema.optionalKey(Schema.Array(Schema.String))
+})
+export type BreakdownContent = typeof BreakdownContent.Type
+
+export const BreakdownBlock = Schema.Struct({
+  tier: Tier,
+  name: Schema.String,
+  tokens: Schema.Number,
+  cached: Schema.Boolean,
+  /** Consecutive unchanged appearances that earn this tier (0 for active). */
+  threshold: Schema.Number,
+  contents: Schema.Array(BreakdownContent)
+})
+export type BreakdownBlock = typeof BreakdownBlock.Type
+
+/**
+ * The seed 003 Phase 5 breakdown. `promotions` and `demotions` are the item keys the last
+ * committed update moved; `changes` has the details.
+ *
+ * @example
+ * ```ts
+ * // { blocks: [{ tier: "L0", name: "Most Stable", tokens: 8421, cached: true, threshold: 12,
+ * //              contents: [{ type: "system", tokens: 1800 }, ...] }, ...],
+ * //   total_tokens: 26217, cached_tokens: 23090, cache_hit_rate: 0.88, ... }
+ * ```
+ */
+export const ContextBreakdown = Schema.Struct({
+  model: Schema.String,
+  mode: Schema.Literals(["tiered", "flat"]),
+  blocks: Schema.Array(BreakdownBlock),
+  total_tokens: Schema.Number,
+  cached_tokens: Schema.Number,
+  /** Share of the request's tokens in cached blocks (what a warm cache would read). */
+  cache_hit_rate: Schema.Number,
+  promotions: Schema.Array(Schema.String),
+  demotions: Schema.Array(Schema.String),
+  empty_tiers_this_request: Schema.Number,
+  empty_tiers_session_total: Schema.Number,
+  changes: Schema.Array(TierChange)
+})
+export type ContextBreakdown = typeof ContextBreakdown.Type
+
+/**
+ * Build the breakdown of a layout. Each block lists its contents, then one `framing`
+ * entry (message overhead, separators, acknowledgements) so contents add up to the
+ * block's tokens, and blocks add up to `total_tokens`.
+ */
+export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
+  const blocks: Array<BreakdownBlock> = []
+  for (const block of s.blocks) {
+    if (!block.parts.some((p) => p.messages.length > 0)) continue
+    const tokens = blockTokens(block)
+    const contents: Array<BreakdownContent> = block.parts.flatMap((p) => p.contents).map((c) => ({ ...c }))
+    const framing = tokens - contents.reduce((n, c) => n + c.tokens, 0)
+    if (framing !== 0) contents.push({ type: "framing", tokens: framing })
+    blocks.push({
+      tier: block.tier,
+      name: TIER_NAMES[block.tier],
+      tokens,
+      cached: isCachedTier(block.tier),
+      threshold: isCachedTier(block.tier) ? s.thresholds[block.tier] : 0,
+      contents
+    })
+  }
+  const total = blocks.reduce((n, b) => n + b.tokens, 0)
+  const cached = blocks.filter((b) => b.cached).reduce((n, b) => n + b.tokens, 0)
+  const empty = s.mode === "flat" ? 0 : emptyCachedTiers(s.blocks).length
+  return {
+    model: s.model,
+    mode: s.mode,
+    blocks,
+    total_tokens: total,
+    cached_tokens: cached,
+    cache_hit_rate: total === 0 ? 0 : cached / total,
+    promotions: s.changes.filter(isPromotion).map((c) => c.key),
+    demotions: s.changes.filter(isDemotion).map((c) => c.key),
+    empty_tiers_this_request: empty,
+    empty_tiers_session_total: s.emptyTiersBefore + empty,
+    changes: s.changes
+  }
+}

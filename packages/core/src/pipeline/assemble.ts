@@ -1,0 +1,238 @@
+/**
+ * Running the pipeline. `assemble` builds one request with its report and a pending
+ * tracker update (run `commit` once the provider call succeeded); `getContextBreakdown`
+ * runs the same stages up to the layout and returns the breakdown JSON. Without a
+ * `Tracker` service a request falls back to flat assembly.
+ */
+import { Effect, Option, Ref } from "effect"
+import { assembleMessages } from "../assembly/flat.ts"
+import { MAX_URLS_PER_MESSAGE } from "../assembly/headers.ts"
+import { counted, type LayoutBlock } from "../assembly/tiered.ts"
+import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
+import type { NeutralRequest } from "../domain/Block.ts"
+import { ItemKeys, type TierChange } from "../domain/Item.ts"
+import type { ImagePart } from "../domain/Message.ts"
+import { DEFAULT_THRESHOLDS } from "../domain/Tier.ts"
+import { Placement, type PlacementResult } from "../services/Placement.ts"
+import { SymbolIndex } from "../services/SymbolIndex.ts"
+import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
+import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
+import { Tokenizer } from "../tokens/Tokenizer.ts"
+import { pipelineStages, type StageServices } from "./index.ts"
+import { PlacementStage } from "./placement.ts"
+import { tierReport, type LayoutSummary, type TierReport } from "./report.ts"
+import { openAICompatiblePlacement } from "./openAICompatible.ts"
+import { AssemblySession } from "./session.ts"
+import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type PipelineServices, type Stage } from "./state.ts"
+
+/** One assembled request. */
+export interface AssemblyResult {
+  /** `flat` when no `Tracker` was provided. */
+  readonly mode: "tiered" | "flat"
+  /** Provider-neutral blocks, messages and breakpoints. */
+  readonly request: NeutralRequest
+  /** The provider's request body, from the `Placement` service. */
+  readonly placed: PlacementResult
+  readonly report: TierReport
+  /** The same layout as seed 003 breakdown JSON (promotions are this request's). */
+  readonly breakdown: ContextBreakdown
+  /** URLs cut, missing symbol index...: say these to the user. */
+  readonly warnings: ReadonlyArray<string>
+  /** The prompt without the system reminder, to store in history. */
+  readonly userText: string
+  /**
+   * Commit this request's tracker update. Run it when the request succeeded; a failed
+   * request skips it and leaves the tracker untouched. Fails with `TrackerConflict` when
+   * another commit happened since this request read the tracker.
+   */
+  readonly commit: Effect.Effect<void, TrackerConflict | TrackerPersistError>
+}
+
+/** Services `assemble` and `getContextBreakdown` need (a `Tracker`, `SymbolIndex` and `AssemblySession` are optional). */
+export type AssemblyServices = StageServices | Tokenizer
+
+/** A tracker that knows nothing, for flat assembly and breakdowns without a tracker. */
+export const EMPTY_TRACKER: TrackerSnapshot = {
+  version: 0,
+  baseVersion: 0,
+  initialized: false,
+  thresholds: DEFAULT_THRESHOLDS,
+  get: () => undefined,
+  tierOf: () => undefined,
+  itemsIn: () => [],
+  initialize: () => ({ snapshot: EMPTY_TRACKER, changes: [] }),
+  update: () => ({ snapshot: EMPTY_TRACKER, changes: [] })
+}
+
+/** URLs cut to 3 (with a warning) and images as parts. */
+const normalize = (input: AssemblyInput, counter: TokenCounter) => {
+  const urls = input.urls ?? []
+  const warnings = urls.length > MAX_URLS_PER_MESSAGE
+    ? [`${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`]
+    : []
+  return {
+    warnings,
+    urls: urls.slice(0, MAX_URLS_PER_MESSAGE).map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),
+    images: (input.images ?? []).map((i): ImagePart => (typeof i === "string" ? { type: "image", url: i } : i))
+  }
+}
+
+const runStages = (stages: ReadonlyArray<Stage>, start: AssemblyState): Effect.Effect<AssemblyState, AssemblyError> =>
+  Effect.gen(function* () {
+    let state = start
+    for (const stage of stages) state = yield* stage.run(state)
+    return state
+  })
+
+/** The stages a breakdown runs: everything before the request is built. */
+const layoutStages = (stages: ReadonlyArray<Stage>): ReadonlyArray<Stage> => {
+  const end = stages.findIndex((s) => s.name === "placement" || s.name === "track")
+  return end < 0 ? stages : stages.slice(0, end)
+}
+
+interface Setup {
+  readonly counter: TokenCounter
+  readonly services: PipelineServices
+  readonly tracker: Option.Option<Tracker["Service"]>
+  readonly session: AssemblySession["Service"] | undefined
+  readonly emptyTiersBefore: number
+  readonly stages: ReadonlyArray<Stage>
+}
+
+const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
+  const session = Option.getOrUndefined(yield* Effect.serviceOption(AssemblySession))
+  const symbolIndex = yield* Effect.serviceOption(SymbolIndex)
+  const placement = yield* Effect.serviceOption(Placement)
+  return {
+    counter: yield* Tokenizer,
+    services: {
+      symbolIndex: Option.getOrUndefined(symbolIndex),
+      placement: Option.getOrElse(placement, () => openAICompatiblePlacement)
+    },
+    tracker: yield* Effect.serviceOption(Tracker),
+    session,
+    emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
+    stages: yield* pipelineStages
+  }
+})
+
+/**
+ * Flat fallback (seed 002 `assemble_messages`): the whole request as one uncached block,
+ * with the symbol map in the system message when an index is provided.
+ */
+const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices) {
+  const normalized = normalize(input, counter)
+  const state = initialState(input, counter, services, EMPTY_TRACKER, normalized)
+  const index = services.symbolIndex
+  const map = input.useRepoMap === false || index === undefined ? undefined : yield* index.snapshot
+  const selected = new Set((input.files ?? []).map((f) => f.path))
+  const symbolMap = map?.symbolFiles
+    .filter((p) => !selected.has(p))
+    .flatMap((p) => map.block(p)?.replace(/\n$/, "") ?? [])
+    .join("\n\n")
+  const messages = assembleMessages({
+    systemPrompt: input.systemPrompt,
+    symbolLegend: map?.legend,
+    symbolMap,
+    fileTree: map?.fileTree,
+    urlContext: normalized.urls.map((u) => u.content.text),
+    files: input.files ?? [],
+    history: input.history ?? [],
+    prompt: input.prompt,
+    systemReminder: input.systemReminder ?? "",
+    images: normalized.images
+  })
+  const tokens = counter.countMessages(messages) - LIST_OVERHEAD_TOKENS
+  const block: LayoutBlock = { tier: "active", parts: [{ name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }] }
+  return { ...state, blocks: [block] }
+})
+
+const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: ReadonlyArray<TierChange>, emptyTiersBefore: number): LayoutSummary => ({
+  model: state.input.model,
+  mode,
+  blocks: state.blocks,
+  thresholds: state.tracker.thresholds,
+  changes,
+  emptyTiersBefore
+})
+
+/**
+ * Assemble one request through the pipeline's stages.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { assemble, Pipeline, Tokenizer } from "@strata/core/effect"
+ * const program = Effect.gen(function* () {
+ *   const result = yield* assemble({ model: "gpt-4o", prompt: "Hi", systemPrompt: "Be brief." })
+ *   // ... send result.placed.body; on success:
+ *   yield* result.commit
+ *   return result.report
+ * }).pipe(Effect.provide(Layer.mergeAll(Pipeline.layer, Tokenizer.layerEstimate, myTrackerLayer)))
+ * ```
+ */
+export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyInput) {
+  const { counter, services, tracker, session, emptyTiersBefore, stages } = yield* setup
+  if (Option.isNone(tracker)) {
+    const flat = yield* flatState(input, counter, services)
+    const state = yield* (yield* PlacementStage).run(flat)
+    const summary = summaryOf(state, "flat", [], emptyTiersBefore)
+    return yield* result(state, "flat", summary, Effect.void)
+  }
+  const current = yield* tracker.value.current
+  const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter)))
+  const pending = state.pending
+  const summary = summaryOf(state, "tiered", pending?.changes ?? state.changes, emptyTiersBefore)
+  const report = tierReport(summary)
+  const commit = pending === undefined
+    ? Effect.void
+    : Effect.gen(function* () {
+      yield* tracker.value.commit(pending.snapshot)
+      if (session === undefined) return
+      yield* Ref.update(session.emptyTiers, (n) => n + report.emptyTiers)
+      yield* Ref.set(session.lastChanges, pending.changes)
+    })
+  return yield* result(state, "tiered", summary, commit, report)
+})
+
+const result = (
+  state: AssemblyState,
+  mode: "tiered" | "flat",
+  summary: LayoutSummary,
+  commit: Effect.Effect<void, TrackerConflict | TrackerPersistError>,
+  report: TierReport = tierReport(summary)
+): Effect.Effect<AssemblyResult, StageError> =>
+  state.request === undefined || state.placed === undefined
+    ? Effect.fail(new StageError({ stage: "placement", reason: "no stage produced a request; keep a stage named \"placement\" in the pipeline" }))
+    : Effect.succeed({
+      mode,
+      request: state.request,
+      placed: state.placed,
+      report,
+      breakdown: contextBreakdown(summary),
+      warnings: state.warnings,
+      userText: state.input.prompt,
+      commit
+    })
+
+/**
+ * The seed 003 breakdown of what `assemble(input)` would send now: the same stages up to
+ * the layout, nothing committed. Promotions and demotions are the last committed update's.
+ *
+ * @example
+ * ```ts
+ * import { getContextBreakdown } from "@strata/core/effect"
+ * // yield* getContextBreakdown(input) -> { blocks, total_tokens, cache_hit_rate, ... }
+ * ```
+ */
+export const getContextBreakdown = Effect.fn("Strata.getContextBreakdown")(function* (input: AssemblyInput) {
+  const { counter, services, tracker, session, emptyTiersBefore, stages } = yield* setup
+  const lastChanges = session === undefined ? [] : yield* Ref.get(session.lastChanges)
+  if (Option.isNone(tracker)) {
+    const state = yield* flatState(input, counter, services)
+    return contextBreakdown(summaryOf(state, "flat", lastChanges, emptyTiersBefore))
+  }
+  const current = yield* tracker.value.current
+  const state = yield* runStages(layoutStages(stages), initialState(input, counter, services, current, normalize(input, counter)))
+  return contextBreakdown(summaryOf(state, "tiered", lastChanges, emptyTiersBefore))
+})

@@ -1,0 +1,138 @@
+/**
+ * The assembly pipeline: the stages in the order they run, extra stages slotted in by
+ * name, and the layers that provide the defaults. Replace a stage by providing another
+ * Layer for its service; add one through `ExtraStages`.
+ */
+import { Context, Effect, Layer } from "effect"
+import { ActiveBlockStage } from "./activeBlock.ts"
+import { ActiveFilesStage } from "./activeFiles.ts"
+import { AssemblySession } from "./session.ts"
+import { CachedBlocksStage } from "./cachedBlocks.ts"
+import { FileTiersStage } from "./fileTiers.ts"
+import { HistoryTiersStage } from "./historyTiers.ts"
+import { L0BlockStage } from "./l0Block.ts"
+import { PlacementStage } from "./placement.ts"
+import { reviewContext } from "./reviewContext.ts"
+import { StageError, type Stage } from "./state.ts"
+import { SymbolDataStage } from "./symbolData.ts"
+import { TrackStage } from "./track.ts"
+
+/** An extra stage and the stage it runs after. */
+export interface StageInsertion {
+  readonly stage: Stage
+  readonly after: string
+}
+
+/** Extra stages in the default pipeline: the seed 002 review context, after `activeBlock`. */
+export const DEFAULT_EXTRA_STAGES: ReadonlyArray<StageInsertion> = [{ stage: reviewContext, after: "activeBlock" }]
+
+/**
+ * Extra stages, each run after the named stage (several after one stage run in list
+ * order). Defaults to the review-context stage; `extraStages(...)` keeps it.
+ */
+export const ExtraStages = Context.Reference<ReadonlyArray<StageInsertion>>("@strata/core/pipeline/ExtraStages", {
+  defaultValue: () => DEFAULT_EXTRA_STAGES
+})
+
+/**
+ * A layer adding stages to the default ones.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { extraStages, type Stage } from "@strata/core/effect"
+ * const audit: Stage = { name: "audit", run: (s) => Effect.as(Effect.log(s.blocks.length), s) }
+ * const layer = extraStages({ stage: audit, after: "track" })
+ * ```
+ */
+export const extraStages = (...insertions: ReadonlyArray<StageInsertion>): Layer.Layer<never> =>
+  Layer.succeed(ExtraStages, [...DEFAULT_EXTRA_STAGES, ...insertions])
+
+/** The stage services the pipeline reads. */
+export type StageServices =
+  | ActiveFilesStage
+  | FileTiersStage
+  | SymbolDataStage
+  | HistoryTiersStage
+  | L0BlockStage
+  | CachedBlocksStage
+  | ActiveBlockStage
+  | PlacementStage
+  | TrackStage
+
+/** The stages of one request, in order: the nine seed stages, with extra stages slotted in. */
+export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, StageServices> = Effect.gen(function* () {
+  const stages: ReadonlyArray<Stage> = [
+    yield* ActiveFilesStage, //   selected files: normalized, hashed, counted
+    yield* FileTiersStage, //     each file's tier (untracked: active)
+    yield* SymbolDataStage, //    symbol blocks by tier; first request: initial placement
+    yield* HistoryTiersStage, //  each history message's tier
+    yield* L0BlockStage, //       system message + L0 history
+    yield* CachedBlocksStage, //  L1, L2, L3: symbols + files / "Ok." + history
+    yield* ActiveBlockStage, //   tree, URLs, Working Files, history, prompt
+    yield* PlacementStage, //     neutral request -> provider request
+    yield* TrackStage //          items + pending tracker update
+  ]
+  return yield* withExtras(stages, yield* ExtraStages)
+})
+
+const withExtras = (stages: ReadonlyArray<Stage>, extras: ReadonlyArray<StageInsertion>): Effect.Effect<ReadonlyArray<Stage>, StageError> => {
+  const out = [...stages]
+  for (const extra of extras) {
+    const anchor = out.findIndex((s) => s.name === extra.after)
+    if (anchor < 0) {
+      return Effect.fail(new StageError({ stage: extra.stage.name, reason: `it runs after "${extra.after}", which is not in the pipeline (stages: ${out.map((s) => s.name).join(", ")})` }))
+    }
+    // After the anchor and any extras already slotted after it, so list order is kept.
+    let at = anchor + 1
+    while (at < out.length && extras.some((e) => e.stage === out[at] && e.after === extra.after)) at++
+    out.splice(at, 0, extra.stage)
+  }
+  return Effect.succeed(out)
+}
+
+/** Every default stage's layer. */
+export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
+  ActiveFilesStage.layer,
+  FileTiersStage.layer,
+  SymbolDataStage.layer,
+  HistoryTiersStage.layer,
+  L0BlockStage.layer,
+  CachedBlocksStage.layer,
+  ActiveBlockStage.layer,
+  PlacementStage.layer,
+  TrackStage.layer
+)
+
+/**
+ * The pipeline's layer: every default stage and the session bookkeeping. A request also
+ * needs a `Tokenizer`, and uses a `Tracker` (without one it falls back to flat), a
+ * `SymbolIndex` and a `Placement` (default: the seeds' OpenAI-compatible format) when
+ * the context has them.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { FileTiersStage, fileTiers, Pipeline } from "@strata/core/effect"
+ * // Later layers win: this pipeline runs a custom fileTiers stage.
+ * const layer = Layer.mergeAll(Pipeline.layer, Layer.succeed(FileTiersStage, { ...fileTiers }))
+ * ```
+ */
+export const Pipeline = {
+  layer: Layer.mergeAll(StagesLayer, AssemblySession.layer)
+} as const
+
+export * from "./activeBlock.ts"
+export * from "./activeFiles.ts"
+export * from "./cachedBlocks.ts"
+export * from "./fileTiers.ts"
+export * from "./historyTiers.ts"
+export * from "./l0Block.ts"
+export * from "./openAICompatible.ts"
+export * from "./placement.ts"
+export * from "./report.ts"
+export * from "./reviewContext.ts"
+export * from "./session.ts"
+export * from "./state.ts"
+export * from "./symbolData.ts"
+export * from "./track.ts"

@@ -1,0 +1,26 @@
+/**
+ * Stage 8, `placement`: the neutral request (blocks in order, one breakpoint per
+ * non-empty cached block) handed to the `Placement` service, the provider plugin that
+ * emits the provider's request body within its caching rules.
+ */
+import { Context, Effect, Layer } from "effect"
+import { neutralRequest } from "../assembly/tiered.ts"
+import type { Stage } from "./state.ts"
+
+/**
+ * Replace this stage with `Layer.succeed(PlacementStage, myStage)`. To target another
+ * provider keep the stage and provide that provider's `Placement` layer.
+ */
+export class PlacementStage extends Context.Service<PlacementStage, Stage>()("@strata/core/pipeline/Placement") {
+  static readonly layer: Layer.Layer<PlacementStage> = Layer.sync(PlacementStage, () => placement)
+}
+
+export const placement: Stage = {
+  name: "placement",
+  run: (state) =>
+    Effect.gen(function* () {
+      const request = neutralRequest(state.input.model, state.blocks)
+      const placed = yield* state.services.placement.place(request)
+      return { ...state, request, placed }
+    })
+}

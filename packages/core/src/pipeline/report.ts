@@ -1,0 +1,153 @@
+/**
+ * The `TierReport` that comes with every assembly: seed 000's `_make_tier_info` fields per
+ * tier, token totals per category, the tracker changes this request makes (promotions,
+ * demotions) and the session's empty-tier count. Pure, computed from the layout.
+ */
+import { Schema } from "effect"
+import { blockTokens, emptyCachedTiers, type Content, type LayoutBlock } from "../assembly/tiered.ts"
+import { TierChange } from "../domain/Item.ts"
+import { CACHED_TIERS, TIERS, tierRank, type CachedTier, type Tier } from "../domain/Tier.ts"
+
+const tierInfoFields = {
+  tokens: Schema.Number,
+  symbols: Schema.Number,
+  files: Schema.Number,
+  history: Schema.Number,
+  hasTree: Schema.Boolean
+}
+/** One cached tier: its tokens and how many symbol blocks, files and history messages it renders. */
+export const TierInfo = Schema.Struct(tierInfoFields)
+export type TierInfo = typeof TierInfo.Type
+export const L0TierInfo = Schema.Struct({ ...tierInfoFields, hasSystem: Schema.Boolean, hasLegend: Schema.Boolean })
+export type L0TierInfo = typeof L0TierInfo.Type
+export const ActiveTierInfo = Schema.Struct({ ...tierInfoFields, hasUrls: Schema.Boolean, hasHistory: Schema.Boolean })
+export type ActiveTierInfo = typeof ActiveTierInfo.Type
+
+/** Tokens by kind of content, over the whole request; `framing` is message overhead, separators and acknowledgements. */
+export const TokenCategories = Schema.Struct({
+  system: Schema.Number,
+  legend: Schema.Number,
+  symbols: Schema.Number,
+  files: Schema.Number,
+  tree: Schema.Number,
+  urls: Schema.Number,
+  review: Schema.Number,
+  history: Schema.Number,
+  prompt: Schema.Number,
+  other: Schema.Number,
+  framing: Schema.Number
+})
+export type TokenCategories = typeof TokenCategories.Type
+
+/**
+ * What one assembly put where.
+ *
+ * @example
+ * ```ts
+ * // result.report.tiers.L1.tokens, result.report.promotions, result.report.emptyTiers
+ * ```
+ */
+export const TierReport = Schema.Struct({
+  model: Schema.String,
+  /** `flat` when no tracker was available and the request fell back to flat assembly. */
+  mode: Schema.Literals(["tiered", "flat"]),
+  tiers: Schema.Struct({ L0: L0TierInfo, L1: TierInfo, L2: TierInfo, L3: TierInfo, active: ActiveTierInfo }),
+  thresholds: Schema.Struct({ L0: Schema.Number, L1: Schema.Number, L2: Schema.Number, L3: Schema.Number }),
+  totalTokens: Schema.Number,
+  cachedTokens: Schema.Number,
+  categories: TokenCategories,
+  /** Cached tiers skipped because empty, this request. */
+  emptyTiers: Schema.Number,
+  /** Empty tiers skipped over the session, this request included. */
+  emptyTiersSession: Schema.Number,
+  /** Items this request's tracker update moves to a more stable tier. */
+  promotions: Schema.Array(TierChange),
+  /** Items it moves to a less stable tier (a changed hash sends an item to active). */
+  demotions: Schema.Array(TierChange),
+  /** Every change, initial placement and removals included. */
+  changes: Schema.Array(TierChange)
+})
+export type TierReport = typeof TierReport.Type
+
+/** The layout and bookkeeping a report or breakdown is computed from. */
+export interface LayoutSummary {
+  readonly model: string
+  readonly mode: "tiered" | "flat"
+  readonly blocks: ReadonlyArray<LayoutBlock>
+  readonly thresholds: Readonly<Record<CachedTier, number>>
+  readonly changes: ReadonlyArray<TierChange>
+  /** Empty tiers over the session before this request. */
+  readonly emptyTiersBefore: number
+}
+
+/** A change that moves an existing item to a more stable tier. */
+export const isPromotion = (c: TierChange): boolean =>
+  c.from !== null && c.to !== null && tierRank(c.to) < tierRank(c.from)
+
+/** A change that moves an existing item to a less stable tier. */
+export const isDemotion = (c: TierChange): boolean =>
+  c.from !== null && c.to !== null && tierRank(c.to) > tierRank(c.from)
+
+const sumContents = (contents: ReadonlyArray<Content>, type: string, field: "count" | "tokens"): number => {
+  let n = 0
+  for (const c of contents) if (c.type === type) n += field === "count" ? (c.count ?? 0) : c.tokens
+  return n
+}
+
+/** Contents of a tier's block, flattened over its parts. */
+export const contentsOf = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): ReadonlyArray<Content> =>
+  blocks.filter((b) => b.tier === tier).flatMap((b) => b.parts.flatMap((p) => p.contents))
+
+/** Tokens each tier's block sends (0 for an empty tier). */
+export const tierTokens = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): number =>
+  blocks.filter((b) => b.tier === tier).reduce((n, b) => n + blockTokens(b), 0)
+
+const KNOWN = ["system", "legend", "symbols", "files", "tree", "urls", "review", "history", "prompt"] as const
+
+/** Build the report of one assembly. */
+export const tierReport = (s: LayoutSummary): TierReport => {
+  const info = (tier: Tier) => {
+    const contents = contentsOf(s.blocks, tier)
+    const has = (type: string) => contents.some((c) => c.type === type && c.tokens > 0)
+    return {
+      contents,
+      has,
+      base: {
+        tokens: tierTokens(s.blocks, tier),
+        symbols: sumContents(contents, "symbols", "count"),
+        files: sumContents(contents, "files", "count"),
+        history: sumContents(contents, "history", "count"),
+        hasTree: has("tree")
+      }
+    }
+  }
+  const l0 = info("L0")
+  const active = info("active")
+  const all = TIERS.flatMap((t) => contentsOf(s.blocks, t))
+  const total = TIERS.reduce((n, t) => n + tierTokens(s.blocks, t), 0)
+  const cached = CACHED_TIERS.reduce((n, t) => n + tierTokens(s.blocks, t), 0)
+  const known = Object.fromEntries(KNOWN.map((k) => [k, sumContents(all, k, "tokens")])) as Record<(typeof KNOWN)[number], number>
+  const other = all.filter((c) => !(KNOWN as ReadonlyArray<string>).includes(c.type)).reduce((n, c) => n + c.tokens, 0)
+  const content = Object.values(known).reduce((a, b) => a + b, 0) + other
+  const empty = s.mode === "flat" ? 0 : emptyCachedTiers(s.blocks).length
+  return {
+    model: s.model,
+    mode: s.mode,
+    tiers: {
+      L0: { ...l0.base, hasSystem: l0.has("system"), hasLegend: l0.has("legend") },
+      L1: info("L1").base,
+      L2: info("L2").base,
+      L3: info("L3").base,
+      active: { ...active.base, hasUrls: active.has("urls"), hasHistory: active.base.history > 0 }
+    },
+    thresholds: { ...s.thresholds },
+    totalTokens: total,
+    cachedTokens: cached,
+    categories: { ...known, other, framing: total - content },
+    emptyTiers: empty,
+    emptyTiersSession: s.emptyTiersBefore + empty,
+    promotions: s.changes.filter(isPromotion),
+    demotions: s.changes.filter(isDemotion),
+    changes: s.changes
+  }
+}

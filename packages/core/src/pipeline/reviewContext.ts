@@ -1,0 +1,18 @@
+/**
+ * The optional `reviewContext` stage (seed 002): in review mode, a `# Code Review
+ * Context` message and its acknowledgement between the URL context and the Working
+ * Files. It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
+ */
+import { Effect } from "effect"
+import { counted, reviewPart } from "../assembly/tiered.ts"
+import { insertPart, type Stage } from "./state.ts"
+
+/** Adds the review context, if the input has one, before the Working Files. */
+export const reviewContext: Stage = {
+  name: "reviewContext",
+  run: (state) =>
+    Effect.sync(() => {
+      const [part] = reviewPart(counted(state.input.review ?? "", state.counter), state.counter)
+      return part === undefined ? state : insertPart(state, "active", part, ["workingFiles", "history", "prompt"])
+    })
+}

@@ -1,0 +1,42 @@
+/**
+ * Stage 9, `track`: this request's items (key, content hash, tokens) and the tracker
+ * update they make. The update stays pending: it is committed only when the request
+ * succeeds, so a failed request leaves the tracker untouched.
+ */
+import { Context, Effect, Layer } from "effect"
+import { ItemKeys, type Item } from "../domain/Item.ts"
+import { sha256 } from "../tokens/TokenCounter.ts"
+import { TIERS } from "../domain/Tier.ts"
+import type { AssemblyState, Stage } from "./state.ts"
+
+/** Replace this stage with `Layer.succeed(TrackStage, myStage)`. */
+export class TrackStage extends Context.Service<TrackStage, Stage>()("@strata/core/pipeline/Track") {
+  static readonly layer: Layer.Layer<TrackStage> = Layer.sync(TrackStage, () => track)
+}
+
+export const track: Stage = {
+  name: "track",
+  run: (state) =>
+    Effect.sync(() => {
+      const update = state.tracker.update({ items: requestItems(state), existingFiles: state.symbols.existingFiles })
+      return { ...state, pending: { snapshot: update.snapshot, changes: [...state.changes, ...update.changes] } }
+    })
+}
+
+/**
+ * The items of a request: the system prompt, every file's symbol entry (files in context
+ * included, for N-tracking), the file tree, selected files, history messages and URLs.
+ */
+export const requestItems = (state: AssemblyState): ReadonlyArray<Item> => {
+  const item = (e: { readonly key: Item["key"]; readonly hash: string; readonly tokens: number }): Item => ({ key: e.key, hash: e.hash, tokens: e.tokens })
+  const history = TIERS.flatMap((t) => state.historyTiers[t]).sort((a, b) => a.index - b.index)
+  const system = state.input.systemPrompt
+  return [
+    { key: ItemKeys.system, hash: sha256(system), tokens: state.counter.count(system) },
+    ...state.symbols.entries.map(item),
+    ...(state.symbols.tree === undefined ? [] : [item(state.symbols.tree)]),
+    ...state.files.map(item),
+    ...history.map(item),
+    ...state.urls.map((u) => ({ key: ItemKeys.url(u.url), hash: sha256(u.content.text), tokens: u.content.tokens }))
+  ]
+}
