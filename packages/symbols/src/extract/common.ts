@@ -1,0 +1,214 @@
+/**
+ * Shared pieces of the per-language extractors: symbol drafts (symbols that still
+ * carry byte ranges, used to attribute call sites), text normalization and
+ * call-site collection through a tree-sitter query.
+ */
+import type { CallSite, ImportInfo, Param, SymbolInfo, SymbolKind } from "../model.ts"
+import type { TSNode, TSQuery, TSTree } from "../parser.ts"
+
+/** A symbol under construction: a `SymbolInfo` plus its byte range. */
+export interface Draft {
+  kind: SymbolKind
+  name: string
+  async: boolean
+  params: Array<Param> | null
+  returns: string
+  bases: Array<string>
+  children: Array<Draft>
+  line: number
+  endLine: number
+  start: number
+  end: number
+}
+
+/** What an extractor returns before call sites are attributed. */
+export interface Extraction {
+  readonly imports: Array<ImportInfo>
+  readonly symbols: Array<Draft>
+}
+
+const MAX_TYPE_CHARS = 60
+
+/**
+ * Collapse whitespace in a type or expression, dropping spaces that touch
+ * punctuation, so reformatting never changes the rendered text.
+ *
+ * @example
+ * ```ts
+ * normalizeType("Promise< Map<string,\n  number> >") // "Promise<Map<string,number>>"
+ * ```
+ */
+export const normalizeType = (text: string, max = MAX_TYPE_CHARS): string => {
+  const collapsed = text
+    .replace(/\s+/g, " ")
+    .replace(/ ?([^\w\s$]) ?/g, "$1")
+    .trim()
+  return collapsed.length > max ? `${collapsed.slice(0, max - 1)}…` : collapsed
+}
+
+/** A draft for `node`, named `name`. */
+export const draft = (
+  kind: SymbolKind,
+  name: string,
+  node: TSNode,
+  extra: Partial<Pick<Draft, "async" | "params" | "returns" | "bases" | "children">> = {}
+): Draft => ({
+  kind,
+  name,
+  async: extra.async ?? false,
+  params: extra.params ?? null,
+  returns: extra.returns ?? "",
+  bases: extra.bases ?? [],
+  children: extra.children ?? [],
+  line: node.startPosition.row + 1,
+  endLine: node.endPosition.row + 1,
+  start: node.startIndex,
+  end: node.endIndex
+})
+
+/** The text of field `field` of `node`, or "" when absent. */
+export const fieldText = (node: TSNode, field: string): string => node.childForFieldName(field)?.text ?? ""
+
+/** Named children that are not null (the binding types them as nullable). */
+export const named = (node: TSNode): Array<TSNode> => node.namedChildren.filter((c): c is TSNode => c !== null)
+
+/** Whether `node` has an anonymous child token `token` (e.g. `async`, `static`). */
+export const hasToken = (node: TSNode, token: string): boolean => {
+  for (let i = 0; i < node.childCount; i++) {
+    const child = node.child(i)
+    if (child !== null && !child.isNamed && child.type === token) return true
+  }
+  return false
+}
+
+const isContainer = (kind: SymbolKind): boolean => kind === "impl" || kind === "namespace"
+
+/**
+ * Siblings with the same kind and name collapse into the first (overloads, getter and
+ * setter pairs, a C prototype and its definition); containers (impl blocks,
+ * namespaces) merge their members instead.
+ */
+export const dedupe = (drafts: ReadonlyArray<Draft>): Array<Draft> => {
+  const seen = new Map<string, Draft>()
+  const out: Array<Draft> = []
+  for (const d of drafts) {
+    const key = `${d.kind}\u0000${d.name}`
+    const first = seen.get(key)
+    if (first === undefined) {
+      seen.set(key, d)
+      out.push(d)
+    } else if (isContainer(d.kind)) {
+      first.children.push(...d.children)
+    } else if (first.returns === "") {
+      // A setter before its getter, or a prototype without a return type: keep the type.
+      first.returns = d.returns
+    }
+  }
+  for (const d of out) d.children = dedupe(d.children)
+  return out
+}
+
+/** Strip ranges: the cached and rendered form of a draft. */
+export const toSymbolInfo = (d: Draft): SymbolInfo => ({
+  kind: d.kind,
+  name: d.name,
+  async: d.async,
+  params: d.params,
+  returns: d.returns,
+  bases: d.bases,
+  children: d.children.map(toSymbolInfo),
+  line: d.line,
+  endLine: d.endLine
+})
+
+interface Span {
+  readonly start: number
+  readonly end: number
+  readonly name: string
+}
+
+const spansOf = (drafts: ReadonlyArray<Draft>, prefix: string, out: Array<Span>): Array<Span> => {
+  for (const d of drafts) {
+    const name = prefix === "" ? d.name : `${prefix}.${d.name}`
+    out.push({ start: d.start, end: d.end, name })
+    spansOf(d.children, name, out)
+  }
+  return out
+}
+
+/** Reads the callee name and qualifier from a captured callee node; undefined to skip. */
+export type CalleeReader = (node: TSNode) => { readonly name: string; readonly qualifier: string } | undefined
+
+/**
+ * Run `query` (whose captures are callee nodes) and attribute each call to the
+ * innermost symbol containing it.
+ */
+export const collectCalls = (
+  tree: TSTree,
+  query: TSQuery,
+  read: CalleeReader,
+  symbols: ReadonlyArray<Draft>
+): Array<CallSite> => {
+  const spans = spansOf(symbols, "", []).sort((a, b) => a.start - b.start || b.end - a.end)
+  const out: Array<CallSite> = []
+  const stack: Array<Span> = []
+  let next = 0
+  for (const capture of query.captures(tree.rootNode)) {
+    const node = capture.node
+    const at = node.startIndex
+    // Sweep: captures come in document order, so spans open and close monotonically.
+    while (next < spans.length && spans[next]!.start <= at) {
+      const span = spans[next++]!
+      while (stack.length > 0 && stack[stack.length - 1]!.end <= span.start) stack.pop()
+      stack.push(span)
+    }
+    while (stack.length > 0 && stack[stack.length - 1]!.end <= at) stack.pop()
+    const callee = read(node)
+    if (callee === undefined || callee.name === "") continue
+    out.push({
+      name: callee.name,
+      qualifier: callee.qualifier,
+      line: node.startPosition.row + 1,
+      caller: stack.length > 0 ? stack[stack.length - 1]!.name : ""
+    })
+  }
+  return out
+}
+
+/** A dotted name (`a`, `a.b.c`) or "" when `node` is anything more complex. */
+export const dottedName = (node: TSNode | null, memberTypes: ReadonlyArray<string>, objectField: string, propertyField: string): string => {
+  if (node === null) return ""
+  if (node.type === "identifier" || node.type === "this" || node.type === "self") return node.text
+  if (memberTypes.includes(node.type)) {
+    const object = dottedName(node.childForFieldName(objectField), memberTypes, objectField, propertyField)
+    const property = node.childForFieldName(propertyField)
+    if (object === "" || property === null) return ""
+    return `${object}.${property.text}`
+  }
+  return ""
+}
+
+/**
+ * The first syntax errors tree-sitter recovered from, found by descending only into
+ * subtrees that contain one.
+ */
+export const findErrors = (root: TSNode, limit = 5): Array<{ line: number; message: string }> => {
+  const out: Array<{ line: number; message: string }> = []
+  const visit = (node: TSNode): void => {
+    if (out.length >= limit) return
+    if (node.isMissing) {
+      out.push({ line: node.startPosition.row + 1, message: `missing ${node.type}` })
+      return
+    }
+    if (node.isError) {
+      out.push({ line: node.startPosition.row + 1, message: "syntax error" })
+      return
+    }
+    for (let i = 0; i < node.childCount && out.length < limit; i++) {
+      const child = node.child(i)
+      if (child !== null && (child.hasError || child.isMissing)) visit(child)
+    }
+  }
+  if (root.hasError) visit(root)
+  return out
+}

@@ -1,0 +1,291 @@
+/**
+ * The repository's file list and safe reads of its files: git-tracked plus
+ * untracked-not-ignored files when the root is in a git work tree, otherwise a walk
+ * that honours `.gitignore` files. Symlink loops, links out of the root and
+ * unreadable files are reported, never thrown.
+ */
+import { execFile, execFileSync } from "node:child_process"
+import * as nodeFs from "node:fs"
+import { join, relative, sep } from "node:path"
+import { IgnoreMatcher } from "./gitignore.ts"
+
+/** A file or directory status (the subset of `fs.Stats` the index reads). */
+export interface FileStat {
+  readonly size: number
+  readonly mtimeMs: number
+  isFile(): boolean
+  isDirectory(): boolean
+  isSymbolicLink(): boolean
+}
+
+/** A directory entry. */
+export interface DirEntry {
+  readonly name: string
+  isFile(): boolean
+  isDirectory(): boolean
+  isSymbolicLink(): boolean
+}
+
+/**
+ * The file-system calls the index makes, synchronous because indexing thousands of
+ * small files is fastest that way. `nodeFileSystem` is the real one; tests may wrap
+ * it to inject failures no local account can produce (root reads everything).
+ */
+export interface FileSystem {
+  stat(path: string): FileStat
+  lstat(path: string): FileStat
+  readFile(path: string): Buffer
+  readdir(path: string): ReadonlyArray<DirEntry>
+  realpath(path: string): string
+  writeFile(path: string, data: string): void
+  rename(from: string, to: string): void
+  mkdir(path: string): void
+  unlink(path: string): void
+}
+
+/** The node:fs implementation of `FileSystem`. */
+export const nodeFileSystem: FileSystem = {
+  stat: (p) => nodeFs.statSync(p),
+  lstat: (p) => nodeFs.lstatSync(p),
+  readFile: (p) => nodeFs.readFileSync(p),
+  readdir: (p) => nodeFs.readdirSync(p, { withFileTypes: true }),
+  realpath: (p) => nodeFs.realpathSync(p),
+  writeFile: (p, data) => nodeFs.writeFileSync(p, data),
+  rename: (from, to) => nodeFs.renameSync(from, to),
+  mkdir: (p) => {
+    nodeFs.mkdirSync(p, { recursive: true })
+  },
+  unlink: (p) => nodeFs.unlinkSync(p)
+}
+
+/** A file the index could not fully use, and why (same shape as core's `IndexProblem`). */
+export interface Problem {
+  readonly path: string
+  readonly reason: string
+}
+
+/** The file list of a repository. */
+export interface Listing {
+  /** Repository-relative paths with `/` separators, sorted. */
+  readonly files: ReadonlyArray<string>
+  readonly problems: ReadonlyArray<Problem>
+  /** How the list was made. */
+  readonly source: "git" | "walk"
+}
+
+/** Options of `listFiles`. */
+export interface ListOptions {
+  /** Ask git first (default true); false always walks. */
+  readonly git?: boolean
+  /** Extra gitignore-style patterns applied when walking (default `["node_modules/"]`). */
+  readonly walkIgnore?: ReadonlyArray<string>
+  /** Directories never listed (default `[".git", ".strata"]`). */
+  readonly alwaysIgnore?: ReadonlyArray<string>
+}
+
+const errorCode = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : ""
+
+/** A short, actionable reason for a file-system error. */
+export const describeError = (error: unknown): string => {
+  switch (errorCode(error)) {
+    case "ELOOP":
+      return "symlink loop"
+    case "EACCES":
+    case "EPERM":
+      return "unreadable: permission denied"
+    case "ENOENT":
+      return "missing (a broken symlink or deleted while indexing)"
+    case "EISDIR":
+      return "is a directory"
+    default:
+      return error instanceof Error ? error.message : String(error)
+  }
+}
+
+const GIT_ARGS = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+
+const gitList = (root: string): ReadonlyArray<string> | undefined => {
+  try {
+    const out = execFileSync("git", ["-C", root, ...GIT_ARGS], { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] })
+    return out.split("\0").filter((p) => p !== "")
+  } catch {
+    // Not a work tree, or no git at all: the caller walks instead.
+    return undefined
+  }
+}
+
+/**
+ * `git ls-files --cached --others --exclude-standard` run asynchronously, so the
+ * caller can stat files while git works; undefined outside a work tree or without
+ * git. Paths are as git prints them (deleted tracked files included).
+ */
+export const gitLsFiles = (root: string): Promise<ReadonlyArray<string> | undefined> =>
+  new Promise((resolvePromise) => {
+    execFile("git", ["-C", root, ...GIT_ARGS], { encoding: "utf8", maxBuffer: 1 << 30 }, (error, stdout) => {
+      resolvePromise(error === null ? stdout.split("\0").filter((p) => p !== "") : undefined)
+    })
+  })
+
+/** Whether `path` lies in one of the always-ignored directories (`.git`, `.strata`). */
+export const inIgnoredDir = (path: string, always: ReadonlyArray<string>): boolean => isIgnoredDir(path, always)
+
+const isIgnoredDir = (path: string, always: ReadonlyArray<string>): boolean =>
+  always.some((d) => path === d || path.startsWith(`${d}/`) || path.includes(`/${d}/`) || path.endsWith(`/${d}`))
+
+/**
+ * Walk `root` for files, honouring `.gitignore` files and `options.walkIgnore`;
+ * symlinked directories are followed unless they leave the root or loop (both
+ * reported in `problems`).
+ */
+export const walkFiles = (root: string, fs: FileSystem, options: ListOptions, problems: Array<Problem>): Array<string> => {
+  const files: Array<string> = []
+  const matcher = new IgnoreMatcher()
+  matcher.add((options.walkIgnore ?? ["node_modules/"]).join("\n"))
+  const always = options.alwaysIgnore ?? [".git", ".strata"]
+  const realRoot = safeRealpath(fs, root) ?? root
+  const visit = (dir: string, chain: ReadonlySet<string>): void => {
+    const abs = dir === "" ? root : join(root, dir)
+    let entries: ReadonlyArray<DirEntry>
+    try {
+      entries = fs.readdir(abs)
+    } catch (error) {
+      problems.push({ path: dir === "" ? "." : dir, reason: describeError(error) })
+      return
+    }
+    if (entries.some((e) => e.name === ".gitignore" && !e.isDirectory())) {
+      try {
+        matcher.add(fs.readFile(join(abs, ".gitignore")).toString("utf8"), dir)
+      } catch (error) {
+        problems.push({ path: dir === "" ? ".gitignore" : `${dir}/.gitignore`, reason: describeError(error) })
+      }
+    }
+    const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of sorted) {
+      const path = dir === "" ? entry.name : `${dir}/${entry.name}`
+      if (always.includes(entry.name)) continue
+      let isDir = entry.isDirectory()
+      let real: string | undefined
+      if (entry.isSymbolicLink()) {
+        try {
+          isDir = fs.stat(join(root, path)).isDirectory()
+          real = fs.realpath(join(root, path))
+        } catch (error) {
+          problems.push({ path, reason: describeError(error) })
+          continue
+        }
+      }
+      if (matcher.ignores(path, isDir)) continue
+      if (!isDir) {
+        files.push(path)
+        continue
+      }
+      if (real !== undefined) {
+        const rel = relative(realRoot, real)
+        if (rel === ".." || rel.startsWith(`..${sep}`)) {
+          problems.push({ path, reason: "symlink points outside the repository; skipped" })
+          continue
+        }
+      }
+      // Every ancestor's real path is in `chain`, so a link back to any of them is a loop.
+      const realDir = real ?? safeRealpath(fs, join(root, path))
+      if (realDir !== undefined && chain.has(realDir)) {
+        problems.push({ path, reason: "symlink loop" })
+        continue
+      }
+      visit(path, realDir === undefined ? chain : new Set([...chain, realDir]))
+    }
+  }
+  visit("", new Set([realRoot]))
+  return files
+}
+
+const safeRealpath = (fs: FileSystem, path: string): string | undefined => {
+  try {
+    return fs.realpath(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * List the repository's files: `git ls-files --cached --others --exclude-standard`
+ * (paths that no longer exist dropped) when `root` is in a git work tree, else a
+ * walk honouring `.gitignore` files. `.git/` and `.strata/` are never listed.
+ *
+ * @example
+ * ```ts
+ * import { listFiles, nodeFileSystem } from "@strata/symbols"
+ * const { files, source } = listFiles("/path/to/repo", nodeFileSystem)
+ * ```
+ */
+export const listFiles = (root: string, fs: FileSystem, options: ListOptions = {}): Listing => {
+  const problems: Array<Problem> = []
+  const always = options.alwaysIgnore ?? [".git", ".strata"]
+  const listed = options.git === false ? undefined : gitList(root)
+  if (listed !== undefined) {
+    const files: Array<string> = []
+    for (const path of new Set(listed)) {
+      if (isIgnoredDir(path, always)) continue
+      try {
+        // Tracked files deleted from the work tree, and submodules, are not files of the tree.
+        if (fs.lstat(join(root, path)).isDirectory()) continue
+      } catch {
+        continue
+      }
+      files.push(path)
+    }
+    return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), problems, source: "git" }
+  }
+  const files = walkFiles(root, fs, options, problems)
+  return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), problems, source: "walk" }
+}
+
+/** The outcome of reading one source file. */
+export type ReadResult =
+  | { readonly kind: "text"; readonly text: string; readonly size: number; readonly mtimeMs: number }
+  | { readonly kind: "skipped"; readonly reason: string }
+
+/** Whether `bytes` look binary: a NUL byte in the first 8 KiB. */
+export const isBinary = (bytes: Uint8Array): boolean => bytes.subarray(0, 8192).includes(0)
+
+/**
+ * Stat a file through symlinks and refuse what the index must not read: links out
+ * of the root, loops, non-files and oversize files.
+ */
+export const statSource = (
+  root: string,
+  path: string,
+  fs: FileSystem,
+  maxBytes: number,
+  realRoot: string,
+  lstat?: FileStat
+): { readonly kind: "ok"; readonly size: number; readonly mtimeMs: number } | { readonly kind: "skipped"; readonly reason: string } | { readonly kind: "not-a-file" } => {
+  const abs = `${root}/${path}`
+  let stat: FileStat
+  try {
+    const link = lstat ?? fs.lstat(abs)
+    stat = link.isSymbolicLink() ? fs.stat(abs) : link
+    if (link.isSymbolicLink()) {
+      const rel = relative(realRoot, fs.realpath(abs))
+      if (rel.startsWith(`..${sep}`) || rel === "..") return { kind: "skipped", reason: "symlink points outside the repository; skipped" }
+    }
+  } catch (error) {
+    return { kind: "skipped", reason: describeError(error) }
+  }
+  if (!stat.isFile()) return { kind: "not-a-file" }
+  if (stat.size > maxBytes) return { kind: "skipped", reason: `${stat.size} bytes, over the ${maxBytes}-byte limit; listed in the tree only` }
+  return { kind: "ok", size: stat.size, mtimeMs: stat.mtimeMs }
+}
+
+/** Read a file as UTF-8 text, refusing binary content. */
+export const readSource = (root: string, path: string, fs: FileSystem): ReadResult => {
+  let bytes: Buffer
+  try {
+    bytes = fs.readFile(`${root}/${path}`)
+  } catch (error) {
+    return { kind: "skipped", reason: describeError(error) }
+  }
+  if (isBinary(bytes)) return { kind: "skipped", reason: "binary (NUL byte in the first 8 KiB); listed in the tree only" }
+  return { kind: "text", text: bytes.toString("utf8"), size: bytes.length, mtimeMs: 0 }
+}

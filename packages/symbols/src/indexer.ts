@@ -1,0 +1,665 @@
+/**
+ * The incremental symbol indexer of one repository: lists files, re-extracts only
+ * files whose mtime and size changed and whose content hash differs, keeps an
+ * on-disk cache under `.strata/`, then resolves imports, builds the reference graph
+ * and renders the map. The path aliases (and so the legend) are fixed by the first
+ * refresh and kept for the indexer's lifetime: one indexer is one session.
+ */
+import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
+import { isAbsolute, join, resolve } from "node:path"
+import { renderMap, selectWithinBudget } from "./budget.ts"
+import { SymbolCache, objectKey } from "./cache.ts"
+import { extractSymbols } from "./extract/index.ts"
+import {
+  type FileStat,
+  type FileSystem,
+  type Problem,
+  describeError,
+  gitLsFiles,
+  inIgnoredDir,
+  nodeFileSystem,
+  readSource,
+  statSource,
+  walkFiles
+} from "./files.ts"
+import {
+  type AliasOptions,
+  type BlockModel,
+  type FormatOptions,
+  type PathAlias,
+  blockHash,
+  blockModel,
+  computeAliases,
+  formatFileTree,
+  formatLegend,
+  renderBlock
+} from "./format.ts"
+import {
+  type Contribution,
+  type ReferenceGraph,
+  connectedComponents,
+  fileContribution,
+  graphFromContributions,
+  pageRank,
+  rankFiles,
+  updateGraph
+} from "./graph.ts"
+import { type FileSymbols, languageOf } from "./model.ts"
+import { Parsers } from "./parser.ts"
+import {
+  type ResolveContext,
+  type ResolvedCall,
+  type ResolvedImports,
+  buildResolveContext,
+  definedNames,
+  resolveCalls,
+  resolveImports
+} from "./resolve.ts"
+
+/** Default size limit: larger files appear in the tree only. */
+export const DEFAULT_MAX_FILE_BYTES = 512 * 1024
+
+/** Options of a `SymbolIndexer` (and of the `SymbolIndex` layer). */
+export interface IndexOptions {
+  /** Files larger than this many bytes are listed but not parsed. Default 512 KiB. */
+  readonly maxFileBytes?: number
+  /** Keep the extraction cache under `<root>/<cacheDir>/symbols/`. Default true. */
+  readonly cache?: boolean
+  /** Default ".strata". */
+  readonly cacheDir?: string
+  /** Ask git for the file list (default true); false always walks the directory. */
+  readonly git?: boolean
+  /** Extra ignore patterns when walking outside git. Default `["node_modules/"]`. */
+  readonly walkIgnore?: ReadonlyArray<string>
+  /** Use these path aliases instead of computing them (to restore a session's legend). */
+  readonly aliases?: ReadonlyArray<PathAlias>
+  readonly aliasOptions?: AliasOptions
+  readonly format?: FormatOptions
+  /** The file system (default node:fs). */
+  readonly fs?: FileSystem
+}
+
+/** Counters of one refresh. */
+export interface IndexStats {
+  /** Files in the tree. */
+  readonly files: number
+  /** Files with a symbol block. */
+  readonly symbolFiles: number
+  /** Files parsed by tree-sitter in this refresh. */
+  readonly parsed: number
+  /** Files read and hashed whose content turned out unchanged. */
+  readonly rehashed: number
+  /** Files reused on mtime and size alone (or from the disk cache). */
+  readonly reused: number
+  /** Milliseconds per phase (list, scan, resolve, graph, blocks, rank), for diagnostics. */
+  readonly timings: Readonly<Record<string, number>>
+}
+
+/** Options of `SymbolMap.budgeted`. */
+export interface BudgetOptions {
+  /** Token budget for the legend plus the chosen blocks. */
+  readonly budgetTokens: number
+  /** Token counter (default: core's chars/4 estimate). */
+  readonly countTokens?: (text: string) => number
+  /** Files to leave out (for example those whose full content is in context). */
+  readonly exclude?: ReadonlySet<string>
+}
+
+/** A map cut to a budget. */
+export interface BudgetedMap {
+  /** Legend plus the chosen blocks. */
+  readonly text: string
+  /** Chosen files, sorted by path. */
+  readonly files: ReadonlyArray<string>
+  /** Files with a block that did not fit. */
+  readonly omitted: number
+  readonly tokens: number
+}
+
+/**
+ * The symbol map of a repository at one moment: core's `SymbolMapSnapshot` plus the
+ * graph, ranking and per-file data behind it.
+ *
+ * `fileTree` is the bare list (one path per line, each line ending with a newline):
+ * the pipeline puts it under core's `FILE_TREE_HEADER`, so the v1 count line
+ * `# File Tree (N files)` is not rendered. `legend` and every block end with one
+ * newline; join them with "\n" for a blank line between blocks.
+ */
+export interface SymbolMap extends SymbolMapSnapshot {
+  /** The path aliases the legend advertises and every block uses. */
+  readonly aliases: ReadonlyArray<PathAlias>
+  readonly graph: ReferenceGraph
+  /** PageRank-style score per file. */
+  readonly scores: ReadonlyMap<string, number>
+  /** `symbolFiles` by descending score (ties by path). */
+  readonly ranked: ReadonlyArray<string>
+  /** The extraction of one file. */
+  readonly symbols: (path: string) => FileSymbols | undefined
+  /** The block model (the data its hash covers). */
+  readonly model: (path: string) => BlockModel | undefined
+  /** Resolved imports of one file. */
+  readonly imports: (path: string) => ResolvedImports | undefined
+  /** Resolved calls of one file. */
+  readonly calls: (path: string) => ReadonlyArray<ResolvedCall> | undefined
+  /** The whole map (legend + every block not in `exclude`), in path order. */
+  readonly render: (exclude?: ReadonlySet<string>) => string
+  /**
+   * The map cut to a token budget, ranked by score; files chosen in an earlier call
+   * on the same indexer stay while they fit, so the map does not churn.
+   */
+  readonly budgeted: (options: BudgetOptions) => BudgetedMap
+  readonly stats: IndexStats
+}
+
+interface Entry {
+  readonly mtimeMs: number
+  readonly size: number
+  readonly hash: string
+  readonly symbols: FileSymbols
+}
+
+interface ConfigText {
+  readonly mtimeMs: number
+  readonly size: number
+  readonly text: string | undefined
+}
+
+const CONFIG_FILES = new Set(["tsconfig.json", "jsconfig.json", "package.json", "go.mod", "Cargo.toml"])
+
+/**
+ * Indexes one repository incrementally. Create with `SymbolIndexer.create`, call
+ * `refresh()` whenever the map is needed; unchanged files are never re-parsed.
+ *
+ * @example
+ * ```ts
+ * import { SymbolIndexer } from "@strata/symbols"
+ * const indexer = await SymbolIndexer.create("/path/to/repo")
+ * const map = await indexer.refresh()
+ * console.log(map.legend + "\n" + map.symbolFiles.map((p) => map.block(p)).join("\n"))
+ * ```
+ */
+export class SymbolIndexer {
+  readonly root: string
+  private readonly fs: FileSystem
+  private readonly cache: SymbolCache | undefined
+  private entries = new Map<string, Entry>()
+  private diskEntries: Map<string, { readonly mtimeMs: number; readonly size: number; readonly hash: string }> | undefined
+  private aliases: ReadonlyArray<PathAlias> | undefined
+  private readonly configs = new Map<string, ConfigText>()
+  private readonly defs = new WeakMap<FileSymbols, ReadonlySet<string>>()
+  private readonly callNames = new WeakMap<FileSymbols, ReadonlySet<string>>()
+  private previousSelection = new Set<string>()
+  private memo: Memo = emptyMemo()
+  private files: ReadonlyArray<string> = []
+  private configChanged = false
+  private running: Promise<unknown> = Promise.resolve()
+  private cacheBroken = false
+
+  private readonly parsers: Parsers
+  private readonly options: IndexOptions
+
+  private constructor(root: string, parsers: Parsers, options: IndexOptions) {
+    this.parsers = parsers
+    this.options = options
+    this.root = isAbsolute(root) ? root : resolve(root)
+    this.fs = options.fs ?? nodeFileSystem
+    this.cache = options.cache === false ? undefined : new SymbolCache(this.root, this.fs, options.cacheDir)
+    this.aliases = options.aliases
+  }
+
+  /** An indexer for `root` (loads the tree-sitter runtime; grammars load on first use). */
+  static async create(root: string, options: IndexOptions = {}): Promise<SymbolIndexer> {
+    return new SymbolIndexer(root, await Parsers.load(), options)
+  }
+
+  /** Bring the index up to date with the working tree and return the map. Calls are serialized. */
+  refresh(): Promise<SymbolMap> {
+    const run = this.running.then(() => this.refreshNow())
+    this.running = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * The file list, with an lstat of each file. git runs in a child process while
+   * this process stats the previous refresh's files, so the spawn costs little.
+   */
+  private async list(): Promise<{ readonly files: ReadonlyArray<string>; readonly stats: ReadonlyMap<string, FileStat>; readonly problems: ReadonlyArray<Problem> }> {
+    const always = [".git", this.options.cacheDir ?? ".strata"]
+    const pending = this.options.git === false ? Promise.resolve(undefined) : gitLsFiles(this.root)
+    const stats = new Map<string, FileStat>()
+    const missing = new Set<string>()
+    const lstat = (path: string): void => {
+      try {
+        stats.set(path, this.fs.lstat(`${this.root}/${path}`))
+      } catch {
+        missing.add(path)
+      }
+    }
+    for (const path of this.files) lstat(path)
+    const listed = await pending
+    if (listed === undefined) {
+      const problems: Array<Problem> = []
+      const walked = walkFiles(this.root, this.fs, { ...(this.options.walkIgnore === undefined ? {} : { walkIgnore: this.options.walkIgnore }), alwaysIgnore: always }, problems)
+      const files = walked.sort(byCodeUnit)
+      for (const path of files) if (!stats.has(path)) lstat(path)
+      this.files = files
+      return { files, stats, problems }
+    }
+    const files: Array<string> = []
+    for (const path of new Set(listed)) {
+      if (inIgnoredDir(path, always)) continue
+      if (!stats.has(path) && !missing.has(path)) lstat(path)
+      const stat = stats.get(path)
+      // Tracked files deleted from the work tree, and submodules, are not files of the tree.
+      if (stat === undefined || stat.isDirectory()) continue
+      files.push(path)
+    }
+    files.sort(byCodeUnit)
+    this.files = files
+    return { files, stats, problems: [] }
+  }
+
+  private async refreshNow(): Promise<SymbolMap> {
+    const timings: Record<string, number> = {}
+    const clock = phaseClock(timings)
+    const rootStat = (() => {
+      try {
+        return this.fs.stat(this.root)
+      } catch (error) {
+        throw new Error(describeError(error))
+      }
+    })()
+    if (!rootStat.isDirectory()) throw new Error("not a directory")
+    const realRoot = this.fs.realpath(this.root)
+    const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+    const listing = await this.list()
+    clock("list")
+    const problems: Array<Problem> = [...listing.problems]
+    if (this.diskEntries === undefined) {
+      const loaded: ReturnType<SymbolCache["loadIndex"]> = this.cache?.loadIndex() ?? { entries: new Map() }
+      this.diskEntries = loaded.entries
+      if (loaded.problem !== undefined) problems.push({ path: `${this.options.cacheDir ?? ".strata"}/symbols/index.json`, reason: loaded.problem })
+    }
+    const disk = this.diskEntries
+    const next = new Map<string, Entry>()
+    let parsed = 0
+    let rehashed = 0
+    let reused = 0
+    let changed = false
+    for (const path of listing.files) {
+      const language = languageOf(path)
+      if (language === undefined) continue
+      const stat = statSource(this.root, path, this.fs, maxBytes, realRoot, listing.stats.get(path))
+      if (stat.kind === "not-a-file") continue
+      if (stat.kind === "skipped") {
+        problems.push({ path, reason: stat.reason })
+        continue
+      }
+      const prev = this.entries.get(path)
+      if (prev !== undefined && prev.mtimeMs === stat.mtimeMs && prev.size === stat.size && prev.symbols.language === language) {
+        next.set(path, prev)
+        reused++
+        continue
+      }
+      const cached = prev === undefined ? disk.get(path) : undefined
+      if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+        const symbols = this.cache?.loadObject(path, objectKey(cached.hash, language))
+        if (symbols !== undefined && symbols.language === language) {
+          next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash: cached.hash, symbols })
+          reused++
+          continue
+        }
+      }
+      const read = readSource(this.root, path, this.fs)
+      if (read.kind === "skipped") {
+        problems.push({ path, reason: read.reason })
+        continue
+      }
+      changed = true
+      const hash = sha256(read.text)
+      if (prev !== undefined && prev.hash === hash && prev.symbols.language === language) {
+        next.set(path, { ...prev, mtimeMs: stat.mtimeMs, size: stat.size })
+        rehashed++
+        continue
+      }
+      if (cached !== undefined && cached.hash === hash) {
+        const symbols = this.cache?.loadObject(path, objectKey(hash, language))
+        if (symbols !== undefined && symbols.language === language) {
+          next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols })
+          rehashed++
+          continue
+        }
+      }
+      await this.parsers.ensure(language)
+      const symbols = extractSymbols(this.parsers, path, read.text, language)
+      next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols })
+      parsed++
+      this.writeCache(problems, () => this.cache?.saveObject(objectKey(hash, language), symbols))
+    }
+    if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) changed = true
+    this.entries = next
+    if (changed || this.diskEntries.size !== next.size) {
+      this.writeCache(problems, () => {
+        this.cache?.saveIndex(new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }])))
+        this.diskEntries = new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }]))
+      })
+      if (parsed > 0) this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
+    }
+    for (const [path, entry] of next) {
+      const errors = entry.symbols.errors
+      if (errors.length === 0) continue
+      const where = errors.map((e) => (e.line > 0 ? `line ${e.line}: ${e.message}` : e.message)).join("; ")
+      problems.push({ path, reason: `parse errors (${where}); kept what tree-sitter recovered` })
+    }
+    clock("scan")
+    return this.buildMap(listing.files, next, problems, { files: listing.files.length, symbolFiles: next.size, parsed, rehashed, reused }, timings)
+  }
+
+  private writeCache(problems: Array<Problem>, write: () => void): void {
+    if (this.cache === undefined || this.cacheBroken) return
+    try {
+      write()
+    } catch (error) {
+      this.cacheBroken = true
+      problems.push({ path: `${this.options.cacheDir ?? ".strata"}/symbols`, reason: `cannot write the symbol cache (${describeError(error)}); continuing without it` })
+    }
+  }
+
+  /** A config file's text, re-read only when its mtime or size changed; notes changes. */
+  private readConfig(path: string): string | undefined {
+    const abs = join(this.root, path)
+    try {
+      const stat = this.fs.stat(abs)
+      const known = this.configs.get(path)
+      if (known !== undefined && known.mtimeMs === stat.mtimeMs && known.size === stat.size) return known.text
+      const text = stat.size > 1024 * 1024 ? undefined : this.fs.readFile(abs).toString("utf8")
+      if (known?.text !== text) this.configChanged = true
+      this.configs.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, text })
+      return text
+    } catch {
+      if (this.configs.delete(path)) this.configChanged = true
+      return undefined
+    }
+  }
+
+  /** Whether any call of the file uses one of `names` (then its resolution may change). */
+  private callsUse(symbols: FileSymbols, names: ReadonlySet<string>): boolean {
+    if (names.size === 0) return false
+    let called = this.callNames.get(symbols)
+    if (called === undefined) {
+      called = new Set(symbols.calls.map((c) => c.name))
+      this.callNames.set(symbols, called)
+    }
+    const [small, large] = names.size < called.size ? [names, called] : [called, names]
+    for (const n of small) if (large.has(n)) return true
+    return false
+  }
+
+  private definitions(symbols: FileSymbols): ReadonlySet<string> {
+    let names = this.defs.get(symbols)
+    if (names === undefined) {
+      names = definedNames(symbols.symbols)
+      this.defs.set(symbols, names)
+    }
+    return names
+  }
+
+  /** The resolution context, rebuilt only when the file list or a config file changed. */
+  private context(files: ReadonlyArray<string>): { readonly ctx: ResolveContext; readonly changed: boolean } {
+    const read = (path: string): string | undefined => (CONFIG_FILES.has(path.slice(path.lastIndexOf("/") + 1)) ? this.readConfig(path) : undefined)
+    const previous = this.memo.ctx
+    if (previous !== undefined && sameList(previous.files, files)) {
+      // Re-stat the config files; a changed one forces a rebuild.
+      this.configChanged = false
+      for (const path of this.configs.keys()) read(path)
+      if (!this.configChanged) return { ctx: previous.ctx, changed: false }
+    }
+    this.configChanged = false
+    const ctx = buildResolveContext(files, read)
+    this.memo.ctx = { files, ctx }
+    return { ctx, changed: true }
+  }
+
+  private buildMap(files: ReadonlyArray<string>, entries: ReadonlyMap<string, Entry>, problems: ReadonlyArray<Problem>, counts: Omit<IndexStats, "timings">, timings: Record<string, number>): SymbolMap {
+    const clock = phaseClock(timings)
+    const symbolFiles = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    const { ctx, changed: ctxChanged } = this.context(files)
+    if (ctxChanged) this.memo.ctxVersion++
+    // Call resolution reads other files' top-level names, so a file whose calls use a
+    // name that appeared or disappeared anywhere is re-resolved; the rest are reused.
+    const previousDefs = this.memo.defs
+    const currentDefs = new Map<string, ReadonlySet<string>>()
+    const changedNames = new Set<string>()
+    for (const [path, entry] of entries) {
+      const names = this.definitions(entry.symbols)
+      currentDefs.set(path, names)
+      const before = previousDefs.get(path)
+      if (before === undefined) for (const n of names) changedNames.add(n)
+      else if (before !== names) {
+        for (const n of names) if (!before.has(n)) changedNames.add(n)
+        for (const n of before) if (!names.has(n)) changedNames.add(n)
+      }
+    }
+    for (const [path, names] of previousDefs) if (!currentDefs.has(path)) for (const n of names) changedNames.add(n)
+    this.memo.defs = currentDefs
+    const defs = (path: string): ReadonlySet<string> | undefined => currentDefs.get(path)
+    const resolved = new Map<string, Resolved>()
+    // Contributions that changed, so the graph is patched rather than rebuilt.
+    const removed: Array<Contribution> = []
+    const added: Array<Contribution> = []
+    for (const path of symbolFiles) {
+      const symbols = entries.get(path)!.symbols
+      const before = this.memo.resolved.get(path)
+      let next: Resolved
+      if (before !== undefined && before.symbols === symbols && before.ctxVersion === this.memo.ctxVersion) {
+        if (!this.callsUse(symbols, changedNames)) {
+          resolved.set(path, before)
+          continue
+        }
+        const calls = resolveCalls(symbols, before.imports, ctx, defs)
+        next = { ...before, calls, contribution: fileContribution({ path, imports: before.imports, calls }) }
+      } else {
+        const imports = resolveImports(symbols, ctx)
+        const calls = resolveCalls(symbols, imports, ctx, defs)
+        next = { symbols, ctxVersion: this.memo.ctxVersion, imports, calls, contribution: fileContribution({ path, imports, calls }) }
+      }
+      resolved.set(path, next)
+      if (before !== undefined) removed.push(before.contribution)
+      added.push(next.contribution)
+    }
+    for (const [path, before] of this.memo.resolved) if (!entries.has(path)) removed.push(before.contribution)
+    clock("resolve")
+    const previousGraph = this.memo.graph
+    const graph =
+      previousGraph === undefined || ctxChanged || added.length + removed.length > symbolFiles.length / 4
+        ? graphFromContributions(symbolFiles.map((path) => resolved.get(path)!.contribution))
+        : added.length === 0 && removed.length === 0
+          ? previousGraph
+          : updateGraph(previousGraph, removed, added, symbolFiles)
+    this.memo.resolved = resolved
+    this.memo.graph = graph
+    clock("graph")
+    this.aliases ??= computeAliases(symbolFiles, this.options.aliasOptions)
+    const aliases = this.aliases
+    const format = this.options.format ?? {}
+    const blocks = new Map<string, BlockMemo>()
+    for (const path of symbolFiles) {
+      const r = resolved.get(path)!
+      const refs = graph.fileRefs.get(path) ?? 0
+      const symbolRefs = graph.symbolRefs.get(path)
+      const before = this.memo.blocks.get(path)
+      if (before !== undefined && before.resolved === r && before.refs === refs && sameCounts(before.symbolRefs, symbolRefs)) {
+        blocks.set(path, before)
+        continue
+      }
+      const model = blockModel(
+        {
+          path,
+          symbols: r.symbols.symbols,
+          refs,
+          ...(symbolRefs === undefined ? {} : { symbolRefs }),
+          external: r.imports.external,
+          local: r.imports.local,
+          calls: callTargets(r.calls)
+        },
+        aliases,
+        format
+      )
+      blocks.set(path, { resolved: r, refs, symbolRefs, model, hash: blockHash(model), text: undefined })
+    }
+    this.memo.blocks = blocks
+    clock("blocks")
+    const block = (path: string): string | undefined => {
+      const memo = blocks.get(path)
+      if (memo === undefined) return undefined
+      memo.text ??= renderBlock(memo.model)
+      return memo.text
+    }
+    // Scores, ranking and components are computed on first use and kept while the graph is unchanged.
+    const rank = (): NonNullable<Memo["rank"]> => {
+      if (this.memo.rank === undefined || this.memo.rank.graph !== graph) {
+        const scores = pageRank(graph)
+        this.memo.rank = { graph, scores, ranked: rankFiles(symbolFiles, scores), components: connectedComponents(graph, symbolFiles) }
+      }
+      return this.memo.rank
+    }
+    const legend = formatLegend(aliases, format)
+    if (this.memo.tree === undefined || !sameList(this.memo.tree.files, files)) {
+      const fileTree = formatFileTree(files)
+      this.memo.tree = { files, text: fileTree, hash: sha256(fileTree) }
+    }
+    const tree = this.memo.tree
+    const refCounts = new Map([...graph.fileRefs].filter(([path]) => entries.has(path)))
+    const render = (exclude: ReadonlySet<string> = new Set()): string =>
+      renderMap(
+        legend,
+        symbolFiles.filter((p) => !exclude.has(p)).map((p) => block(p)!)
+      )
+    const budgeted = (options: BudgetOptions): BudgetedMap => {
+      const count = options.countTokens ?? estimateTokens
+      const exclude = options.exclude ?? new Set<string>()
+      const candidates = rank().ranked.filter((p) => !exclude.has(p))
+      const legendTokens = count(legend)
+      const chosen = selectWithinBudget(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
+      this.previousSelection = new Set(chosen)
+      const text = renderMap(legend, chosen.map((p) => block(p)!))
+      return { text, files: chosen, omitted: candidates.length - chosen.length, tokens: count(text) }
+    }
+    clock("finish")
+    return {
+      files,
+      symbolFiles,
+      block,
+      blockHash: (path) => blocks.get(path)?.hash,
+      legend,
+      fileTree: tree.text,
+      fileTreeHash: tree.hash,
+      get components() {
+        return rank().components
+      },
+      refCounts,
+      problems: [...problems].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : 1)),
+      aliases,
+      graph,
+      get scores() {
+        return rank().scores
+      },
+      get ranked() {
+        return rank().ranked
+      },
+      symbols: (path) => entries.get(path)?.symbols,
+      model: (path) => blocks.get(path)?.model,
+      imports: (path) => resolved.get(path)?.imports,
+      calls: (path) => resolved.get(path)?.calls,
+      render,
+      budgeted,
+      stats: { ...counts, timings }
+    }
+  }
+}
+
+interface Resolved {
+  readonly symbols: FileSymbols
+  readonly ctxVersion: number
+  readonly imports: ResolvedImports
+  readonly calls: ReadonlyArray<ResolvedCall>
+  readonly contribution: Contribution
+}
+
+interface BlockMemo {
+  readonly resolved: Resolved
+  readonly refs: number
+  readonly symbolRefs: ReadonlyMap<string, number> | undefined
+  readonly model: BlockModel
+  readonly hash: string
+  text: string | undefined
+}
+
+/** What the indexer keeps between refreshes so unchanged files cost nothing. */
+interface Memo {
+  ctx: { readonly files: ReadonlyArray<string>; readonly ctx: ResolveContext } | undefined
+  ctxVersion: number
+  defs: ReadonlyMap<string, ReadonlySet<string>>
+  resolved: ReadonlyMap<string, Resolved>
+  graph: ReferenceGraph | undefined
+  blocks: ReadonlyMap<string, BlockMemo>
+  rank:
+    | {
+        readonly graph: ReferenceGraph
+        readonly scores: ReadonlyMap<string, number>
+        readonly ranked: ReadonlyArray<string>
+        readonly components: ReadonlyArray<ReadonlyArray<string>>
+      }
+    | undefined
+  tree: { readonly files: ReadonlyArray<string>; readonly text: string; readonly hash: string } | undefined
+}
+
+const emptyMemo = (): Memo => ({
+  ctx: undefined,
+  ctxVersion: 0,
+  defs: new Map(),
+  resolved: new Map(),
+  graph: undefined,
+  blocks: new Map(),
+  rank: undefined,
+  tree: undefined
+})
+
+/** Equal per-symbol counts (the graph shares unchanged maps, so identity usually decides). */
+const sameCounts = (a: ReadonlyMap<string, number> | undefined, b: ReadonlyMap<string, number> | undefined): boolean => {
+  if (a === b) return true
+  if (a === undefined || b === undefined || a.size !== b.size) return false
+  for (const [k, v] of a) if (b.get(k) !== v) return false
+  return true
+}
+
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Resolved call targets per caller, deduped in first-call order (top-level calls have no caller). */
+const callTargets = (calls: ReadonlyArray<ResolvedCall>): Map<string, Array<string>> => {
+  const out = new Map<string, Array<string>>()
+  for (const call of calls) {
+    if (call.caller === "") continue
+    const list = out.get(call.caller)
+    if (list === undefined) out.set(call.caller, [call.name])
+    else if (!list.includes(call.name)) list.push(call.name)
+  }
+  return out
+}
+
+/** Records elapsed milliseconds per phase into `timings` (diagnostics only). */
+const phaseClock = (timings: Record<string, number>): ((phase: string) => void) => {
+  let last = performance.now()
+  return (phase) => {
+    const now = performance.now()
+    timings[phase] = Math.round((now - last) * 100) / 100
+    last = now
+  }
+}
