@@ -21,7 +21,7 @@ import { fluxPolicy } from "./policies/flux.ts"
 import { gatedPolicy } from "./policies/gated.ts"
 import type { PromotionPolicy } from "./policies/policy.ts"
 import { thresholdPolicy } from "./policies/threshold.ts"
-import { isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
+import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
 
 /** The promotion policies by name. */
 export const POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
@@ -58,8 +58,9 @@ const indexOf = (tracker: StabilityTracker): Index => {
   let index = indexes.get(tracker)
   if (index === undefined) {
     const lists: Record<Tier, Array<TrackedItem>> = { L0: [], L1: [], L2: [], L3: [], active: [] }
+    const hidden = hiddenSymbols(tracker.items)
     for (const item of tracker.items.values()) {
-      if (!isHiddenIn(tracker.items, item.key)) lists[item.tier].push(item)
+      if (hidden.size === 0 || !hidden.has(item.key)) lists[item.tier].push(item)
     }
     for (const tier of TIERS) lists[tier].sort((a, b) => compareKeys(a.key, b.key))
     index = lists
@@ -130,43 +131,45 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
   const policy = policyOf(tracker)
 
   const request = new Map<string, Item>()
-  for (const item of input.items) if (!request.has(item.key)) request.set(item.key, item)
-  for (const key of request.keys()) {
-    if (key.startsWith("symbol:") && request.has(`file:${ItemKeys.subject(key)}`)) request.delete(key)
+  let files = false
+  for (const item of input.items) {
+    if (request.has(item.key)) continue
+    request.set(item.key, item)
+    if (!files && item.key.startsWith("file:")) files = true
+  }
+  if (files) {
+    for (const key of request.keys()) if (key.startsWith("file:")) request.delete(`symbol:${ItemKeys.subject(key)}`)
   }
 
-  const work = new UpdateWork(config, tracker.items, new Set(request.keys()), tracker.pending)
+  const work = new UpdateWork(config, tracker.items, request, tracker.pending)
   const existing = input.existingFiles
+  const ages = policy.agesAbsent
 
-  for (const key of tracker.items.keys()) {
+  for (const [key, old] of tracker.items) {
     if (request.has(key)) continue
     const kind = kindOf(key)
     if (existing !== undefined && (kind === "file" || kind === "symbol") && !existing.has(ItemKeys.subject(key))) {
       work.remove(key, "stale")
     } else if (kind === "file" || kind === "history") {
       work.remove(key, "not in request")
+    } else if (ages) {
+      work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: old.tokens })
     }
   }
 
   for (const [key, item] of request) {
-    const old = work.items.get(key)
+    const old = tracker.items.get(key)
     if (old === undefined) {
       work.register(entryOf(item, config, policy))
     } else if (old.hash !== item.hash) {
       if (key === "system") {
         // The system prompt always renders at the head of L0; a new one rewrites L0 in place.
-        work.set({ ...old, n: 0, hash: item.hash, tokens: item.tokens })
+        work.rewrite({ ...old, n: 0, hash: item.hash, tokens: item.tokens })
       } else {
         work.move(key, "active", 0, "hash changed", item.hash, item.tokens)
       }
     } else {
       work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens })
-    }
-  }
-
-  if (policy.agesAbsent) {
-    for (const item of work.items.values()) {
-      if (!request.has(item.key)) work.set({ key: item.key, tier: item.tier, n: item.n + 1, hash: item.hash, tokens: item.tokens })
     }
   }
 

@@ -22,8 +22,14 @@ export const compareKeys = (a: string, b: string): number => {
 /** The index of a `history:<n>` key. */
 export const historyIndex = (key: string): number => Number(key.slice(HISTORY.length))
 
-/** The kind of an item key, without allocating for the common prefixes. */
-export const kindOf = (key: string): ItemKind => ItemKeys.kind(key)
+/** The kind of an item key; the hot path of every update, so no allocation for the common prefixes. */
+export const kindOf = (key: string): ItemKind => {
+  if (key.startsWith("symbol:")) return "symbol"
+  if (key.startsWith("file:")) return "file"
+  if (key.startsWith("history:")) return "history"
+  if (key.startsWith("url:")) return "url"
+  return ItemKeys.kind(key)
+}
 
 /** Rank of a tier: 0 for L0 up to 4 for active. */
 export const rankOf = (tier: Tier): number => {

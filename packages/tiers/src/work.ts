@@ -3,7 +3,7 @@
  * into it, applies the request, hands it to the promotion policy and freezes the result;
  * nothing outside one update ever sees it mutate.
  */
-import type { CachedTier, ChangeReason, ItemKey, Tier, TierChange, TrackedItem } from "@strata/core"
+import type { CachedTier, ChangeReason, Item, ItemKey, Tier, TierChange, TrackedItem } from "@strata/core"
 import type { ResolvedConfig } from "./config.ts"
 import { compareKeys, kindOf, rankOf } from "./order.ts"
 
@@ -19,6 +19,17 @@ const FILE = "file:"
 /** True for a `symbol:` key whose file is selected (`file:` tracked): it is in no tier. */
 export const isHiddenIn = (items: ReadonlyMap<string, TrackedItem>, key: string): boolean =>
   key.startsWith(SYMBOL) && items.has(FILE + key.slice(SYMBOL.length))
+
+/** The hidden symbol entries among `items`, found from the `file:` keys in `fileKeys` (default: all keys). */
+export const hiddenSymbols = (items: ReadonlyMap<string, TrackedItem>, fileKeys: Iterable<string> = items.keys()): ReadonlySet<string> => {
+  const hidden = new Set<string>()
+  for (const key of fileKeys) {
+    if (!key.startsWith(FILE)) continue
+    const symbol = SYMBOL + key.slice(FILE.length)
+    if (items.has(symbol) && items.has(key)) hidden.add(symbol)
+  }
+  return hidden
+}
 
 /**
  * The update in progress; policies read it and move items through it.
@@ -37,15 +48,17 @@ export class UpdateWork {
   private readonly brokenAny = [false, false, false, false]
   /** Keys the request touched, judged in `settle`; undefined once settled. */
   private touched: Set<string> | undefined = new Set()
+  /** Hidden symbol entries, fixed once the request is applied (policies never select files). */
+  private hidden: ReadonlySet<string> | undefined
   readonly config: ResolvedConfig
   /** The state before this update. */
   readonly before: ReadonlyMap<string, TrackedItem>
   /** The new state's items, keyed by item key. */
   readonly items: Map<string, TrackedItem>
-  /** Keys present in this request (after dropping symbol entries of selected files). */
-  readonly present: ReadonlySet<string>
+  /** This request's items by key (after dropping symbol entries of selected files). */
+  readonly present: ReadonlyMap<string, Item>
 
-  constructor(config: ResolvedConfig, before: ReadonlyMap<string, TrackedItem>, present: ReadonlySet<string>, pending: PendingBreaks) {
+  constructor(config: ResolvedConfig, before: ReadonlyMap<string, TrackedItem>, present: ReadonlyMap<string, Item>, pending: PendingBreaks) {
     this.config = config
     this.before = before
     this.items = new Map(before)
@@ -57,7 +70,8 @@ export class UpdateWork {
 
   /** A symbol entry of a selected file: excluded from every tier and every policy. */
   isHidden(key: string): boolean {
-    return isHiddenIn(this.items, key)
+    const hidden = this.hidden
+    return hidden === undefined ? isHiddenIn(this.items, key) : hidden.size > 0 && hidden.has(key)
   }
 
   /** Record that `tier`'s rendered bytes change in this request. */
@@ -80,10 +94,15 @@ export class UpdateWork {
     return rank < 0 ? 4 : rank
   }
 
-  /** Replace an item without moving it (N, tokens or hash changed). */
+  /** Replace an item without moving it (N or tokens changed). */
   set(item: TrackedItem): void {
     this.items.set(item.key, item)
-    if (this.touched !== undefined && this.before.get(item.key)?.hash !== item.hash) this.touch(item.key)
+  }
+
+  /** Replace an item's content in place (a new hash in the same tier). */
+  rewrite(item: TrackedItem): void {
+    this.items.set(item.key, item)
+    this.touch(item.key)
   }
 
   /** Add a new item; registration is not reported as a change. */
@@ -122,6 +141,8 @@ export class UpdateWork {
     const touched = this.touched
     if (touched === undefined) return
     this.touched = undefined
+    // Every tracked file is in the request now (absent ones were just removed).
+    this.hidden = hiddenSymbols(this.items, this.present.keys())
     for (const key of touched) {
       const was = this.before.get(key)
       const now = this.items.get(key)

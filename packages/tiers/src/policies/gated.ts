@@ -22,7 +22,7 @@ export const gatedPolicy: PromotionPolicy = {
     const { thresholds, cacheTargetTokens: target } = work.config
 
     // Graduation into L3 is not gated: an item waiting for L3 to be rewritten could wait forever.
-    for (const key of work.present) {
+    for (const key of work.present.keys()) {
       const item = work.items.get(key)
       if (item === undefined || item.tier !== "active" || !movable(item)) continue
       if (item.n >= thresholds.L3) work.move(key, "L3", thresholds.L3, "graduated")

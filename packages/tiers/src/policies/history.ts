@@ -12,7 +12,7 @@ export const piggybackHistory = (work: UpdateWork, entryN: number): void => {
   const window = work.config.historyWindowTokens
   if (window <= 0 || work.rewrittenFrom(true) > rankOf("L3")) return
   const active: Array<{ key: string; index: number; tokens: number; n: number }> = []
-  for (const key of work.present) {
+  for (const key of work.present.keys()) {
     if (kindOf(key) !== "history") continue
     const item = work.items.get(key)
     if (item !== undefined && item.tier === "active") active.push({ key, index: historyIndex(key), tokens: item.tokens, n: item.n })

@@ -20,7 +20,7 @@ export const thresholdPolicy: PromotionPolicy = {
   placement: SEED_PLACEMENT,
   promote: (work) => {
     const thresholds = work.config.thresholds
-    for (const key of work.present) {
+    for (const key of work.present.keys()) {
       if (key === "system") continue
       const item = work.items.get(key)
       if (item === undefined) continue
