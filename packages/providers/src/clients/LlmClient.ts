@@ -1,0 +1,316 @@
+/**
+ * The `LlmClient` service: streaming chat requests to Anthropic Messages, OpenAI(-compatible)
+ * Chat Completions and Bedrock ConverseStream through the official SDKs, with the key
+ * from the environment, timeouts, retries on 429/5xx honouring `retry-after`, typed
+ * errors, and usage decoded from the stream into the neutral `CacheUsage`.
+ */
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
+import { foldStreamUsage, type CacheUsage } from "../usage.ts"
+import { anthropicDriver, bedrockDriver, openaiDriver, type Driver, type LlmProvider } from "./drivers.ts"
+import {
+  LlmConnectionError,
+  LlmHttpError,
+  LlmInvalidRequest,
+  LlmMissingCredentials,
+  LlmSdkMissing,
+  LlmStreamError,
+  LlmTimeout,
+  type LlmError
+} from "./errors.ts"
+import { DEFAULT_RETRY, nextDelayMs, retryAfterMs, type Failure, type RetryOptions } from "./retry.ts"
+
+export type { LlmProvider } from "./drivers.ts"
+
+/**
+ * A request: the provider's native body, as a placement plugin emits it
+ * (`PlacementResult.body`) or as `simpleBody` builds it. `stream` is set by the client.
+ */
+export interface LlmRequest {
+  readonly body: unknown
+}
+
+/** What a stream emits: text as it arrives, then the usage (when reported), then the end. */
+export type LlmEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "Usage"; readonly usage: CacheUsage }
+  | { readonly _tag: "Finish"; readonly stopReason: string | undefined }
+
+/** A completed request. `usage` is undefined only if the provider reported none. */
+export interface LlmResponse {
+  readonly provider: LlmProvider
+  readonly text: string
+  readonly usage: CacheUsage | undefined
+  readonly stopReason: string | undefined
+}
+
+/** Options shared by every client layer. */
+export interface LlmClientOptions {
+  /** API base URL: a gateway, or `http://127.0.0.1:<port>` in tests. Default: the provider's. */
+  readonly baseUrl?: string
+  /** The key itself. Default: read from `apiKeyEnv`. */
+  readonly apiKey?: string | Redacted.Redacted<string>
+  /** Environment variable holding the key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `AWS_BEARER_TOKEN_BEDROCK` by default). */
+  readonly apiKeyEnv?: string
+  /** Per attempt: how long to wait for the response to start. Default 60,000 ms. */
+  readonly timeoutMs?: number
+  /** Longest gap between stream events. Default 60,000 ms. */
+  readonly idleTimeoutMs?: number
+  readonly retry?: RetryOptions
+  /** Extra headers on every request (gateway routing, beta flags). */
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** Bedrock options: region and model besides the common ones; SigV4 credentials when no API key is set. */
+export interface BedrockClientOptions extends LlmClientOptions {
+  /** Default: `AWS_REGION`, then `AWS_DEFAULT_REGION`, then `us-east-1`. */
+  readonly region?: string
+  /** `modelId` for bodies that carry none. */
+  readonly model?: string
+  /** Static SigV4 credentials; without these and without an API key the AWS default chain is used. */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string }
+}
+
+/** The service's shape. */
+export interface LlmClientShape {
+  readonly provider: LlmProvider
+  /** Stream a request's events. Retries happen before the first event; a stream that breaks later fails with `LlmStreamError`. */
+  readonly stream: (request: LlmRequest) => Stream.Stream<LlmEvent, LlmError>
+  /** Send a request and collect its text, usage and stop reason. */
+  readonly complete: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError>
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+interface Settings {
+  readonly timeoutMs: number
+  readonly idleTimeoutMs: number
+  readonly retry: Required<RetryOptions>
+  readonly keyVariable: string
+}
+
+const settingsOf = (options: LlmClientOptions, keyVariable: string): Settings => ({
+  timeoutMs: options.timeoutMs ?? 60_000,
+  idleTimeoutMs: options.idleTimeoutMs ?? options.timeoutMs ?? 60_000,
+  retry: { ...DEFAULT_RETRY, ...options.retry },
+  keyVariable
+})
+
+const toError = (driver: Driver, f: Failure, attempts: number, settings: Settings, nowMs: number): LlmError => {
+  switch (f.kind) {
+    case "http": {
+      const wait = retryAfterMs(f, nowMs)
+      return new LlmHttpError({
+        provider: driver.provider,
+        status: f.status ?? 0,
+        detail: f.detail,
+        attempts,
+        ...(wait === undefined ? {} : { retryAfterMs: wait }),
+        ...(f.requestId === undefined ? {} : { requestId: f.requestId })
+      })
+    }
+    case "timeout":
+      return new LlmTimeout({ provider: driver.provider, timeoutMs: settings.timeoutMs, phase: "response", attempts })
+    case "credentials":
+      return new LlmMissingCredentials({ provider: driver.provider, variable: `${settings.keyVariable} (or AWS credentials: ${f.detail})` })
+    case "connection":
+    case "aborted":
+      return new LlmConnectionError({ provider: driver.provider, baseUrl: driver.baseUrl, reason: f.detail, attempts })
+    case "other":
+      return new LlmInvalidRequest({ provider: driver.provider, reason: f.detail })
+  }
+}
+
+interface Opened {
+  readonly iterable: AsyncIterable<unknown>
+  readonly controller: AbortController
+  readonly attempts: number
+}
+
+/** Open the stream, retrying 429/5xx/timeouts/connection errors with backoff or `retry-after`. */
+const openWithRetry = (driver: Driver, body: Record<string, unknown>, settings: Settings): Effect.Effect<Opened, LlmError> => {
+  const attempt = (n: number): Effect.Effect<Opened, LlmError> =>
+    Effect.suspend(() => {
+      const controller = new AbortController()
+      return Effect.tryPromise({
+        try: () => driver.open(body, controller.signal, settings.timeoutMs),
+        catch: (e): Failure => driver.classify(e)
+      }).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(settings.timeoutMs),
+          orElse: () => Effect.fail<Failure>({ kind: "timeout", detail: `no response within ${settings.timeoutMs} ms` })
+        }),
+        Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
+        Effect.map((iterable): Opened => ({ iterable, controller, attempts: n + 1 })),
+        Effect.catch((failure: Failure) =>
+          Effect.gen(function* () {
+            // A timed-out or failed attempt must not keep its connection open.
+            controller.abort()
+            const now = yield* Clock.currentTimeMillis
+            const random = yield* Random.next
+            const delay = nextDelayMs(failure, n, settings.retry, now, random)
+            if (delay === undefined) return yield* Effect.fail(toError(driver, failure, n + 1, settings, now))
+            yield* Effect.sleep(Duration.millis(delay))
+            return yield* attempt(n + 1)
+          })
+        )
+      )
+    })
+  return attempt(0)
+}
+
+/** Native stream events to `LlmEvent`s, folding usage as it goes. */
+async function* toEvents(driver: Driver, iterable: AsyncIterable<unknown>): AsyncGenerator<LlmEvent> {
+  let usage: CacheUsage | undefined
+  let stopReason: string | undefined
+  for await (const event of iterable) {
+    const error = driver.errorOf(event)
+    if (error !== undefined) throw new LlmStreamError({ provider: driver.provider, reason: error })
+    usage = foldStreamUsage(driver.format, usage, event)
+    const text = driver.textOf(event)
+    if (text !== undefined && text.length > 0) yield { _tag: "TextDelta", text }
+    stopReason = driver.stopOf(event) ?? stopReason
+  }
+  if (usage !== undefined) yield { _tag: "Usage", usage }
+  yield { _tag: "Finish", stopReason }
+}
+
+/** A client over one driver. */
+export const makeLlmClient = (
+  driver: Driver,
+  options: LlmClientOptions,
+  keyVariable: string,
+  check: (body: Record<string, unknown>) => string | undefined = () => undefined
+): LlmClientShape => {
+  const settings = settingsOf(options, keyVariable)
+  const validate = (request: LlmRequest): Effect.Effect<Record<string, unknown>, LlmInvalidRequest> => {
+    if (!isRecord(request.body)) {
+      return Effect.fail(new LlmInvalidRequest({ provider: driver.provider, reason: "the body must be a JSON object (a placement plugin's `body`, or `simpleBody(...)`)" }))
+    }
+    const problem = check(request.body)
+    return problem === undefined ? Effect.succeed(request.body) : Effect.fail(new LlmInvalidRequest({ provider: driver.provider, reason: problem }))
+  }
+  const stream = (request: LlmRequest): Stream.Stream<LlmEvent, LlmError> =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const body = yield* validate(request)
+        const opened = yield* Effect.acquireRelease(openWithRetry(driver, body, settings), (o) => Effect.sync(() => o.controller.abort()))
+        return Stream.fromAsyncIterable(toEvents(driver, opened.iterable), (e): LlmError =>
+          e instanceof LlmStreamError ? e : new LlmStreamError({ provider: driver.provider, reason: driver.classify(e).detail })
+        ).pipe(
+          Stream.timeoutOrElse({
+            duration: Duration.millis(settings.idleTimeoutMs),
+            orElse: () => Stream.fail(new LlmTimeout({ provider: driver.provider, timeoutMs: settings.idleTimeoutMs, phase: "stream", attempts: opened.attempts }))
+          })
+        )
+      })
+    )
+  const complete = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> =>
+    stream(request).pipe(
+      Stream.runFold(
+        (): { text: string; usage: CacheUsage | undefined; stopReason: string | undefined } => ({ text: "", usage: undefined, stopReason: undefined }),
+        (acc, event) => {
+          switch (event._tag) {
+            case "TextDelta":
+              acc.text += event.text
+              break
+            case "Usage":
+              acc.usage = event.usage
+              break
+            case "Finish":
+              acc.stopReason = event.stopReason
+          }
+          return acc
+        }
+      ),
+      Effect.map((acc): LlmResponse => ({ provider: driver.provider, ...acc })),
+      Effect.withSpan("LlmClient.complete", { attributes: { provider: driver.provider } })
+    )
+  return { provider: driver.provider, stream, complete }
+}
+
+/** The key from options or the environment (through Effect's `ConfigProvider`); undefined when unset or empty. */
+const findKey = (options: LlmClientOptions, variable: string): Effect.Effect<string | undefined> => {
+  if (options.apiKey !== undefined) return Effect.succeed(typeof options.apiKey === "string" ? options.apiKey : Redacted.value(options.apiKey))
+  return Config.option(Config.Redacted(variable)).pipe(
+    Effect.map((found) => (Option.isSome(found) && Redacted.value(found.value).length > 0 ? Redacted.value(found.value) : undefined)),
+    Effect.catch(() => Effect.succeed(undefined))
+  )
+}
+
+const requireKey = (provider: LlmProvider, options: LlmClientOptions, variable: string): Effect.Effect<string, LlmMissingCredentials> =>
+  findKey(options, variable).pipe(
+    Effect.flatMap((key) => (key === undefined ? Effect.fail(new LlmMissingCredentials({ provider, variable })) : Effect.succeed(key)))
+  )
+
+const loadSdk = <A>(provider: LlmProvider, packageName: string, load: () => Promise<A>): Effect.Effect<A, LlmSdkMissing> =>
+  Effect.tryPromise({ try: load, catch: (e) => new LlmSdkMissing({ provider, packageName, reason: describe(e) }) })
+
+/** An Anthropic Messages client; key from `ANTHROPIC_API_KEY` unless given. */
+export const makeAnthropicClient = (options: LlmClientOptions = {}): Effect.Effect<LlmClientShape, LlmMissingCredentials | LlmSdkMissing> =>
+  Effect.gen(function* () {
+    const variable = options.apiKeyEnv ?? "ANTHROPIC_API_KEY"
+    const apiKey = yield* requireKey("anthropic", options, variable)
+    const sdk = yield* loadSdk("anthropic", "@anthropic-ai/sdk", () => import("@anthropic-ai/sdk"))
+    return makeLlmClient(anthropicDriver(sdk, { apiKey, baseUrl: options.baseUrl, headers: options.headers }), options, variable)
+  })
+
+/** An OpenAI Chat Completions client (or any compatible gateway via `baseUrl`); key from `OPENAI_API_KEY` unless given. */
+export const makeOpenAIClient = (options: LlmClientOptions = {}): Effect.Effect<LlmClientShape, LlmMissingCredentials | LlmSdkMissing> =>
+  Effect.gen(function* () {
+    const variable = options.apiKeyEnv ?? "OPENAI_API_KEY"
+    const apiKey = yield* requireKey("openai", options, variable)
+    const sdk = yield* loadSdk("openai", "openai", () => import("openai"))
+    return makeLlmClient(openaiDriver(sdk, { apiKey, baseUrl: options.baseUrl, headers: options.headers }), options, variable)
+  })
+
+/**
+ * A Bedrock ConverseStream client. Auth: a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`
+ * or `apiKey`), else `credentials`, else the AWS default chain (`AWS_ACCESS_KEY_ID`...).
+ */
+export const makeBedrockClient = (options: BedrockClientOptions = {}): Effect.Effect<LlmClientShape, LlmSdkMissing> =>
+  Effect.gen(function* () {
+    const variable = options.apiKeyEnv ?? "AWS_BEARER_TOKEN_BEDROCK"
+    const apiKey = yield* findKey(options, variable)
+    const envRegion = yield* Config.option(Config.String("AWS_REGION")).pipe(
+      Effect.flatMap((r) => (Option.isSome(r) ? Effect.succeed(r) : Config.option(Config.String("AWS_DEFAULT_REGION")))),
+      Effect.catch(() => Effect.succeed(Option.none<string>()))
+    )
+    const region = options.region ?? Option.getOrElse(envRegion, () => "us-east-1")
+    const sdk = yield* loadSdk("bedrock", "@aws-sdk/client-bedrock-runtime", () => import("@aws-sdk/client-bedrock-runtime"))
+    const driver = bedrockDriver(sdk, { region, baseUrl: options.baseUrl, model: options.model, apiKey, credentials: options.credentials })
+    return makeLlmClient(driver, options, `${variable} or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, (body) =>
+      typeof body["modelId"] === "string" || options.model !== undefined
+        ? undefined
+        : "the body has no modelId; add one or pass `model` in the client options")
+  })
+
+/**
+ * Sends chat requests to an LLM provider. Layers per provider; the CLI's chat command
+ * and the compaction model use it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LlmClient, simpleBody } from "@strata/providers"
+ * const program = Effect.gen(function* () {
+ *   const llm = yield* LlmClient
+ *   const reply = yield* llm.complete({ body: simpleBody("anthropic", { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "hi" }], maxTokens: 100 }) })
+ *   return reply.usage
+ * }).pipe(Effect.provide(LlmClient.layerAnthropic()))
+ * ```
+ */
+export class LlmClient extends Context.Service<LlmClient, LlmClientShape>()("@strata/providers/LlmClient") {
+  static readonly layerAnthropic = (options: LlmClientOptions = {}): Layer.Layer<LlmClient, LlmMissingCredentials | LlmSdkMissing> =>
+    Layer.effect(LlmClient, makeAnthropicClient(options))
+
+  static readonly layerOpenAI = (options: LlmClientOptions = {}): Layer.Layer<LlmClient, LlmMissingCredentials | LlmSdkMissing> =>
+    Layer.effect(LlmClient, makeOpenAIClient(options))
+
+  static readonly layerBedrock = (options: BedrockClientOptions = {}): Layer.Layer<LlmClient, LlmSdkMissing> =>
+    Layer.effect(LlmClient, makeBedrockClient(options))
+
+  /** The layer for a provider by name (`openai` also serves OpenAI-compatible gateways). */
+  static readonly layer = (provider: LlmProvider, options: BedrockClientOptions = {}): Layer.Layer<LlmClient, LlmMissingCredentials | LlmSdkMissing> =>
+    provider === "anthropic" ? LlmClient.layerAnthropic(options) : provider === "openai" ? LlmClient.layerOpenAI(options) : LlmClient.layerBedrock(options)
+}

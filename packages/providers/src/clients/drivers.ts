@@ -1,0 +1,222 @@
+/**
+ * One driver per provider SDK: how to open a streaming request, read text, stop
+ * reasons and errors out of its events, and classify what it throws. The SDKs are
+ * optional peer dependencies, loaded on first use.
+ */
+import type { UsageFormat } from "../usage.ts"
+import type { Failure } from "./retry.ts"
+
+/** Providers with an LLM client. `openai` also covers OpenAI-compatible gateways. */
+export type LlmProvider = "anthropic" | "openai" | "bedrock"
+
+/** What the generic client needs from one provider's SDK. */
+export interface Driver {
+  readonly provider: LlmProvider
+  readonly format: UsageFormat
+  /** For error messages: where requests go. */
+  readonly baseUrl: string
+  /** Send a streaming request; resolves when the response headers arrived. */
+  readonly open: (body: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) => Promise<AsyncIterable<unknown>>
+  readonly classify: (error: unknown) => Failure
+  readonly textOf: (event: unknown) => string | undefined
+  readonly stopOf: (event: unknown) => string | undefined
+  /** An error reported inside the stream, if this event is one. */
+  readonly errorOf: (event: unknown) => string | undefined
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+type ErrorClass = abstract new (...args: never[]) => unknown
+
+/** The error classes Stainless-generated SDKs (Anthropic, OpenAI) export. */
+interface StainlessErrors {
+  readonly APIError: ErrorClass
+  readonly APIConnectionError: ErrorClass
+  readonly APIConnectionTimeoutError: ErrorClass
+  readonly APIUserAbortError: ErrorClass
+}
+
+const header = (headers: unknown, name: string): string | undefined => {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined
+  if (isRecord(headers)) return str(headers[name]) ?? str(headers[name.toLowerCase()])
+  return undefined
+}
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** Classify what an Anthropic or OpenAI SDK call threw. */
+export const classifyStainless = (e: unknown, errors: StainlessErrors): Failure => {
+  if (e instanceof errors.APIUserAbortError) return { kind: "aborted", detail: "aborted" }
+  if (e instanceof errors.APIConnectionTimeoutError) return { kind: "timeout", detail: describe(e) }
+  if (e instanceof errors.APIConnectionError) {
+    const cause = (e as { cause?: unknown }).cause
+    return { kind: "connection", detail: cause === undefined ? describe(e) : `${describe(e)} (${describe(cause)})` }
+  }
+  if (e instanceof errors.APIError) {
+    const err = e as unknown as { status?: number; headers?: unknown; apiMessage?: string | null; error?: unknown; message: string; requestID?: string | null }
+    const body = isRecord(err.error) ? err.error : undefined
+    const nested = body !== undefined && isRecord(body["error"]) ? str(body["error"]["message"]) : undefined
+    const detail = err.apiMessage ?? nested ?? str(body?.["message"]) ?? err.message
+    const retryAfterMsHeader = header(err.headers, "retry-after-ms")
+    const retryAfterHeader = header(err.headers, "retry-after")
+    return {
+      kind: err.status === undefined ? "other" : "http",
+      ...(err.status === undefined ? {} : { status: err.status }),
+      detail,
+      ...(retryAfterMsHeader === undefined ? {} : { retryAfterMsHeader }),
+      ...(retryAfterHeader === undefined ? {} : { retryAfterHeader }),
+      ...(typeof err.requestID === "string" ? { requestId: err.requestID } : {})
+    }
+  }
+  return { kind: "other", detail: describe(e) }
+}
+
+/** Options every driver takes. */
+export interface DriverOptions {
+  readonly apiKey: string
+  readonly baseUrl?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+type AnthropicSdk = typeof import("@anthropic-ai/sdk")
+type OpenAISdk = typeof import("openai")
+type BedrockSdk = typeof import("@aws-sdk/client-bedrock-runtime")
+
+/** Anthropic Messages, streamed (`message_start` ... `message_stop`). */
+export const anthropicDriver = (sdk: AnthropicSdk, options: DriverOptions): Driver => {
+  const client = new sdk.default({
+    apiKey: options.apiKey,
+    maxRetries: 0,
+    ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
+    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
+  })
+  return {
+    provider: "anthropic",
+    format: "anthropic",
+    baseUrl: options.baseUrl ?? "https://api.anthropic.com",
+    open: async (body, signal, timeoutMs) => {
+      const params = { ...body, stream: true } as unknown as import("@anthropic-ai/sdk").default.MessageCreateParamsStreaming
+      return await client.messages.create(params, { signal, timeout: timeoutMs })
+    },
+    classify: (e) => classifyStainless(e, sdk),
+    textOf: (e) => (isRecord(e) && e["type"] === "content_block_delta" && isRecord(e["delta"]) && e["delta"]["type"] === "text_delta" ? str(e["delta"]["text"]) : undefined),
+    stopOf: (e) => (isRecord(e) && e["type"] === "message_delta" && isRecord(e["delta"]) ? str(e["delta"]["stop_reason"]) : undefined),
+    errorOf: (e) => (isRecord(e) && e["type"] === "error" ? (isRecord(e["error"]) ? str(e["error"]["message"]) : undefined) ?? "error event" : undefined)
+  }
+}
+
+/** OpenAI Chat Completions (and compatible gateways), streamed with the final usage chunk. */
+export const openaiDriver = (sdk: OpenAISdk, options: DriverOptions): Driver => {
+  const client = new sdk.default({
+    apiKey: options.apiKey,
+    maxRetries: 0,
+    ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
+    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
+  })
+  return {
+    provider: "openai",
+    format: "openai-chat",
+    baseUrl: options.baseUrl ?? "https://api.openai.com/v1",
+    open: async (body, signal, timeoutMs) => {
+      const streamOptions = isRecord(body["stream_options"]) ? body["stream_options"] : {}
+      const params = {
+        ...body,
+        stream: true,
+        // Without include_usage the stream carries no usage at all.
+        stream_options: { ...streamOptions, include_usage: true }
+      } as unknown as import("openai").default.ChatCompletionCreateParamsStreaming
+      return await client.chat.completions.create(params, { signal, timeout: timeoutMs })
+    },
+    classify: (e) => classifyStainless(e, sdk),
+    textOf: (e) => {
+      if (!isRecord(e) || !Array.isArray(e["choices"])) return undefined
+      const choice: unknown = e["choices"][0]
+      return isRecord(choice) && isRecord(choice["delta"]) ? str(choice["delta"]["content"]) : undefined
+    },
+    stopOf: (e) => {
+      if (!isRecord(e) || !Array.isArray(e["choices"])) return undefined
+      const choice: unknown = e["choices"][0]
+      return isRecord(choice) ? (str(choice["finish_reason"]) ?? undefined) : undefined
+    },
+    // Gateways (OpenRouter, LiteLLM) report upstream failures as an `error` chunk.
+    errorOf: (e) => (isRecord(e) && isRecord(e["error"]) ? (str(e["error"]["message"]) ?? "error chunk") : undefined)
+  }
+}
+
+/** Options for the Bedrock driver. */
+export interface BedrockDriverOptions {
+  readonly region: string
+  readonly baseUrl?: string | undefined
+  readonly model?: string | undefined
+  /** A Bedrock API key (bearer token); otherwise SigV4 with `credentials` or the AWS chain. */
+  readonly apiKey?: string | undefined
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | undefined
+}
+
+const BEDROCK_STATUS: Readonly<Record<string, number>> = {
+  ThrottlingException: 429,
+  ServiceUnavailableException: 503,
+  InternalServerException: 500,
+  ModelNotReadyException: 503,
+  ModelTimeoutException: 408,
+  ValidationException: 400,
+  AccessDeniedException: 403,
+  ResourceNotFoundException: 404
+}
+
+/** Bedrock ConverseStream (`messageStart` ... `metadata`). */
+export const bedrockDriver = (sdk: BedrockSdk, options: BedrockDriverOptions): Driver => {
+  const client = new sdk.BedrockRuntimeClient({
+    region: options.region,
+    maxAttempts: 1,
+    ...(options.baseUrl === undefined ? {} : { endpoint: options.baseUrl }),
+    ...(options.apiKey !== undefined
+      ? { token: { token: options.apiKey }, authSchemePreference: ["httpBearerAuth"] }
+      : options.credentials === undefined ? {} : { credentials: options.credentials })
+  })
+  return {
+    provider: "bedrock",
+    format: "bedrock",
+    baseUrl: options.baseUrl ?? `https://bedrock-runtime.${options.region}.amazonaws.com`,
+    open: async (body, signal) => {
+      const { modelId, ...rest } = body
+      const input = { ...rest, modelId: str(modelId) ?? options.model } as unknown as import("@aws-sdk/client-bedrock-runtime").ConverseStreamCommandInput
+      const out = await client.send(new sdk.ConverseStreamCommand(input), { abortSignal: signal })
+      if (out.stream === undefined) throw new Error("the response has no event stream")
+      return out.stream
+    },
+    classify: (e) => {
+      const err = e as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number; requestId?: string }; $response?: { headers?: unknown } }
+      const name = err.name ?? ""
+      if (name === "AbortError") return { kind: "aborted", detail: "aborted" }
+      if (name === "CredentialsProviderError" || name === "TokenProviderError") return { kind: "credentials", detail: err.message ?? name }
+      if (name === "TimeoutError" || err.code === "ETIMEDOUT") return { kind: "timeout", detail: err.message ?? name }
+      if (err.code !== undefined && /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EPIPE)$/.test(err.code)) {
+        return { kind: "connection", detail: `${err.code}: ${err.message ?? ""}` }
+      }
+      const status = err.$metadata?.httpStatusCode ?? BEDROCK_STATUS[name]
+      if (status !== undefined) {
+        const retryAfterHeader = header(err.$response?.headers, "retry-after")
+        const requestId = err.$metadata?.requestId
+        return {
+          kind: "http",
+          status,
+          detail: `${name}: ${err.message ?? ""}`,
+          ...(retryAfterHeader === undefined ? {} : { retryAfterHeader }),
+          ...(requestId === undefined ? {} : { requestId })
+        }
+      }
+      return { kind: "other", detail: describe(e) }
+    },
+    textOf: (e) => (isRecord(e) && isRecord(e["contentBlockDelta"]) && isRecord(e["contentBlockDelta"]["delta"]) ? str(e["contentBlockDelta"]["delta"]["text"]) : undefined),
+    stopOf: (e) => (isRecord(e) && isRecord(e["messageStop"]) ? str(e["messageStop"]["stopReason"]) : undefined),
+    errorOf: (e) => {
+      if (!isRecord(e)) return undefined
+      const key = Object.keys(e).find((k) => k.endsWith("Exception") && e[k] !== undefined)
+      if (key === undefined) return undefined
+      const value = e[key]
+      return `${key}: ${isRecord(value) ? (str(value["message"]) ?? "") : ""}`
+    }
+  }
+}
