@@ -89,7 +89,7 @@ describe("makeTokenCounter", () => {
     const counter = makeCustomCounter("test", (t) => {
       seen.push(t[0]!)
       return 1
-    }, { memoSize: 2 })
+    }, { memoSize: 2, memoChars: 0 })
     const [a, b, c] = ["a", "b", "c"].map((ch) => ch.repeat(100)) as [string, string, string]
     counter.count(a)
     counter.count(b)
@@ -98,6 +98,23 @@ describe("makeTokenCounter", () => {
     counter.count(a) // still memoized
     counter.count(b) // re-tokenized
     expect(seen).toEqual(["a", "b", "c", "b"])
+  })
+
+  it("bounds the text memo by characters and serves equal copies from it", () => {
+    const seen: Array<string> = []
+    const counter = makeCustomCounter("test", (t) => {
+      seen.push(t[0]!)
+      return 1
+    }, { memoSize: 1, memoChars: 400 })
+    const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map((ch) => ch.repeat(100)) as [string, string, string, string, string]
+    counter.count(a)
+    counter.count(Buffer.from(a).toString()) // an equal string, not the same object
+    for (const t of [b, c, d]) counter.count(t) // 400 characters: all fit
+    counter.count(e) // 500 > 400: a leaves the text memo (and the 1-entry hash memo)
+    counter.count(b) // still in the text memo
+    counter.count(a) // gone from both: re-tokenized
+    expect(seen).toEqual(["a", "b", "c", "d", "e", "a"])
+    expect(counter.stats()).toEqual({ hits: 2, misses: 6 })
   })
 
   it("has a synchronous twin with the same counts", async () => {
