@@ -6,7 +6,8 @@
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
 import { foldStreamUsage, type CacheUsage } from "../usage.ts"
-import { anthropicDriver, bedrockDriver, openaiDriver, type Driver, type LlmProvider } from "./drivers.ts"
+import type { Driver, LlmProvider } from "./driver.ts"
+import { anthropicDriver, bedrockDriver, openaiDriver } from "./drivers.ts"
 import {
   LlmConnectionError,
   LlmHttpError,
@@ -19,7 +20,7 @@ import {
 } from "./errors.ts"
 import { DEFAULT_RETRY, nextDelayMs, retryAfterMs, type Failure, type RetryOptions } from "./retry.ts"
 
-export type { LlmProvider } from "./drivers.ts"
+export type { Driver, LlmProvider } from "./driver.ts"
 
 /**
  * A request: the provider's native body, as a placement plugin emits it

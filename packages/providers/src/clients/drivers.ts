@@ -3,26 +3,8 @@
  * reasons and errors out of its events, and classify what it throws. The SDKs are
  * optional peer dependencies, loaded on first use.
  */
-import type { UsageFormat } from "../usage.ts"
+import type { Driver } from "./driver.ts"
 import type { Failure } from "./retry.ts"
-
-/** Providers with an LLM client. `openai` also covers OpenAI-compatible gateways. */
-export type LlmProvider = "anthropic" | "openai" | "bedrock"
-
-/** What the generic client needs from one provider's SDK. */
-export interface Driver {
-  readonly provider: LlmProvider
-  readonly format: UsageFormat
-  /** For error messages: where requests go. */
-  readonly baseUrl: string
-  /** Send a streaming request; resolves when the response headers arrived. */
-  readonly open: (body: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) => Promise<AsyncIterable<unknown>>
-  readonly classify: (error: unknown) => Failure
-  readonly textOf: (event: unknown) => string | undefined
-  readonly stopOf: (event: unknown) => string | undefined
-  /** An error reported inside the stream, if this event is one. */
-  readonly errorOf: (event: unknown) => string | undefined
-}
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
