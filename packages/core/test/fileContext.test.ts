@@ -11,6 +11,7 @@ import {
   FileTooLarge,
   InvalidInput,
   makeEstimatingCounter,
+  makeTokenCounter,
   normalizeRepoPath,
   PathOutsideRepo
 } from "../src/index.ts"
@@ -105,6 +106,15 @@ describe("FileContext", () => {
     expect(files.formatForPrompt()).toBe("src/a.ts\n```\nexport {}\n```\n\nsrc/b.py\n```\nprint(1)\n```")
     expect(files.formatForPrompt("# Working Files\n\nHere are the files:\n\n")).toMatch(/^# Working Files\n\nHere are the files:\n\nsrc\/a\.ts\n```\n/)
     expect(FileContext.empty.formatForPrompt("# Header\n\n")).toBe("")
+  })
+
+  it("re-counting unchanged files is served from the token memo", async () => {
+    const counter = await makeTokenCounter("gpt-4o")
+    const files = FileContext.of([{ path: "a.ts", content: "export const a = 1\n".repeat(10) }])
+    files.countTokens(counter)
+    const before = counter.stats()
+    files.addFile("b.ts", "y".repeat(100)).countTokens(counter)
+    expect(counter.stats()).toEqual({ hits: before.hits + 1, misses: before.misses + 1 })
   })
 
   it("counts tokens per file and in total", () => {

@@ -53,6 +53,17 @@ export interface ContextFile {
   readonly content: string
 }
 
+interface Entry {
+  readonly content: string
+  /**
+   * The file's fenced block, built once per content: counting the same string object
+   * again is a memo hit without hashing (see `TokenCounter`).
+   */
+  readonly block: string
+}
+
+const entry = (path: string, content: string): Entry => ({ content, block: formatFile(path, content) })
+
 /**
  * The files in context: an immutable map from repo-relative path to content. Every
  * "mutating" method returns a new `FileContext`. Paths are expected normalized (use
@@ -71,15 +82,15 @@ export class FileContext {
 
   /** A context holding `files` (later entries win for a repeated path). */
   static of(files: Iterable<ContextFile>): FileContext {
-    const map = new Map<string, string>()
-    for (const f of files) map.set(f.path, f.content)
+    const map = new Map<string, Entry>()
+    for (const f of files) map.set(f.path, entry(f.path, f.content))
     return new FileContext(map)
   }
 
   private sortedPaths: ReadonlyArray<string> | undefined
-  private readonly files: ReadonlyMap<string, string>
+  private readonly files: ReadonlyMap<string, Entry>
 
-  private constructor(files: ReadonlyMap<string, string>) {
+  private constructor(files: ReadonlyMap<string, Entry>) {
     this.files = files
   }
 
@@ -90,9 +101,9 @@ export class FileContext {
 
   /** Add or replace a file. */
   addFile(path: string, content: string): FileContext {
-    if (this.files.get(path) === content) return this
+    if (this.files.get(path)?.content === content) return this
     const next = new Map(this.files)
-    next.set(path, content)
+    next.set(path, entry(path, content))
     return new FileContext(next)
   }
 
@@ -111,7 +122,7 @@ export class FileContext {
   }
 
   getContent(path: string): string | undefined {
-    return this.files.get(path)
+    return this.files.get(path)?.content
   }
 
   hasFile(path: string): boolean {
@@ -124,7 +135,7 @@ export class FileContext {
 
   /** Files with their content, in path order. */
   entries(): ReadonlyArray<ContextFile> {
-    return this.getFiles().map((path) => ({ path, content: this.files.get(path)! }))
+    return this.getFiles().map((path) => ({ path, content: this.files.get(path)!.content }))
   }
 
   /**
@@ -138,7 +149,7 @@ export class FileContext {
   /** Tokens of each file's fenced block, by path. */
   getTokensByFile(counter: Pick<TokenCounter, "count">): ReadonlyMap<string, number> {
     const out = new Map<string, number>()
-    for (const { path, content } of this.entries()) out.set(path, counter.count(formatFile(path, content)))
+    for (const path of this.getFiles()) out.set(path, counter.count(this.files.get(path)!.block))
     return out
   }
 
