@@ -1,6 +1,7 @@
-import { toSeedMessages } from "@strata/core"
+import { Effect } from "effect"
+import { Placement, toSeedMessages } from "@strata/core"
 import { describe, expect, it } from "vitest"
-import { placeAiSdk, placeOpenAICompatible, upstreamOf } from "../src/index.ts"
+import { isPluginName, PLUGIN_NAMES, placeAiSdk, placementLayerFor, placeOpenAICompatible, placeWith, upstreamOf } from "../src/index.ts"
 import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
 
 describe("openai-compatible plugin (seeds format)", () => {
@@ -59,5 +60,22 @@ describe("ai-sdk plugin", () => {
     const o = placeAiSdk(bigRequest("gpt-4.1"), { promptCacheKey: "s" })
     expect(o.body.providerOptions).toEqual({ openai: { promptCacheKey: "s" } })
     expect(o.body.messages.every((m) => m.providerOptions === undefined)).toBe(true)
+  })
+})
+
+describe("plugins by name", () => {
+  it("places with every named plugin and builds its Layer", async () => {
+    const req = bigRequest("claude-sonnet-4-5")
+    for (const name of PLUGIN_NAMES) {
+      const model = name.startsWith("openai") && name !== "openai-compatible" ? "gpt-4.1" : name === "gemini" ? "gemini-2.5-pro" : "claude-sonnet-4-5"
+      const direct = placeWith(name, { ...req, model })
+      expect(direct.breakpoints.length).toBeGreaterThan(0)
+      const viaLayer = await Effect.runPromise(Effect.gen(function* () {
+        return yield* (yield* Placement).place({ ...req, model })
+      }).pipe(Effect.provide(placementLayerFor(name))))
+      expect(viaLayer.body).toEqual(direct.body)
+    }
+    expect(isPluginName("bedrock-invoke")).toBe(true)
+    expect(isPluginName("mistral")).toBe(false)
   })
 })
