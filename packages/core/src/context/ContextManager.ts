@@ -234,9 +234,9 @@ const make = (options: ContextManagerOptions) =>
         maxInputTokens,
         counter
       })
+      // The warning is returned, not logged: callers such as a CLI printing JSON decide where it goes.
       if (result.dropped.length > 0) {
         yield* Ref.update(state, (s) => ({ ...s, files: result.dropped.reduce((fc, f) => fc.removeFile(f.path), s.files) }))
-        yield* Effect.logWarning(result.warning)
       }
       return {
         dropped: result.dropped,

@@ -20,7 +20,7 @@ export const SYSTEM_PROMPT_FILE = "system.md"
 export const SYSTEM_EXTRA_FILE = "system_extra.md"
 export const SYSTEM_REMINDER_FILE = "system_reminder.md"
 
-/** A prompt's text and the warnings produced while loading it. */
+/** A prompt's text and the warnings produced while loading it (returned, never logged). */
 export interface PromptText {
   readonly text: string
   /** One line per fallback to a bundled default. */
@@ -80,7 +80,6 @@ const make = (options: PromptsOptions) => {
     if (bundled === undefined) {
       return yield* new PromptNotFound({ name, searched: dir === undefined ? [bundledDir] : [dir, bundledDir] })
     }
-    for (const warning of warnings) yield* Effect.logWarning(warning)
     return { text: bundled, warnings } satisfies PromptText
   })
 
