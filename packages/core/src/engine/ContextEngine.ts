@@ -17,9 +17,17 @@ import {
 import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
 import type { Message, Role } from "../domain/Message.ts"
 import { Prompts, type PromptText } from "../prompts/Prompts.ts"
+import type { ContextBreakdown } from "../breakdown/index.ts"
+import type { AssemblyResult } from "../pipeline/assemble.ts"
+import { assembleSession, sessionBreakdown, type SessionAssemblyRequest } from "../pipeline/fromSession.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { type ContextEngineOptions, type EngineServices, makeEngineLayer } from "./layer.ts"
+
+/** An assembled request from `ContextEngine.assemble`; `commit()` advances the tracker. */
+export interface EngineAssembly extends Omit<AssemblyResult, "commit"> {
+  readonly commit: (options?: CallOptions) => Promise<void>
+}
 
 /** Per-call options every engine method accepts. */
 export interface CallOptions {
@@ -234,6 +242,23 @@ export class ContextEngine implements AsyncDisposable {
    */
   assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
     return this.run(assembleFlatRequest(input), options)
+  }
+
+  /**
+   * A tiered request (seed 002) from the session: history and files from the engine,
+   * prompts re-read, the symbol map from a provided `SymbolIndex`, tiers from a provided
+   * `Tracker` (without one: flat fallback), the body from the provided `Placement`
+   * (default: OpenAI-compatible with `cache_control`). Call `commit()` once the provider
+   * call succeeded; a failed request skips it and the tracker stays as it was.
+   */
+  async assemble(request: SessionAssemblyRequest, options?: CallOptions): Promise<EngineAssembly> {
+    const result = await this.run(assembleSession(request), options)
+    return { ...result, commit: (commitOptions?: CallOptions) => this.run(result.commit, commitOptions) }
+  }
+
+  /** The seed 003 breakdown JSON of the session's next request, without sending or committing anything. */
+  getContextBreakdown(request: Partial<SessionAssemblyRequest> = {}, options?: CallOptions): Promise<ContextBreakdown> {
+    return this.run(sessionBreakdown(request), options)
   }
 
   /** Release the runtime. Later calls throw. */

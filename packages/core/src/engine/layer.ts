@@ -7,6 +7,8 @@ import { Layer } from "effect"
 import type { CompactionConfig } from "../compaction/algorithm.ts"
 import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
 import { ContextManager } from "../context/ContextManager.ts"
+import { Pipeline, type StageServices } from "../pipeline/index.ts"
+import type { AssemblySession } from "../pipeline/session.ts"
 import { RepoFiles } from "../context/FileContext.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
@@ -37,7 +39,7 @@ export interface ContextEngineOptions {
 }
 
 /** Services every engine runtime provides. */
-export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | RepoFiles | Prompts
+export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | RepoFiles | Prompts | StageServices | AssemblySession
 
 /**
  * Build the engine's Layer. Effect users can provide it directly instead of using the
@@ -63,6 +65,8 @@ export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<Engi
     tokenizer,
     RepoFiles.layer({ root: options.repoRoot ?? process.cwd(), maxFileBytes: options.maxFileBytes }),
     Prompts.layer({ dir: options.promptsDir }),
+    // The assembly pipeline's default stages; extras (stage overrides) come later and win.
+    Pipeline.layer,
     ...extras
   )
   const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))
