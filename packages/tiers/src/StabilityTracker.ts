@@ -210,22 +210,23 @@ const removeWhere = (
   pick: (key: string) => boolean,
   reason: "not in request" | "purged"
 ): TrackerResult => {
+  const removed: Array<TrackedItem> = []
+  for (const [key, item] of tracker.items) if (pick(key)) removed.push(item)
+  if (removed.length === 0) return { tracker, changes: [] }
   const items = new Map(tracker.items)
+  for (const item of removed) items.delete(item.key)
+  // Judged against the state before and after all removals, so the order keys are visited never matters.
   let pending = tracker.pending
-  const changes: Array<TierChange> = []
-  for (const [key, item] of tracker.items) {
-    if (!pick(key)) continue
-    const hidden = isHiddenIn(items, key)
-    items.delete(key)
-    changes.push({ key: item.key, from: item.tier, to: null, reason })
-    if (!hidden) pending = withPending(pending, item.tier, kindOf(key) === "history")
-    if (kindOf(key) === "file") {
-      const symbol = items.get(`symbol:${ItemKeys.subject(key)}`)
+  for (const item of removed) {
+    if (!isHiddenIn(tracker.items, item.key)) pending = withPending(pending, item.tier, kindOf(item.key) === "history")
+    if (kindOf(item.key) === "file") {
+      const symbol = items.get(`symbol:${ItemKeys.subject(item.key)}`)
       if (symbol !== undefined) pending = withPending(pending, symbol.tier, false)
     }
   }
-  if (changes.length === 0) return { tracker, changes }
-  changes.sort((a, b) => compareKeys(a.key, b.key))
+  const changes = removed
+    .map((item): TierChange => ({ key: item.key, from: item.tier, to: null, reason }))
+    .sort((a, b) => compareKeys(a.key, b.key))
   return { tracker: { ...tracker, items, pending }, changes }
 }
 

@@ -26,7 +26,7 @@ const KEYS: ReadonlyArray<ItemKey> = [
 
 type Step =
   | { readonly op: "update"; readonly absent: ReadonlyArray<number>; readonly changed: ReadonlyArray<number>; readonly existing: ReadonlyArray<string> | null }
-  | { readonly op: "remove"; readonly index: number }
+  | { readonly op: "remove"; readonly indices: ReadonlyArray<number> }
   | { readonly op: "purge" }
   | { readonly op: "initialize"; readonly components: ReadonlyArray<ReadonlyArray<number>> | null; readonly refs: boolean }
 
@@ -40,7 +40,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       existing: fc.option(fc.subarray(FILES), { freq: 4 })
     })
   },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), index: fc.nat(19) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), indices: fc.array(fc.nat(19), { minLength: 1, maxLength: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("purge" as const) }) },
   {
     weight: 1,
@@ -175,12 +175,14 @@ const run = (policy: PolicyName, s: Scenario, options: { check: boolean; reload:
       changes = result.changes
       if (options.check) checkUpdate(before, request, tracker, changes)
     } else if (st.op === "remove") {
-      const result = StabilityTracker.remove(before, [at(st.index)])
+      const removed = st.indices.map(at)
+      const result = StabilityTracker.remove(before, removed)
       tracker = result.tracker
       changes = result.changes
       if (options.check) {
-        expect(changes.every((c) => c.to === null && c.reason === "not in request" && c.key === at(st.index))).toBe(true)
-        expect(tracker.items.has(at(st.index))).toBe(false)
+        expect(changes.every((c) => c.to === null && c.reason === "not in request" && removed.includes(c.key))).toBe(true)
+        expect(changes).toHaveLength(new Set(removed.filter((k) => before.items.has(k))).size)
+        for (const key of removed) expect(tracker.items.has(key)).toBe(false)
       }
     } else if (st.op === "purge") {
       const result = StabilityTracker.purgeHistory(before)

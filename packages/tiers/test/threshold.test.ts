@@ -15,6 +15,8 @@ describe("seed 003: StabilityTracker with four cached tiers (threshold policy)",
   it("rejects thresholds that do not increase from L3 to L0", () => {
     expect(() => make({ thresholds: { L3: 6, L2: 6 } })).toThrow(InvalidInput)
     expect(() => make({ thresholds: { L3: 0 } })).toThrow(/1 <= L3 < L2 < L1 < L0/)
+    expect(() => make({ cacheTargetTokens: -5 })).toThrow(/cacheTargetTokens/)
+    expect(() => make({ policy: "bogus" as never })).toThrow(/"threshold" \| "gated" \| "flux"/)
   })
 
   it("a lone file: active for updates 1-3, L3 at 4, L2 at 7, L1 at 10, L0 at 13", () => {
