@@ -2,7 +2,10 @@
  * The dated per-model table of prompt-caching limits and prices: minimum cacheable
  * prefix, breakpoint slots, TTLs with their read/write multipliers, and base prices.
  * Sources disagree and change over time, so every value is a dated revision with its
- * source (see ../../../shared/research/providers.md); `lookupModel` resolves one date.
+ * source (reference keys of the research notes, providers.md: A1-A9 Anthropic, B1-B3 AWS,
+ * O1-O4 OpenAI, G1-G5 Google, X* third-party; X16 = third-party Claude pricing changelogs
+ * of Oct 2026, X17 = a third-party OpenAI price table of Mar 2026); `lookupModel`
+ * resolves one date.
  */
 
 /** The providers whose caching rules the table describes. Gateways route to one of these. */
@@ -184,48 +187,54 @@ const exact = (id: string): RegExp => new RegExp(`^${id.replace(/\./g, "\\.")}(?
 const ANTHROPIC: ReadonlyArray<ModelEntry> = [
   { provider: "anthropic", family: "Claude Fable 5.1", patterns: [claude("fable", "5.1")], revisions: [
     { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } },
-    { asOf: "2026-09", source: "X6", note: "third-party price table", set: { ttls: anthropicTtls(0.025) } }
+    { asOf: "2026-09", source: "A3", note: "cache hits $0.25/MTok = 0.025x (also X6)", set: { ttls: anthropicTtls(0.025), price: price(10, 50) } }
   ] },
   { provider: "anthropic", family: "Claude Fable 5", patterns: [claude("fable", "5")], revisions: [
-    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } }
+    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } },
+    { asOf: "2026-09", source: "A3", set: { price: price(10, 50) } }
   ] },
   { provider: "anthropic", family: "Claude Mythos 5.1", patterns: [claude("mythos", "5.1")], revisions: [
     { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } },
-    { asOf: "2026-09", source: "X6", note: "third-party price table", set: { ttls: anthropicTtls(0.025) } }
+    { asOf: "2026-09", source: "A3", note: "limited availability; cache hits 0.025x", set: { ttls: anthropicTtls(0.025), price: price(10, 50) } }
   ] },
   { provider: "anthropic", family: "Claude Mythos 5", patterns: [claude("mythos", "5")], revisions: [
-    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } }
+    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } },
+    { asOf: "2026-09", source: "A3", note: "limited availability", set: { price: price(10, 50) } }
   ] },
   { provider: "anthropic", family: "Claude Opus 5.5", patterns: [claude("opus", "5.5")], revisions: [
-    { asOf: "2026-09", source: "X6", note: "third-party price table; minimum not in the sources", set: { ttls: anthropicTtls(0.05) } }
+    { asOf: "2026-09", source: "A3", note: "cache hits $0.20/MTok = 0.05x (X6; model page); minimum not in the sources", set: { ttls: anthropicTtls(0.05), price: price(4, 20) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 5.5", patterns: [claude("sonnet", "5.5")], revisions: [
-    { asOf: "2026-09", source: "X6", note: "third-party price table; minimum not in the sources", set: { ttls: anthropicTtls(0.05) } }
+    { asOf: "2026-09", source: "A3", note: "model page: cache read $0.20/MTok = 0.1x; minimum not in the sources", set: { ttls: anthropicTtls(0.1), price: price(2, 10) } },
+    { asOf: "2026-10-07", source: "X16", note: "cache reads cut to $0.10/MTok = 0.05x (third-party pricing changelogs; X6 also lists 0.05x)", set: { ttls: anthropicTtls(0.05) } }
+  ] },
+  { provider: "anthropic", family: "Claude Haiku 5.5", patterns: [claude("haiku", "5.5")], revisions: [
+    { asOf: "2026-10-07", source: "X16", note: "third-party pricing changelogs: prompts over 100k tokens bill every token at the higher rates; minimum not in the sources", set: { price: price(0.1, 0.5, { thresholdTokens: 100_000, inputPerMTok: 0.5, outputPerMTok: 2.5 }) } }
   ] },
   { provider: "anthropic", family: "Claude Opus 5", patterns: [claude("opus", "5")], revisions: [
-    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512 } }
+    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 512, price: price(5, 25) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 5", patterns: [claude("sonnet", "5")], revisions: [
-    { asOf: "2026-07", source: "A1", set: { minCacheTokens: 1024 } }
+    { asOf: "2026-07", source: "A1", note: "price from the model page (A3); a planned rise to $3/$15 was called off", set: { minCacheTokens: 1024, price: price(2, 10) } }
   ] },
   { provider: "anthropic", family: "Claude Opus 4.8", patterns: [claude("opus", "4.8")], revisions: [
-    { asOf: "2026-07", source: "A1", note: "OpenRouter [R1] lists 4096", set: { minCacheTokens: 1024 } }
+    { asOf: "2026-07", source: "A1", note: "OpenRouter [R1] lists a 4096 minimum; price from A3", set: { minCacheTokens: 1024, price: price(5, 25) } }
   ] },
   { provider: "anthropic", family: "Claude Opus 4.7", patterns: [claude("opus", "4.7")], revisions: [
-    { asOf: "2026-07", source: "A1", note: "the Bedrock table and LiteLLM say 4096", set: { minCacheTokens: 2048 } }
+    { asOf: "2026-07", source: "A1", note: "the Bedrock table and LiteLLM say 4096; price from A3", set: { minCacheTokens: 2048, price: price(5, 25) } }
   ] },
   { provider: "anthropic", family: "Claude Opus 4.6", patterns: [claude("opus", "4.6")], revisions: [
     { asOf: "2026-02", source: "A3", set: { minCacheTokens: 4096, price: price(5, 25) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 4.6", patterns: [claude("sonnet", "4.6")], revisions: [
-    { asOf: "2026-02", source: "X4", note: "earlier docs", set: { minCacheTokens: 2048, price: price(3, 15) } },
+    { asOf: "2026-02", source: "X4", note: "earlier docs; price from A3", set: { minCacheTokens: 2048, price: price(3, 15) } },
     { asOf: "2026-07", source: "A1", note: "a user measured no caching until ~2048 [A7]", set: { minCacheTokens: 1024 } }
   ] },
   { provider: "anthropic", family: "Claude Opus 4.5", patterns: [claude("opus", "4.5")], revisions: [
     { asOf: "2025-11", source: "A3", set: { minCacheTokens: 4096, price: price(5, 25) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 4.5", patterns: [claude("sonnet", "4.5")], revisions: [
-    { asOf: "2025-09", source: "A3", set: { minCacheTokens: 1024, price: price(3, 15, { thresholdTokens: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }) } }
+    { asOf: "2025-09", source: "A3", note: "long-context rates for prompts over 200k (1M-context beta)", set: { minCacheTokens: 1024, price: price(3, 15, { thresholdTokens: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }) } }
   ] },
   { provider: "anthropic", family: "Claude Haiku 4.5", patterns: [claude("haiku", "4.5")], revisions: [
     { asOf: "2025-10", source: "A3", set: { minCacheTokens: 4096, price: price(1, 5) } }
@@ -237,7 +246,7 @@ const ANTHROPIC: ReadonlyArray<ModelEntry> = [
     { asOf: "2025-05", source: "A3", set: { minCacheTokens: 1024, price: price(15, 75) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 4", patterns: [claude("sonnet", "4")], revisions: [
-    { asOf: "2025-05", source: "A3", set: { minCacheTokens: 1024, price: price(3, 15, { thresholdTokens: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }) } }
+    { asOf: "2025-05", source: "A3", note: "long-context rates for prompts over 200k (1M-context beta)", set: { minCacheTokens: 1024, price: price(3, 15, { thresholdTokens: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }) } }
   ] },
   { provider: "anthropic", family: "Claude Sonnet 3.7", patterns: [claude3("3.7", "sonnet")], revisions: [
     { asOf: "2025-02", source: "A3", set: { minCacheTokens: 1024, price: price(3, 15) } }
@@ -249,7 +258,8 @@ const ANTHROPIC: ReadonlyArray<ModelEntry> = [
     { asOf: "2024-11", source: "A3", set: { minCacheTokens: 2048, price: price(0.8, 4) } }
   ] },
   { provider: "anthropic", family: "Claude Haiku 3", patterns: [claude3("3", "haiku")], revisions: [
-    { asOf: "2024-03", source: "A3", set: { minCacheTokens: 2048, price: price(0.25, 1.25) } }
+    // A3 lists $0.30 / $0.50 writes and $0.03 hits on $0.25 input: 1.2x / 2x / 0.12x.
+    { asOf: "2024-03", source: "A3", set: { minCacheTokens: 2048, price: price(0.25, 1.25), ttls: [{ ...anthropic5m(0.12), write: 1.2 }, anthropic1h(0.12)] } }
   ] }
 ]
 
@@ -324,8 +334,14 @@ const OPENAI: ReadonlyArray<ModelEntry> = [
   { provider: "openai", family: "GPT-5.5", patterns: [/^gpt-5\.5/], revisions: [
     { asOf: "2026-06", source: "O1", note: "only 24h retention", set: { ttls: [openai24h(0.1)] } }
   ] },
+  { provider: "openai", family: "GPT-5.4 mini", patterns: [/^gpt-5\.4-mini/], revisions: [
+    { asOf: "2026-03", source: "X17", note: "third-party price table (adk-model, March 2026)", set: { ttls: openaiAutomatic(0.1), price: price(0.75, 4.5) } }
+  ] },
+  { provider: "openai", family: "GPT-5.4", patterns: [exact("gpt-5.4")], revisions: [
+    { asOf: "2026-03", source: "X17", note: "third-party price table (adk-model, March 2026)", set: { ttls: openaiAutomatic(0.1), price: price(2.5, 15) } }
+  ] },
   { provider: "openai", family: "GPT-5.2", patterns: [/^gpt-5\.2(?!\d)/], revisions: [
-    { asOf: "2025-12", source: "O2", set: { ttls: openaiAutomatic(0.1), price: price(1.75, 14) } }
+    { asOf: "2025-12", source: "O2", note: "price from third-party tables (two agree on $1.75/$14; one says $1.50/$10)", set: { ttls: openaiAutomatic(0.1), price: price(1.75, 14) } }
   ] },
   { provider: "openai", family: "GPT-5.1", patterns: [exact("gpt-5.1")], revisions: [
     { asOf: "2025-11", source: "O2", set: { ttls: openaiAutomatic(0.1), price: price(1.25, 10) } }

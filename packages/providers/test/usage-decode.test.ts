@@ -119,6 +119,13 @@ describe("streaming usage", () => {
 })
 
 describe("cost from the dated price table", () => {
+  it("dated read multipliers: Sonnet 5.5 reads 0.1x until 2026-10-07, 0.05x after", () => {
+    const u = { input: 0, cacheRead: 1_000_000, cacheWrite: 0, output: 0 }
+    expect(costOf("anthropic", "claude-sonnet-5-5", u, { asOf: "2026-10-01" })!.cacheRead).toBeCloseTo(0.2, 10)
+    expect(costOf("anthropic", "claude-sonnet-5-5", u)!.cacheRead).toBeCloseTo(0.1, 10)
+    expect(costOf("anthropic", "claude-fable-5-1", u)!.cacheRead).toBeCloseTo(0.25, 10)
+  })
+
   it("anthropic: writes at 1.25x (5m) and 2x (1h), reads at 0.1x, with provenance", () => {
     const limits = lookupModel("anthropic", "claude-sonnet-4-5")
     // 100k of each (prompt 400k would switch to long-context prices): $ per 100k = price / 10.
@@ -132,7 +139,7 @@ describe("cost from the dated price table", () => {
     expect(c.uncachedTotal).toBeCloseTo(0.6 + 1.5, 10)
     // Above 200k prompt tokens Sonnet 4.5 bills at $6 input.
     expect(computeCost(u, limits)!.input).toBeCloseTo(0.6, 10)
-    expect(c.priceSource).toEqual({ asOf: "2025-09", source: "A3" })
+    expect(c.priceSource).toMatchObject({ asOf: "2025-09", source: "A3" })
   })
 
   it("long-context prices apply above the threshold", () => {
@@ -156,9 +163,9 @@ describe("cost from the dated price table", () => {
   })
 
   it("is undefined when the table has no price, and custom rows price it", () => {
-    expect(costOf("anthropic", "claude-opus-4-8", { input: 1, cacheRead: 0, cacheWrite: 0, output: 0 })).toBeUndefined()
-    const table = [{ provider: "anthropic" as const, family: "Claude Opus 4.8 (negotiated)", patterns: [/^claude-opus-4-8/], revisions: [{ asOf: "2026-08", source: "contract", set: { price: { inputPerMTok: 4, outputPerMTok: 20 } } }] }]
-    const c = costOf("anthropic", "claude-opus-4-8", { input: 1_000_000, cacheRead: 0, cacheWrite: 0, output: 0 }, { table })!
+    expect(costOf("openai", "gpt-5.6", { input: 1, cacheRead: 0, cacheWrite: 0, output: 0 })).toBeUndefined()
+    const table = [{ provider: "openai" as const, family: "GPT-5.6 (negotiated)", patterns: [/^gpt-5\.6/], revisions: [{ asOf: "2026-10", source: "contract", set: { price: { inputPerMTok: 4, outputPerMTok: 20 } } }] }]
+    const c = costOf("openai", "gpt-5.6", { input: 1_000_000, cacheRead: 0, cacheWrite: 0, output: 0 }, { table })!
     expect(c.total).toBeCloseTo(4)
     expect(c.priceSource?.source).toBe("contract")
   })
