@@ -125,27 +125,27 @@ export const parseAnthropicBody = (
     const ttl = asString((cc as Record<string, unknown>)["ttl"]) ?? "5m"
     marks.push({ block: blocks.length - 1, ttl, explicit: true })
   }
-  const push = (key: string, text: string, extra: number, canMark: boolean) => {
-    blocks.push({ key, text, extraTokens: extra })
+  const push = (head: string, body: string, text: string, extra: number, canMark: boolean) => {
+    blocks.push({ head, body, text, extraTokens: extra })
     markable.push(canMark)
   }
 
   asArray(body["tools"]).forEach((tool, i) => {
     if (!isRecord(tool)) return reject(provider, `tools.${i}: must be an object`)
     const json = canonicalJson(tool, MARKER_KEYS)
-    push(`T\u0000${json}`, json, 0, true)
+    push("T", json, json, 0, true)
     mark(tool["cache_control"], `tools.${i}`)
   })
 
   const system = body["system"]
   if (typeof system === "string") {
-    if (system.length > 0) push(`S\u0000${system}`, system, 0, true)
+    if (system.length > 0) push("S", system, system, 0, true)
   } else {
     asArray(system).forEach((block, i) => {
       if (!isRecord(block) || block["type"] !== "text") return reject(provider, `system.${i}: system blocks must be text blocks`)
       const text = asString(block["text"]) ?? ""
       if (text.length === 0) reject(provider, `system.${i}: text content blocks must be non-empty`)
-      push(`S\u0000${text}`, text, 0, true)
+      push("S", text, text, 0, true)
       mark(block["cache_control"], `system.${i}`)
     })
   }
@@ -165,7 +165,7 @@ export const parseAnthropicBody = (
       if (content.length === 0 && !(role === "assistant" && i === messages.length - 1)) {
         reject(provider, `messages.${i}: all messages must have non-empty content except for the optional final assistant message`)
       }
-      push(`${head}B\u0000${content}`, content, 0, true)
+      push(`${head}B\u0000text`, content, content, 0, true)
       return
     }
     const parts = asArray(content)
@@ -177,8 +177,8 @@ export const parseAnthropicBody = (
       if (type === "text" && (asString(part["text"]) ?? "").length === 0) reject(provider, `${where}: text content blocks must be non-empty`)
       if (UNMARKABLE.has(type) && part["cache_control"] !== undefined) reject(provider, `${where}: cache_control cannot be set on ${type} blocks`)
       const { text, extra } = blockText(part, imageTokens)
-      const identity = type === "text" ? `text\u0000${text}` : canonicalJson(part, MARKER_KEYS)
-      push(`${j === 0 ? head : ""}B\u0000${identity}`, text, extra, !UNMARKABLE.has(type))
+      const body = type === "text" ? text : canonicalJson(part, MARKER_KEYS)
+      push(`${j === 0 ? head : ""}B\u0000${type}`, body, text, extra, !UNMARKABLE.has(type))
       mark(part["cache_control"], where)
     })
   })

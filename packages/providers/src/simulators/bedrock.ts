@@ -67,7 +67,7 @@ export const parseConverseBody = (body: Record<string, unknown>, model: string, 
       return checkpoint(tool["cachePoint"], `toolConfig.tools.${i}`)
     }
     const json = canonicalJson(tool)
-    blocks.push({ key: `T\u0000${json}`, text: json, extraTokens: 0 })
+    blocks.push({ head: "T", body: json, text: json, extraTokens: 0 })
   })
   asArray(body["system"]).forEach((block, i) => {
     if (!isRecord(block)) return reject(`system.${i}: must be an object`)
@@ -76,11 +76,11 @@ export const parseConverseBody = (body: Record<string, unknown>, model: string, 
       if (block["text"].trim().length === 0) {
         reject(`The text field in the SystemContentBlock object at system.${i} is blank. Add text to the text field, and try again.`)
       }
-      blocks.push({ key: `S\u0000${block["text"]}`, text: block["text"], extraTokens: 0 })
+      blocks.push({ head: "S", body: block["text"], text: block["text"], extraTokens: 0 })
       return
     }
     const json = canonicalJson(block)
-    blocks.push({ key: `S\u0000${json}`, text: json, extraTokens: 0 })
+    blocks.push({ head: "S\u0000json", body: json, text: json, extraTokens: 0 })
   })
   // toolChoice and thinking settings invalidate the messages tier only.
   let salt = `\u0001${canonicalJson({ toolChoice: toolConfig?.["toolChoice"], fields: body["additionalModelRequestFields"] })}\u0001`
@@ -99,8 +99,8 @@ export const parseConverseBody = (body: Record<string, unknown>, model: string, 
         reject(`The text field in the ContentBlock object at ${where} is blank. Add text to the text field, and try again.`)
       }
       const { text, extra } = contentText(part, imageTokens)
-      const identity = typeof part["text"] === "string" ? `text\u0000${part["text"]}` : canonicalJson(part)
-      blocks.push({ key: `${first ? `${salt}M\u0000${role}\u0000` : ""}B\u0000${identity}`, text, extraTokens: extra })
+      const isText = typeof part["text"] === "string"
+      blocks.push({ head: `${first ? `${salt}M\u0000${role}\u0000` : ""}B\u0000${isText ? "text" : "json"}`, body: isText ? text : canonicalJson(part), text, extraTokens: extra })
       first = false
       salt = ""
     })

@@ -3,18 +3,21 @@
  * every block boundary, a store of cache entries with TTLs and visibility times, and
  * one read/write step that every provider's rules are expressed in.
  */
-import { sha256 } from "@strata/core"
+import { hash } from "node:crypto"
 import type { TtlSpec } from "../models.ts"
 import { SimulatorInputError, type SimSkip, type SimWrite } from "./types.ts"
 
 /** One content block of a request's canonical prefix, as a provider adapter describes it. */
 export interface PrefixBlock {
+  /** Short framing that changes the prompt: message start and role, block type, salts. */
+  readonly head: string
   /**
-   * The block's identity for hashing: everything that changes the prompt the model
-   * sees (role, message start, content), nothing that does not (cache markers).
+   * The block's content identity, without cache markers. Pass the body's own string where
+   * there is one (a text block's text): V8 caches a string's hash, so an unchanged block
+   * costs one map lookup per request instead of re-hashing its content.
    */
-  readonly key: string
-  /** The text whose tokens count; empty for none. */
+  readonly body: string
+  /** The text whose tokens count, a function of `body`; empty for none. */
   readonly text: string
   /** Tokens on top of `text` (images, documents). */
   readonly extraTokens: number
@@ -37,19 +40,20 @@ export interface PrefixHasher {
 
 const MEMO_LIMIT = 200_000
 
+// One-shot hashing: about 3x cheaper than createHash().update().digest() for the short
+// chain inputs hashed at every block of every request.
+const sha256 = (text: string): string => hash("sha256", text, "hex")
+
 /** A hasher over a token-count function. */
 export const makePrefixHasher = (countTokens: (text: string) => number): PrefixHasher => {
   const memo = new Map<string, { readonly digest: string; readonly tokens: number }>()
   const measure = (block: PrefixBlock) => {
-    const known = memo.get(block.key)
+    const known = memo.get(block.body)
     if (known !== undefined) return known
     // A replay sees a bounded set of blocks; a runaway one is cut back, not grown forever.
     if (memo.size >= MEMO_LIMIT) memo.clear()
-    const fresh = {
-      digest: sha256(block.key),
-      tokens: (block.text.length === 0 ? 0 : countTokens(block.text)) + block.extraTokens
-    }
-    memo.set(block.key, fresh)
+    const fresh = { digest: sha256(block.body), tokens: block.text.length === 0 ? 0 : countTokens(block.text) }
+    memo.set(block.body, fresh)
     return fresh
   }
   return {
@@ -61,8 +65,8 @@ export const makePrefixHasher = (countTokens: (text: string) => number): PrefixH
       let total = 0
       for (const block of blocks) {
         const m = measure(block)
-        h = sha256(h + m.digest)
-        total += m.tokens
+        h = sha256(`${h}${block.head}\u0000${m.digest}`)
+        total += m.tokens + block.extraTokens
         hashes.push(h)
         cumulative.push(total)
       }
@@ -294,10 +298,22 @@ export const applyMinimum = (
  */
 export const canonicalJson = (value: unknown, omit: ReadonlySet<string> = NO_KEYS): string => {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, omit)).join(",")}]`
+  if (Array.isArray(value)) {
+    let out = "["
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i], omit)
+    return `${out}]`
+  }
   const record = value as Record<string, unknown>
-  const keys = Object.keys(record).filter((k) => !omit.has(k) && record[k] !== undefined).sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k], omit)}`).join(",")}}`
+  const keys = Object.keys(record).sort()
+  let out = "{"
+  let first = true
+  for (const k of keys) {
+    const v = record[k]
+    if (v === undefined || omit.has(k)) continue
+    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v, omit)}`
+    first = false
+  }
+  return `${out}}`
 }
 
 const NO_KEYS: ReadonlySet<string> = new Set()

@@ -50,6 +50,11 @@ const partText = (part: Record<string, unknown>, imageTokens: number): { text: s
   return { text: canonicalJson(part), extra: 0 }
 }
 
+// A part that is only text is its text; anything else is identified by its canonical JSON.
+const isPlainText = (part: Record<string, unknown>): boolean => typeof part["text"] === "string" && Object.keys(part).length === 1
+const kindOf = (part: Record<string, unknown>): string => (isPlainText(part) ? "text" : "json")
+const identityOf = (part: Record<string, unknown>, text: string): string => (isPlainText(part) ? text : canonicalJson(part))
+
 /** Blocks of tools, system instruction and contents, in that order. */
 const parseGemini = (body: Record<string, unknown>, imageTokens: number): Array<PrefixBlock> => {
   const blocks: Array<PrefixBlock> = []
@@ -57,14 +62,14 @@ const parseGemini = (body: Record<string, unknown>, imageTokens: number): Array<
   if (body["toolConfig"] !== undefined) tools.push({ toolConfig: body["toolConfig"] })
   for (const tool of tools) {
     const json = canonicalJson(tool)
-    blocks.push({ key: `T\u0000${json}`, text: json, extraTokens: 0 })
+    blocks.push({ head: "T", body: json, text: json, extraTokens: 0 })
   }
   const system = body["systemInstruction"]
   const systemParts = typeof system === "string" ? [{ text: system }] : isRecord(system) ? asArray(system["parts"]) : []
   for (const part of systemParts) {
     if (!isRecord(part)) continue
     const { text, extra } = partText(part, imageTokens)
-    blocks.push({ key: `S\u0000${canonicalJson(part)}`, text, extraTokens: extra })
+    blocks.push({ head: `S\u0000${kindOf(part)}`, body: identityOf(part, text), text, extraTokens: extra })
   }
   asArray(body["contents"]).forEach((content, i) => {
     if (!isRecord(content)) return reject(`contents[${i}]: must be an object`)
@@ -72,7 +77,7 @@ const parseGemini = (body: Record<string, unknown>, imageTokens: number): Array<
     asArray(content["parts"]).forEach((part, j) => {
       if (!isRecord(part)) return reject(`contents[${i}].parts[${j}]: must be an object`)
       const { text, extra } = partText(part, imageTokens)
-      blocks.push({ key: `${j === 0 ? `M\u0000${role}\u0000` : ""}P\u0000${canonicalJson(part)}`, text, extraTokens: extra })
+      blocks.push({ head: `${j === 0 ? `M\u0000${role}\u0000` : ""}P\u0000${kindOf(part)}`, body: identityOf(part, text), text, extraTokens: extra })
     })
   })
   return blocks

@@ -40,6 +40,7 @@ export interface OpenAIResponsesNativeUsage {
 export type OpenAISimUsage = OpenAIChatNativeUsage | OpenAIResponsesNativeUsage
 
 const MARKER_KEYS: ReadonlySet<string> = new Set(["prompt_cache_breakpoint", "cache_control"])
+const TEXT_TYPES: ReadonlySet<string> = new Set(["text", "input_text", "output_text"])
 /** Latest breakpoints a GPT-5.6+ lookup considers (API reference; the guide says 2 + 50, a conflict). */
 const LOOKUP_BREAKPOINTS_DEFAULT = 80
 const MAX_WRITES_DEFAULT = 4
@@ -66,17 +67,19 @@ const partText = (part: Record<string, unknown>, imageTokens: number): { text: s
 /** Shared walker: tools and schema first, then one entry per message or input item. */
 const makeWalker = (imageTokens: number) => {
   const out: OpenAIPrefix = { blocks: [], markers: [], eligible: [], skipped: [] }
-  const push = (key: string, text: string, extra = 0) => out.blocks.push({ key, text, extraTokens: extra })
+  const push = (head: string, body: string, text: string, extra = 0) => out.blocks.push({ head, body, text, extraTokens: extra })
   const content = (head: string, role: string, value: unknown, where: string) => {
     if (typeof value === "string") {
-      push(`${head}B\u0000${value}`, value)
+      push(`${head}B\u0000text`, value, value)
       return
     }
     asArray(value).forEach((part, j) => {
       if (!isRecord(part)) return reject(`${where}.content[${j}]: must be an object`)
       const { text, extra } = partText(part, imageTokens)
-      const identity = canonicalJson(part, MARKER_KEYS)
-      push(`${j === 0 ? head : ""}B\u0000${identity}`, text, extra)
+      const type = asString(part["type"]) ?? ""
+      // A text part is its text; the marker never changes the prompt.
+      const plain = TEXT_TYPES.has(type) && Object.keys(part).every((k) => k === "type" || k === "text" || MARKER_KEYS.has(k))
+      push(`${j === 0 ? head : ""}B\u0000${plain ? type : "json"}`, plain ? text : canonicalJson(part, MARKER_KEYS), text, extra)
       if (part["prompt_cache_breakpoint"] !== undefined) {
         if (role === "assistant") out.skipped.push({ block: out.blocks.length - 1, reason: "prompt_cache_breakpoint is not allowed on assistant output" })
         else out.markers.push(out.blocks.length - 1)
@@ -91,11 +94,11 @@ const parseChat = (body: Record<string, unknown>, imageTokens: number): OpenAIPr
   const { out, push, content } = makeWalker(imageTokens)
   asArray(body["tools"]).forEach((tool) => {
     const json = canonicalJson(tool, MARKER_KEYS)
-    push(`T\u0000${json}`, json)
+    push("T", json, json)
   })
   if (body["response_format"] !== undefined) {
     const json = canonicalJson(body["response_format"])
-    push(`F\u0000${json}`, json)
+    push("F", json, json)
   }
   const messages = asArray(body["messages"])
   if (messages.length === 0) reject("messages: at least one message is required")
@@ -108,9 +111,9 @@ const parseChat = (body: Record<string, unknown>, imageTokens: number): OpenAIPr
     if (message["content"] !== undefined && message["content"] !== null) content(head, role, message["content"], `messages[${i}]`)
     asArray(message["tool_calls"]).forEach((call, k) => {
       const json = canonicalJson(call)
-      push(`${k === 0 && out.blocks.length === before ? head : ""}C\u0000${json}`, json)
+      push(`${k === 0 && out.blocks.length === before ? head : ""}C`, json, json)
     })
-    if (out.blocks.length === before) push(`${head}E`, "")
+    if (out.blocks.length === before) push(`${head}E`, "", "")
     const last = out.blocks.length - 1
     const next = messages[i + 1]
     const nextRole = isRecord(next) ? next["role"] : undefined
@@ -128,21 +131,21 @@ const parseResponses = (body: Record<string, unknown>, imageTokens: number): Ope
   const { out, push, content } = makeWalker(imageTokens)
   asArray(body["tools"]).forEach((tool) => {
     const json = canonicalJson(tool, MARKER_KEYS)
-    push(`T\u0000${json}`, json)
+    push("T", json, json)
   })
   const text = body["text"]
   if (isRecord(text) && text["format"] !== undefined) {
     const json = canonicalJson(text["format"])
-    push(`F\u0000${json}`, json)
+    push("F", json, json)
   }
   const instructions = asString(body["instructions"])
   if (instructions !== undefined && instructions.length > 0) {
-    push(`I\u0000${instructions}`, instructions)
+    push("I", instructions, instructions)
     out.eligible.push(out.blocks.length - 1)
   }
   const input = body["input"]
   if (typeof input === "string") {
-    push(`M\u0000user\u0000B\u0000${input}`, input)
+    push("M\u0000user\u0000B\u0000text", input, input)
     out.eligible.push(out.blocks.length - 1)
     return out
   }
@@ -167,7 +170,7 @@ const parseResponses = (body: Record<string, unknown>, imageTokens: number): Ope
     leading = false
     const json = canonicalJson(item)
     const output = type === "function_call_output" ? (asString(item["output"]) ?? json) : json
-    push(`X\u0000${json}`, output)
+    push("X", json, output)
     if (type === "function_call_output" && nextType !== "function_call_output") out.eligible.push(out.blocks.length - 1)
   })
   return out
