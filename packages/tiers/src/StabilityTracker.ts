@@ -23,7 +23,15 @@ import type { PromotionPolicy } from "./policies/policy.ts"
 import { thresholdPolicy } from "./policies/threshold.ts"
 import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
 
-/** The promotion policies by name. */
+/**
+ * The promotion policies by name.
+ *
+ * @example
+ * ```ts
+ * import { POLICIES } from "@strata/tiers"
+ * Object.keys(POLICIES) // ["threshold", "gated", "flux"]
+ * ```
+ */
 export const POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
   threshold: thresholdPolicy,
   gated: gatedPolicy,

@@ -4,7 +4,7 @@
  * stored in the file, checked under a short lock file, so two processes on one
  * repository can never silently overwrite each other's update.
  */
-import { InvalidInput, Tracker, TrackerConflict, TrackerPersistError, type TierChange, type TrackerSnapshot } from "@strata/core"
+import { InvalidInput, Tracker, TrackerConflict, TrackerPersistError, type TrackerSnapshot } from "@strata/core"
 import { Clock, Effect, Layer, Semaphore } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -54,9 +54,11 @@ const makeService = (config: ResolvedConfig, store: Store, initial: Committed): 
       )
     )
   return {
-    current: permit.withPermit(Effect.map(refresh, (c): TrackerSnapshot => toSnapshot(c.tracker, c.version))),
-    commit: (next) =>
-      permit.withPermit(
+    current: permit.withPermit(Effect.map(refresh, (c): TrackerSnapshot => toSnapshot(c.tracker, c.version))).pipe(
+      Effect.withSpan("Tracker.current")
+    ),
+    commit: Effect.fn("Tracker.commit")(function* (next: TrackerSnapshot) {
+      yield* permit.withPermit(
         store.exclusive(
           Effect.gen(function* () {
             const base = yield* refresh
@@ -68,10 +70,12 @@ const makeService = (config: ResolvedConfig, store: Store, initial: Committed): 
             mem = committed
           })
         )
-      ),
-    remove: (keys): Effect.Effect<ReadonlyArray<TierChange>, TrackerPersistError> =>
-      apply((tracker) => StabilityTracker.remove(tracker, keys)),
-    purgeHistory: apply((tracker) => StabilityTracker.purgeHistory(tracker))
+      )
+    }),
+    remove: Effect.fn("Tracker.remove")(function* (keys: ReadonlyArray<string>) {
+      return yield* apply((tracker) => StabilityTracker.remove(tracker, keys))
+    }),
+    purgeHistory: apply((tracker) => StabilityTracker.purgeHistory(tracker)).pipe(Effect.withSpan("Tracker.purgeHistory"))
   }
 }
 

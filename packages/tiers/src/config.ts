@@ -85,6 +85,12 @@ const decodeConfig = Schema.decodeUnknownResult(StabilityTrackerConfig)
 /**
  * Fill defaults and validate. Throws `InvalidInput` (from `@strata/core`) when a field
  * has the wrong type or the thresholds are not strictly increasing from L3 to L0.
+ *
+ * @example
+ * ```ts
+ * import { resolveConfig } from "@strata/tiers"
+ * resolveConfig({ policy: "gated", cacheTargetTokens: 1024 }).historyWindowTokens // 1024
+ * ```
  */
 export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConfig => {
   const decoded = decodeConfig(config)
@@ -109,7 +115,15 @@ export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConf
   }
 }
 
-/** The serializable form of a resolved configuration (what `make` would accept to rebuild it). */
+/**
+ * The serializable form of a resolved configuration (what `make` would accept to rebuild it).
+ *
+ * @example
+ * ```ts
+ * import { configOf, resolveConfig } from "@strata/tiers"
+ * configOf(resolveConfig()).policy // "threshold"
+ * ```
+ */
 export const configOf = (config: ResolvedConfig): StabilityTrackerConfig => ({
   thresholds: { ...config.thresholds },
   policy: config.policy,

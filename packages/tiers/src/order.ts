@@ -10,6 +10,12 @@ const HISTORY = "history:"
 /**
  * The tracker's key order: code-unit order, except that `history:` keys sort by their
  * numeric index so conversation order is kept (`history:9` before `history:10`).
+ *
+ * @example
+ * ```ts
+ * import { compareKeys } from "@strata/tiers"
+ * ["history:10", "history:9", "file:a"].sort(compareKeys) // ["file:a", "history:9", "history:10"]
+ * ```
  */
 export const compareKeys = (a: string, b: string): number => {
   if (a.startsWith(HISTORY) && b.startsWith(HISTORY)) {

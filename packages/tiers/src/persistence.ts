@@ -96,7 +96,15 @@ export const decodeTrackerFile = (
   return { _tag: "File", file: file.success }
 }
 
-/** The file form of a tracker state at `version`; items sorted by key so diffs stay small. */
+/**
+ * The file form of a tracker state at `version`; items sorted by key so diffs stay small.
+ *
+ * @example
+ * ```ts
+ * import { decodeTrackerFile, encodeTrackerFile, StabilityTracker } from "@strata/tiers"
+ * decodeTrackerFile(encodeTrackerFile(StabilityTracker.make(), 1))._tag // "File"
+ * ```
+ */
 export const encodeTrackerFile = (tracker: StabilityTracker, version: number): string => {
   const file: TrackerFile = {
     format: TRACKER_FILE_FORMAT,

@@ -49,6 +49,13 @@ export const toSnapshot = (tracker: StabilityTracker, version: number, baseVersi
 /**
  * The tracker state behind a snapshot. A snapshot built elsewhere (a stub, say) is
  * rebuilt from its visible items under `config`.
+ *
+ * @example
+ * ```ts
+ * import { resolveConfig, stateOf, StabilityTracker, toSnapshot } from "@strata/tiers"
+ * const tracker = StabilityTracker.make()
+ * stateOf(toSnapshot(tracker, 3), resolveConfig()) === tracker // true
+ * ```
  */
 export const stateOf = (snapshot: TrackerSnapshot, config: ResolvedConfig): StabilityTracker =>
   states.get(snapshot) ??
