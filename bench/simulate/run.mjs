@@ -3,7 +3,7 @@
 // (median of several fresh runs), the time placement takes for the same requests (the last
 // stage of assembly, for scale), and the hit rate and input-equivalent cost as a sanity check.
 //
-// Run: npx turbo run build --filter=@strata/providers && node bench/simulate/run.mjs
+// Run: npx --yes pnpm@10.34.9 --filter "@strata/providers..." build && node bench/simulate/run.mjs
 import { makeTokenCounter } from "../../packages/core/dist/index.js"
 import {
   makeSimulator,
