@@ -6,7 +6,6 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
-    pool: "threads",
-    passWithNoTests: true
+    pool: "threads"
   }
 })

@@ -132,7 +132,7 @@ export const formatLegend = (aliases: ReadonlyArray<PathAlias>, options: FormatO
     "# c=class s=struct if=interface/trait e=enum t=type n=namespace/module impl=impl block",
     "# f=function af=async function m=method am=async method p=property v=variable/field",
     `# i=imports i→=repository files imported ${options.lines === true ? ":N=line " : ""}(a,b?)=params ?=optional ->T=returns`,
-    "# c Name(Base,Iface)=bases ←N=used by N other files →=calls +N=N more",
+    "# c Name(Base,Iface)=bases ←N=used by N other files →=calls and uses +N=N more",
     ...aliases.map((a) => `# ${a.token}=${a.prefix}`)
   ]
   return `${lines.join("\n")}\n`
@@ -185,9 +185,47 @@ export interface BlockInput {
 
 const CLASS_LIKE = new Set<SymbolKind>(["class", "struct", "interface", "enum", "impl", "namespace"])
 
+/** Types and containers first, then variables and fields, then functions, methods and properties. */
+const GROUP: Readonly<Record<SymbolKind, number>> = {
+  class: 0,
+  struct: 0,
+  interface: 0,
+  enum: 0,
+  type: 0,
+  namespace: 0,
+  impl: 0,
+  variable: 1,
+  field: 1,
+  function: 2,
+  method: 2,
+  property: 2
+}
+
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
 /**
- * The block model of one file: symbols in source order, members indented, counts
- * and call targets filled in, and the aliases its paths use.
+ * Siblings in canonical order (group, name, code), so moving code around a file
+ * changes neither the block nor its hash.
+ */
+const canonical = (symbols: ReadonlyArray<SymbolInfo>): Array<SymbolInfo> =>
+  [...symbols].sort(
+    (a, b) =>
+      GROUP[a.kind] - GROUP[b.kind] ||
+      byCodeUnit(a.name, b.name) ||
+      byCodeUnit(KIND_CODES[a.kind], KIND_CODES[b.kind]) ||
+      // Namesakes of one kind (rare: a field and a variable) fall back to their whole shape.
+      byCodeUnit(shapeOf(a), shapeOf(b))
+  )
+
+/** A position-free serialization of a symbol, for ordering namesakes. */
+const shapeOf = (s: SymbolInfo): string =>
+  JSON.stringify([s.kind, s.async, s.params, s.returns, s.bases, canonical(s.children).map(shapeOf)])
+
+/**
+ * The block model of one file: symbols in canonical order (types, then variables,
+ * then functions; by name within each group), members indented, imports and call
+ * targets sorted, counts filled in, and the aliases its paths use. Nothing in it
+ * depends on where code sits in the file.
  */
 export const blockModel = (input: BlockInput, aliases: ReadonlyArray<PathAlias>, options: FormatOptions = {}): BlockModel => {
   const maxCalls = options.maxCalls ?? 8
@@ -208,10 +246,10 @@ export const blockModel = (input: BlockInput, aliases: ReadonlyArray<PathAlias>,
       params: s.params === null || CLASS_LIKE.has(s.kind) ? null : s.params.map((p) => (p.optional ? `${p.name}?` : p.name)).join(","),
       returns: s.returns,
       bases: CLASS_LIKE.has(s.kind) ? s.bases : [],
-      refs: depth === 0 ? (input.symbolRefs?.get(s.name) ?? 0) : 0,
-      calls: targets.slice(0, maxCalls),
+      refs: depth === 0 && s.kind !== "impl" ? (input.symbolRefs?.get(s.name) ?? 0) : 0,
+      calls: [...targets].sort(byCodeUnit).slice(0, maxCalls),
       more: Math.max(0, targets.length - maxCalls),
-      children: s.children.map((c) => build(c, qualified, depth + 1))
+      children: canonical(s.children).map((c) => build(c, qualified, depth + 1))
     }
     return options.lines === true ? { ...symbol, line: s.line } : symbol
   }
@@ -219,10 +257,10 @@ export const blockModel = (input: BlockInput, aliases: ReadonlyArray<PathAlias>,
     version: FORMAT_VERSION,
     path: input.path,
     refs: input.refs,
-    external: input.external,
-    local: input.local,
-    aliases: [...used].sort((a, b) => (a[0] < b[0] ? -1 : 1)),
-    symbols: input.symbols.map((s) => build(s, "", 0))
+    external: [...input.external].sort(byCodeUnit),
+    local: [...input.local].sort(byCodeUnit),
+    aliases: [...used].sort((a, b) => byCodeUnit(a[0], b[0])),
+    symbols: canonical(input.symbols).map((s) => build(s, "", 0))
   }
 }
 

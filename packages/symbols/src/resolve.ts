@@ -499,8 +499,8 @@ export const resolveImports = (file: FileSymbols, ctx: ResolveContext): Resolved
           break
         }
         const { file: target, rest } = resolveRustPath(ctx, file.path, imp.module)
-        if (target === undefined || target === file.path) {
-          if (target === undefined) addExternal(imp.module.split("::")[0] ?? imp.module)
+        if (target === undefined) {
+          addExternal(imp.module.split("::")[0] ?? imp.module)
           break
         }
         // Imported names may themselves be modules (`use crate::a::{b}` with a/b.rs).
@@ -558,6 +558,14 @@ export const definedNames = (symbols: ReadonlyArray<SymbolInfo>): ReadonlySet<st
   return names
 }
 
+const memberNames = (symbols: ReadonlyArray<SymbolInfo>, out = new Set<string>()): Set<string> => {
+  for (const s of symbols) {
+    for (const c of s.children) if (c.kind === "method" || c.kind === "function") out.add(c.name)
+    memberNames(s.children, out)
+  }
+  return out
+}
+
 /** A call site resolved to a symbol of a repository file (possibly the calling file). */
 export interface ResolvedCall {
   readonly name: string
@@ -586,6 +594,8 @@ export const resolveCalls = (
 ): Array<ResolvedCall> => {
   const out: Array<ResolvedCall> = []
   const own = defs(file.path) ?? new Set<string>()
+  // Java and C++ call their own class's methods without a receiver.
+  const members = file.language === "java" || file.language === "cpp" || file.language === "c" ? memberNames(file.symbols) : new Set<string>()
   const siblings =
     file.language === "go"
       ? (ctx.byDir.get(dirOf(file.path)) ?? []).filter((f) => f.endsWith(".go") && f !== file.path)
@@ -597,7 +607,9 @@ export const resolveCalls = (
       out.push({ name: call.name, caller: call.caller, line: call.line, file: target, symbol })
     }
     if (call.qualifier !== "") {
-      const head = call.qualifier.split(".")[0]!
+      const segments = call.qualifier.split(/::|\./)
+      const head = segments[0]!
+      const last = segments[segments.length - 1]!
       const binding = imports.bindings.get(call.qualifier) ?? imports.bindings.get(head)
       if (binding !== undefined && (binding.symbol === "*" || binding.symbol === "default")) {
         const target = pickDefining(binding.files, call.name, defs)
@@ -607,6 +619,20 @@ export const resolveCalls = (
       }
       if (binding !== undefined) {
         push(binding.files[0]!, binding.symbol)
+        continue
+      }
+      // `User.parse()` on a class of this file, or `Circle::unit()` on a class an include declares.
+      if (own.has(last)) {
+        push(file.path, last)
+        continue
+      }
+      const declaring = pickDefining(imports.wildcards, last, defs)
+      if (declaring !== undefined) {
+        push(declaring, last)
+        continue
+      }
+      if (own.has(head)) {
+        push(file.path, head)
         continue
       }
       if (file.language === "rust" && call.qualifier.includes("::")) {
@@ -626,7 +652,7 @@ export const resolveCalls = (
       push(binding.files[0]!, symbol)
       continue
     }
-    if (own.has(call.name)) {
+    if (own.has(call.name) || members.has(call.name)) {
       push(file.path, call.name)
       continue
     }

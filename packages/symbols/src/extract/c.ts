@@ -139,7 +139,8 @@ const members = (nodes: ReadonlyArray<TSNode>): Array<Draft> => {
 
 interface State {
   readonly imports: Array<ImportInfo>
-  readonly outOfClass: Array<{ readonly owner: string; readonly method: Draft }>
+  /** `Owner::method` definitions; `scope` is the list they stay in when Owner is not declared here. */
+  readonly outOfClass: Array<{ readonly owner: string; readonly method: Draft; readonly scope: Array<Draft> }>
 }
 
 const topLevel = (nodes: ReadonlyArray<TSNode>, state: State): Array<Draft> => {
@@ -216,7 +217,7 @@ const topLevel = (nodes: ReadonlyArray<TSNode>, state: State): Array<Draft> => {
           const scope = f.name.lastIndexOf("::")
           if (scope > 0) {
             const owner = f.name.slice(0, scope)
-            state.outOfClass.push({ owner, method: { ...f, kind: "method", name: f.name.slice(scope + 2) } })
+            state.outOfClass.push({ owner, method: { ...f, kind: "method", name: f.name.slice(scope + 2) }, scope: out })
           } else {
             out.push(f)
           }
@@ -245,14 +246,18 @@ const findOwner = (symbols: ReadonlyArray<Draft>, path: ReadonlyArray<string>): 
 export const extractC = (root: TSNode): Extraction => {
   const state: State = { imports: [], outOfClass: [] }
   const symbols = topLevel(named(root), state)
-  for (const { owner, method } of state.outOfClass) {
+  for (const { owner, method, scope } of state.outOfClass) {
     const path = owner.replace(/<[^>]*>/g, "").split("::")
     // `Shape::area` written inside `namespace geo` is found under geo or at top level.
     const target = findOwner(symbols, path) ?? symbols.filter((s) => s.kind === "namespace").map((ns) => findOwner(ns.children, path)).find((x) => x !== undefined)
     if (target !== undefined) target.children.push(method)
-    else symbols.push({ ...method, name: `${owner}::${method.name}` })
+    else scope.push({ ...method, name: `${owner}::${method.name}` })
   }
-  symbols.sort((a, b) => a.start - b.start)
+  const bySource = (list: Array<Draft>): void => {
+    list.sort((a, b) => a.start - b.start)
+    for (const d of list) if (d.kind === "namespace") bySource(d.children)
+  }
+  bySource(symbols)
   return { imports: state.imports, symbols }
 }
 

@@ -85,8 +85,14 @@ const heritage = (node: TSNode): Array<string> => {
   for (const child of named(node)) {
     if (child.type === "class_heritage") {
       for (const clause of named(child)) {
-        if (clause.type === "extends_clause" || clause.type === "implements_clause") {
-          for (const t of named(clause)) if (t.type !== "type_arguments" && t.type !== "comment") bases.push(normalizeType(t.text))
+        if (clause.type === "extends_clause") {
+          // `extends Base<T>`: the value and its type arguments are sibling nodes.
+          for (const t of named(clause)) {
+            if (t.type === "type_arguments" && bases.length > 0) bases[bases.length - 1] += normalizeType(t.text)
+            else if (t.type !== "comment") bases.push(normalizeType(t.text))
+          }
+        } else if (clause.type === "implements_clause") {
+          for (const t of named(clause)) if (t.type !== "comment") bases.push(normalizeType(t.text))
         } else if (clause.type !== "comment") {
           // JavaScript: `class A extends B` puts the expression straight under class_heritage.
           bases.push(normalizeType(clause.text))

@@ -1,0 +1,126 @@
+// The incremental index: unchanged files are never re-parsed (mtime+size, then
+// content hash), the on-disk cache under .strata/ serves a new session, and a
+// damaged cache is reported and rebuilt.
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { SymbolIndexer } from "../src/index.ts"
+import { tempDir } from "./helpers.ts"
+
+const write = (root: string, path: string, text: string): void => {
+  mkdirSync(dirname(join(root, path)), { recursive: true })
+  writeFileSync(join(root, path), text)
+}
+
+const repo = (): string => {
+  const root = tempDir()
+  write(root, "src/a.ts", `import { b } from "./b"\nexport function a() { return b() }\n`)
+  write(root, "src/b.ts", `export function b() { return 1 }\n`)
+  write(root, "src/c.py", `def c():\n    pass\n`)
+  return root
+}
+
+describe("incremental refresh", () => {
+  it("re-parses nothing when nothing changed", async () => {
+    const indexer = await SymbolIndexer.create(repo(), { git: false, cache: false })
+    const first = await indexer.refresh()
+    expect(first.stats).toMatchObject({ files: 3, symbolFiles: 3, parsed: 3, reused: 0 })
+    const second = await indexer.refresh()
+    expect(second.stats).toMatchObject({ parsed: 0, rehashed: 0, reused: 3 })
+    expect(second.render()).toBe(first.render())
+  })
+
+  it("a touched but unchanged file is hashed, not parsed", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    await indexer.refresh()
+    const later = new Date(Date.UTC(2030, 0, 1))
+    utimesSync(join(root, "src/b.ts"), later, later)
+    const map = await indexer.refresh()
+    expect(map.stats).toMatchObject({ parsed: 0, rehashed: 1, reused: 2 })
+  })
+
+  it("an edited file is parsed again and its dependants' blocks follow", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    const before = await indexer.refresh()
+    write(root, "src/b.ts", `export function b(x?: number) { return 1 }\nexport function b2() {}\n`)
+    const after = await indexer.refresh()
+    expect(after.stats).toMatchObject({ parsed: 1, reused: 2 })
+    expect(after.block("src/b.ts")).toBe("src/b.ts: ←1\nf b(x?) ←1\nf b2()\n")
+    expect(after.blockHash("src/a.ts")).toBe(before.blockHash("src/a.ts"))
+  })
+
+  it("deleted files leave the map and the counts", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    await indexer.refresh()
+    write(root, "src/a.ts", `export const a = 1\n`)
+    const map = await indexer.refresh()
+    expect(map.block("src/b.ts")).toBe("src/b.ts:\nf b()\n")
+    expect(map.refCounts.get("src/b.ts")).toBeUndefined()
+  })
+})
+
+describe("on-disk cache", () => {
+  it("a new session reuses the cache under .strata/ without parsing", async () => {
+    const root = repo()
+    const first = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(readdirSync(join(root, ".strata/symbols"))).toContain("index.json")
+    const second = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(second.stats).toMatchObject({ parsed: 0, reused: 3 })
+    expect(second.render()).toBe(first.render())
+    expect(second.problems).toEqual([])
+  })
+
+  it("a file changed between sessions is re-parsed, the rest come from the cache", async () => {
+    const root = repo()
+    await (await SymbolIndexer.create(root, { git: false })).refresh()
+    write(root, "src/c.py", `def c(x):\n    pass\n`)
+    const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(map.stats).toMatchObject({ parsed: 1, reused: 2 })
+    expect(map.block("src/c.py")).toBe("src/c.py:\nf c(x)\n")
+  })
+
+  it("a corrupt index is reported and rebuilt", async () => {
+    const root = repo()
+    await (await SymbolIndexer.create(root, { git: false })).refresh()
+    writeFileSync(join(root, ".strata/symbols/index.json"), "{ not json")
+    const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(map.stats.parsed).toBe(3)
+    expect(map.problems).toEqual([{ path: ".strata/symbols/index.json", reason: expect.stringMatching(/^symbol cache unreadable .*; rebuilt$/) }])
+    const healed = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(healed.stats.parsed).toBe(0)
+    expect(healed.problems).toEqual([])
+  })
+
+  it("a corrupt object is re-parsed silently", async () => {
+    const root = repo()
+    await (await SymbolIndexer.create(root, { git: false })).refresh()
+    const objects = join(root, ".strata/symbols/objects")
+    for (const shard of readdirSync(objects)) for (const name of readdirSync(join(objects, shard))) writeFileSync(join(objects, shard, name), "[]")
+    const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(map.stats.parsed).toBe(3)
+    expect(map.problems).toEqual([])
+  })
+
+  it("an index from another version is ignored", async () => {
+    const root = repo()
+    await (await SymbolIndexer.create(root, { git: false })).refresh()
+    writeFileSync(join(root, ".strata/symbols/index.json"), JSON.stringify({ version: "0.0", entries: [] }))
+    const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(map.stats.parsed).toBe(3)
+    expect(map.problems).toEqual([])
+  })
+
+  it("an unwritable cache is reported once and indexing goes on", async () => {
+    const root = repo()
+    write(root, ".strata", "a file where the cache directory should be")
+    const indexer = await SymbolIndexer.create(root, { git: false })
+    const map = await indexer.refresh()
+    expect(map.symbolFiles).toHaveLength(3)
+    expect(map.problems).toEqual([{ path: ".strata/symbols", reason: expect.stringMatching(/^cannot write the symbol cache/) }])
+    write(root, "src/b.ts", `export function b2() {}\n`)
+    expect((await indexer.refresh()).problems).toEqual([])
+  })
+})
