@@ -4,13 +4,13 @@
  * 130 interrupted). Usage errors print one line and a hint instead of the whole help.
  */
 import { createRequire } from "node:module"
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import { COMMANDS } from "./commands/index.ts"
 import { diagnose, ExitCode, primaryError } from "./errors.ts"
 import { GLOBAL_FLAGS } from "./flags.ts"
-import { closeInput, colorEnabled, makeStyle, Output } from "./output.ts"
+import { closeInput, colorEnabled, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
@@ -85,7 +85,8 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
     NodeServices.layer,
     outputLayer,
     CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.Completions] }),
-    CliOutput.layerPresenter(presenter(env, json))
+    CliOutput.layerPresenter(presenter(env, json)),
+    stderrLoggerLayer(env, verbose)
   )
   const program = Command.runWith(strata, { version: VERSION })(args)
   const exit = await Effect.runPromiseExit(Effect.provide(program, layer), options.signal ? { signal: options.signal } : {})

@@ -9,3 +9,7 @@ export { diagnose, ExitCode, UsageError, RepoNotFound, ConfigInvalid, StateError
 export { makeStyle, colorEnabled, renderProgress, Output, makeTestOutput, type Style, type Progress, type OutputShape } from "./output.ts"
 export { ignoresStrata, withStrataIgnored } from "./commands/init.ts"
 export { configRows } from "./commands/config.ts"
+export { describeBreakpoints, describeUsage } from "./run/assemble.ts"
+export { hudLines, breakdownLines } from "./run/hud.ts"
+export * from "./session.ts"
+export { makeEngine, placementLayer, simulatorFor, type Engine } from "./engine.ts"

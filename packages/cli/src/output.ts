@@ -4,7 +4,7 @@
  * when stderr is a terminal, questions only when stdin is one. Tests swap the layer.
  */
 import { createInterface } from "node:readline"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Logger } from "effect"
 
 /** ANSI styling that is the identity when colour is off. */
 export interface Style {
@@ -198,4 +198,34 @@ export const makeTestOutput = (answers: ReadonlyArray<string> = []) => {
     readLine: () => Effect.sync(() => queue.shift())
   }
   return { layer: Layer.succeed(Output, shape), stdout: () => stdout.join(""), stderr: () => stderr.join("") }
+}
+
+/** Warnings already shown in this process, so a warning both logged and returned prints once. */
+const shownWarnings = new Set<string>()
+
+/** Mark a warning as shown; false when it was shown before. */
+export const firstTimeWarning = (text: string): boolean => {
+  if (shownWarnings.has(text)) return false
+  shownWarnings.add(text)
+  return true
+}
+
+const logText = (message: unknown): string =>
+  (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(" ")
+
+/**
+ * The CLI's logger: the packages' `Effect.logWarning` (and errors) become `warning: ...`
+ * lines on stderr, never stdout (which carries results and --json). Info and debug logs
+ * only with --verbose.
+ */
+export const stderrLoggerLayer = (env: Readonly<Record<string, string | undefined>>, verbose: boolean): Layer.Layer<never> => {
+  const style = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
+  const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
+    const text = logText(message)
+    const serious = logLevel === "Warn" || logLevel === "Error" || logLevel === "Fatal"
+    if (serious) {
+      if (firstTimeWarning(text)) process.stderr.write(style.yellow(`${logLevel === "Warn" ? "warning" : "error"}: ${text}`) + "\n")
+    } else if (verbose && logLevel !== "Trace") process.stderr.write(style.dim(`${logLevel.toLowerCase()}: ${text}`) + "\n")
+  })
+  return Logger.layer([logger])
 }

@@ -2,7 +2,10 @@
  * Every `strata` subcommand, in the order `strata --help` lists them. A new command
  * (such as `replay`) is added here and nowhere else.
  */
+import { assembleCommand } from "./assemble.ts"
 import { config } from "./config.ts"
+import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
+import { map, tree } from "./map.ts"
 
-export const COMMANDS = [init, config] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud] as const

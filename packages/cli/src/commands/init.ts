@@ -2,12 +2,13 @@
  * `strata init`: write a schema-validated `.strata/config.json` for the repository, and
  * (when the user agrees, or with `--yes`) add `.strata/` to its `.gitignore`.
  */
+import { copyFile, mkdir, readdir, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ENV_VARS, initialConfigFile, validateConfigFile } from "../config.ts"
 import { CONFIG_PATH, commandContext, STRATA_DIR } from "../context.ts"
-import { UsageError } from "../errors.ts"
+import { StateError, UsageError } from "../errors.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
 import { readTextIfExists, writeTextAtomic } from "../fsutil.ts"
 import { Output } from "../output.ts"
@@ -21,6 +22,25 @@ export const withStrataIgnored = (gitignore: string): string =>
   `${gitignore}${gitignore === "" || gitignore.endsWith("\n") ? "" : "\n"}# Strata session state (strata init)\n.strata/\n`
 
 type GitignoreOutcome = "present" | "added" | "declined" | "skipped"
+
+/**
+ * Give the user a prompts folder to edit: when it does not exist yet, create it with
+ * copies of the bundled prompts. An existing folder is left alone. Returns the files copied.
+ */
+const seedPrompts = (dir: string): Effect.Effect<ReadonlyArray<string>, StateError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const exists = await stat(dir).then(() => true, () => false)
+      if (exists) return []
+      await mkdir(dir, { recursive: true })
+      // Imported here: @strata/core takes a while to load and only this path needs it.
+      const { BUNDLED_PROMPTS_DIR } = await import("@strata/core")
+      const names = (await readdir(BUNDLED_PROMPTS_DIR)).filter((n) => n.endsWith(".md")).sort()
+      for (const name of names) await copyFile(join(BUNDLED_PROMPTS_DIR, name), join(dir, name))
+      return names
+    },
+    catch: (error) => new StateError({ path: dir, reason: error instanceof Error ? error.message : String(error) })
+  })
 
 export const init = Command.make(
   "init",
@@ -55,6 +75,7 @@ export const init = Command.make(
       }
       const fileValue = yield* validateConfigFile({ $schema: "https://strata.dev/schema/config-v1.json", ...initialConfigFile(ctx.config) })
       yield* writeTextAtomic(configPath, JSON.stringify(fileValue, null, 2) + "\n")
+      const promptsCopied = fileValue.prompts === undefined ? [] : yield* seedPrompts(join(ctx.root, fileValue.prompts))
 
       const gitignorePath = join(ctx.root, ".gitignore")
       const gitignore = (yield* readTextIfExists(gitignorePath)) ?? ""
@@ -69,12 +90,13 @@ export const init = Command.make(
       if (outcome === "added") yield* writeTextAtomic(gitignorePath, withStrataIgnored(gitignore))
 
       if (ctx.json) {
-        yield* output.out(JSON.stringify({ config: configPath, values: fileValue, gitignore: outcome }, null, 2))
+        yield* output.out(JSON.stringify({ config: configPath, values: fileValue, gitignore: outcome, promptsCopied }, null, 2))
         return
       }
       const s = output.style
       yield* output.out(`${s.green("Wrote")} ${configPath}`)
       yield* output.out(`  provider ${fileValue.provider}, model ${fileValue.model}, policy ${fileValue.policy}`)
+      if (promptsCopied.length > 0) yield* output.out(`  Copied the default prompts (${promptsCopied.join(", ")}) to ${fileValue.prompts}/ for you to edit`)
       const notes: Record<GitignoreOutcome, string> = {
         present: `.gitignore already ignores ${STRATA_DIR}/`,
         added: `Added ${STRATA_DIR}/ to .gitignore`,

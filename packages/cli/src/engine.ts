@@ -1,0 +1,242 @@
+/**
+ * Composes Strata's packages for one command on one repository: the tokenizer for the
+ * model, the persisted stability tracker (@strata/tiers), the symbol index
+ * (@strata/symbols), the provider's placement plugin (@strata/providers), the pipeline
+ * and prompts (@strata/core). Also gathers a request's input from the session: the
+ * selected files, the history and the prompts.
+ */
+import { join } from "node:path"
+import { Effect, Layer, Ref } from "effect"
+import {
+  assemble,
+  AssemblySession,
+  getContextBreakdown,
+  Pipeline,
+  Prompts,
+  RepoFiles,
+  SessionStore,
+  SymbolIndex,
+  SymbolIndexError,
+  Tokenizer,
+  withReminder,
+  type AssemblyInput,
+  type FileContent,
+  type Message,
+  type Placement
+} from "@strata/core/effect"
+import {
+  AiSdkPlacement,
+  AnthropicPlacement,
+  BedrockPlacement,
+  GeminiPlacement,
+  makeSimulator,
+  OpenAICompatiblePlacement,
+  OpenAIPlacement,
+  type SimProvider
+} from "@strata/providers"
+import { SymbolIndexer, type PathAlias, type SymbolMap } from "@strata/symbols"
+import { TrackerLayer } from "@strata/tiers"
+import type { ProviderName } from "./config.ts"
+import type { CommandContext } from "./context.ts"
+import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
+import { Output } from "./output.ts"
+import type { SessionFile, Usage } from "./session.ts"
+
+/** The placement plugin for a provider. */
+export const placementLayer = (provider: ProviderName): Layer.Layer<Placement> => {
+  switch (provider) {
+    case "anthropic":
+      return AnthropicPlacement.layer()
+    case "bedrock":
+      return BedrockPlacement.layer()
+    case "openai":
+      return OpenAIPlacement.layer()
+    case "gemini":
+      return GeminiPlacement.layer()
+    case "openai-compatible":
+      return OpenAICompatiblePlacement.layer()
+    case "ai-sdk":
+      return AiSdkPlacement.layer()
+  }
+}
+
+/** The prompt-cache simulator that scores a provider's bodies, when there is one. */
+export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
+  provider === "anthropic" || provider === "bedrock" || provider === "openai" || provider === "gemini" ? provider : undefined
+
+export interface EngineOptions {
+  readonly ctx: CommandContext
+  readonly session: SessionFile
+  /** Nothing under .strata/ is written: no symbol cache, and the caller commits nothing. */
+  readonly dryRun: boolean
+}
+
+/** One repository's composed services, and the symbol indexer behind `SymbolIndex`. */
+export interface Engine {
+  readonly layer: Layer.Layer<
+    Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | SessionStore | import("@strata/core/effect").StageServices | import("@strata/core").Tracker,
+    unknown
+  >
+  /** The symbol map of the last snapshot (after the pipeline or `symbolMap` ran). */
+  readonly lastMap: () => SymbolMap | undefined
+  /** Index the repository now (with a progress line on a terminal) and return the map. */
+  readonly symbolMap: Effect.Effect<SymbolMap, SymbolIndexError, Output>
+}
+
+/**
+ * Build the engine. The symbol indexer is created once, restoring the session's path
+ * aliases so the legend stays byte-identical across invocations.
+ */
+export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, SymbolIndexError> =>
+  Effect.gen(function* () {
+    const { ctx, session, dryRun } = options
+    const { root, config } = ctx
+    const indexer = yield* Effect.tryPromise({
+      try: () =>
+        SymbolIndexer.create(root, {
+          maxFileBytes: config.budgets.maxFileBytes,
+          cache: !dryRun,
+          ...(session.aliases === null ? {} : { aliases: session.aliases as ReadonlyArray<PathAlias> })
+        }),
+      catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
+    })
+    let last: SymbolMap | undefined
+    const refresh = Effect.tryPromise({
+      try: async () => {
+        last = await indexer.refresh()
+        return last
+      },
+      catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
+    })
+    const symbolMap = Effect.gen(function* () {
+      const output = yield* Output
+      const progress = yield* output.progress(`Indexing ${root}`)
+      const map = yield* refresh.pipe(Effect.onError(() => progress.finish()))
+      yield* progress.finish(`Indexed ${map.stats.files} files (${map.stats.parsed} parsed, ${map.stats.reused + map.stats.rehashed} unchanged)`)
+      return map
+    })
+    const sessionLayer = Layer.effect(
+      AssemblySession,
+      Effect.gen(function* () {
+        return {
+          emptyTiers: yield* Ref.make(session.emptyTiersTotal),
+          lastChanges: yield* Ref.make(session.last?.changes ?? [])
+        }
+      })
+    )
+    const trackerLayer = TrackerLayer.persistent({
+      repoRoot: root,
+      config: { policy: config.policy, cacheTargetTokens: config.budgets.cacheTargetTokens }
+    })
+    const layer = Layer.mergeAll(
+      Pipeline.layer,
+      sessionLayer,
+      Tokenizer.layer(config.model),
+      Layer.succeed(SymbolIndex, { snapshot: refresh }),
+      placementLayer(config.provider),
+      trackerLayer,
+      RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
+      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts) }),
+      SessionStore.layer(root)
+    )
+    return { layer, lastMap: () => last, symbolMap }
+  })
+
+/** The selected files' contents, read safely (paths inside the repository, text only, size limit). */
+export const readSelected = (paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const files = yield* RepoFiles
+    const out: Array<FileContent> = []
+    for (const path of paths) out.push(yield* files.read(path))
+    return out
+  })
+
+/** Normalize and de-duplicate `--file` arguments into sorted repository-relative paths. */
+export const normalizeSelection = (paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const files = yield* RepoFiles
+    const out = new Set<string>()
+    for (const path of paths) out.add(yield* files.normalize(path))
+    return [...out].sort()
+  })
+
+/** The session's history (empty when there is none yet). */
+export const loadHistory = (session: SessionFile) =>
+  Effect.gen(function* () {
+    if (session.historyId === null) return { messages: [] as ReadonlyArray<Message>, warnings: [] as ReadonlyArray<string> }
+    const store = yield* SessionStore
+    const loaded = yield* store.load(session.historyId).pipe(
+      Effect.catchTag("SessionNotFound", () => Effect.succeed({ id: session.historyId ?? "", messages: [] as ReadonlyArray<Message>, warnings: ["the session's history file is gone; starting without history"] }))
+    )
+    return { messages: loaded.messages, warnings: loaded.warnings }
+  })
+
+/** Everything one request is assembled from: prompts, selected files and history. */
+export const requestInput = (options: {
+  readonly model: string
+  readonly prompt: string
+  readonly selected: ReadonlyArray<string>
+  readonly session: SessionFile
+}) =>
+  Effect.gen(function* () {
+    const prompts = yield* Prompts
+    const system = yield* prompts.systemPrompt
+    const reminder = yield* prompts.systemReminder
+    const files = yield* readSelected(options.selected)
+    const history = yield* loadHistory(options.session)
+    const input: AssemblyInput = {
+      model: options.model,
+      prompt: options.prompt,
+      systemPrompt: system.text,
+      systemReminder: reminder.text,
+      files,
+      history: history.messages
+    }
+    return { input, warnings: [...system.warnings, ...reminder.warnings, ...history.warnings] }
+  })
+
+export { assemble, getContextBreakdown, withReminder }
+
+/** Where the last request's native body is kept, so the next one can be scored against it. */
+export const LAST_REQUEST_PATH = join(".strata", "last-request.json")
+
+interface StoredRequest {
+  readonly provider: string
+  readonly model: string
+  /** Seconds since the epoch. */
+  readonly at: number
+  readonly body: unknown
+}
+
+/**
+ * Predict the usage the provider would report for `body` sent at `atSeconds`, with the
+ * provider's prompt-cache simulator primed by the previous request of the session.
+ * `undefined` for providers without a simulator.
+ */
+export const simulateUsage = (root: string, provider: ProviderName, model: string, body: unknown, atSeconds: number) =>
+  Effect.gen(function* () {
+    const sim = simulatorFor(provider)
+    if (sim === undefined) return undefined
+    const text = yield* readTextIfExists(join(root, LAST_REQUEST_PATH)).pipe(Effect.orElseSucceed(() => undefined))
+    let previous: StoredRequest | undefined
+    try {
+      previous = text === undefined ? undefined : (JSON.parse(text) as StoredRequest)
+    } catch {
+      previous = undefined
+    }
+    return yield* Effect.try({
+      try: (): Usage => {
+        const simulator = makeSimulator(sim, { model })
+        if (previous !== undefined && previous.provider === provider && previous.model === model && previous.at <= atSeconds) {
+          simulator.send(previous.body, previous.at)
+        }
+        const r = simulator.send(body, atSeconds)
+        return { input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }
+      },
+      catch: (error) => error
+    }).pipe(Effect.orElseSucceed(() => undefined))
+  })
+
+/** Remember this request's body for the next simulation. */
+export const rememberRequest = (root: string, provider: ProviderName, model: string, body: unknown, atSeconds: number) =>
+  writeTextAtomic(join(root, LAST_REQUEST_PATH), JSON.stringify({ provider, model, at: atSeconds, body } satisfies StoredRequest))

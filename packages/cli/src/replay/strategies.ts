@@ -1,0 +1,359 @@
+/**
+ * The replay's strategies: how each one lays out the same turn as a provider request.
+ * Four baselines (`none`, `trailing`, `transcript`, `segments`), Strata's pipeline under
+ * each promotion policy (`strata-*`, the layers the CLI uses) and the `oracle` layout
+ * the lower bound is scored on. Every strategy returns the provider's native body.
+ */
+import { Effect, Layer, ManagedRuntime } from "effect"
+import {
+  ACK,
+  assemble,
+  FILE_TREE_HEADER,
+  FILES_ACTIVE_HEADER,
+  formatFile,
+  formatFiles,
+  Pipeline,
+  REPO_MAP_HEADER,
+  SymbolIndex,
+  Tokenizer,
+  Tracker,
+  withReminder,
+  type AssemblyInput,
+  type Block,
+  type Breakpoint,
+  type CachedTier,
+  type FileContent,
+  type HistoryCompactor,
+  type Message,
+  type NeutralRequest,
+  type SymbolMapSnapshot,
+  type TokenCounter
+} from "@strata/core/effect"
+import { placementLayerFor, placeWith } from "@strata/providers"
+import { TrackerLayer, type PolicyName } from "@strata/tiers"
+
+/** Every strategy, in the order tables list them. */
+export const STRATEGIES = [
+  "none",
+  "trailing",
+  "transcript",
+  "segments",
+  "strata-threshold",
+  "strata-gated",
+  "strata-flux",
+  "oracle"
+] as const
+export type StrategyName = (typeof STRATEGIES)[number]
+
+/** Providers the replay scores (one placement plugin and one simulator each). */
+export const REPLAY_PROVIDERS = ["anthropic", "bedrock", "openai", "gemini"] as const
+export type ReplayProvider = (typeof REPLAY_PROVIDERS)[number]
+
+/** The Strata strategy of each promotion policy. */
+export const strataStrategy = (policy: PolicyName): StrategyName => `strata-${policy}`
+
+/** What one turn gives every strategy: the same files, history, map and prompt. */
+export interface TurnInput {
+  readonly index: number
+  /** Seconds since the session started. */
+  readonly t: number
+  readonly prompt: string
+  readonly reply: string
+  /** Selected files with their content before the commit, sorted by path. */
+  readonly files: ReadonlyArray<FileContent>
+  /** Conversation so far (compacted like a live session's). */
+  readonly history: ReadonlyArray<Message>
+  /** True when `history` was compacted just before this turn. */
+  readonly historyCompacted: boolean
+  /** The symbol map of the repository before the commit. */
+  readonly map: SymbolMapSnapshot
+}
+
+/** What does not change during a session. */
+export interface SessionEnv {
+  readonly provider: ReplayProvider
+  readonly model: string
+  readonly systemPrompt: string
+  readonly systemReminder: string
+  readonly counter: TokenCounter
+  /** Tracker setting for the Strata strategies (the provider minimum, say; 0 turns anchoring off). */
+  readonly cacheTargetTokens: number
+  /** Compacts the transcript strategy's conversation once it passes its window. */
+  readonly transcriptCompactor: HistoryCompactor["Service"]
+}
+
+/** One strategy's session. */
+export interface Strategy {
+  readonly name: StrategyName
+  /** This turn's request: the provider's native body. */
+  readonly request: (turn: TurnInput) => Promise<unknown>
+  /** The request was sent and answered: advance session state (tracker commit, transcript reply). */
+  readonly answered: (turn: TurnInput) => Promise<void>
+  readonly dispose: () => Promise<void>
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared pieces
+
+const tokensOf = (messages: ReadonlyArray<Message>, counter: TokenCounter): number =>
+  messages.reduce((sum, m) => sum + counter.countMessage(m), 0)
+
+/** A neutral request from blocks, with a breakpoint closing every non-empty cached block. */
+export const requestOf = (
+  model: string,
+  blocks: ReadonlyArray<{ readonly tier: Block["tier"]; readonly messages: ReadonlyArray<Message> }>,
+  counter: TokenCounter
+): NeutralRequest => {
+  const out: Array<Block> = []
+  const messages: Array<Message> = []
+  const breakpoints: Array<Breakpoint> = []
+  for (const b of blocks) {
+    if (b.messages.length === 0) continue
+    messages.push(...b.messages)
+    out.push({ tier: b.tier, messages: b.messages, items: [], tokens: tokensOf(b.messages, counter) })
+    if (b.tier !== "active") breakpoints.push({ tier: b.tier, messageIndex: messages.length - 1 })
+  }
+  return { model, blocks: out, messages, breakpoints }
+}
+
+const place = (env: SessionEnv, request: NeutralRequest): unknown => placeWith(env.provider, request).body
+
+/** The map's blocks of files not in context, in path order (what flat assembly shows). */
+const mapBlocks = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): ReadonlyArray<string> =>
+  map.symbolFiles.flatMap((path) => {
+    if (selected.has(path)) return []
+    const block = map.block(path)?.replace(/\n$/, "")
+    return block === undefined || block === "" ? [] : [block]
+  })
+
+const mapText = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): string =>
+  REPO_MAP_HEADER + [map.legend.trimEnd(), ...mapBlocks(map, selected)].filter((s) => s.trim() !== "").join("\n\n")
+
+const promptMessage = (env: SessionEnv, turn: TurnInput): Message => ({ role: "user", content: withReminder(turn.prompt, env.systemReminder) })
+
+const selectedPaths = (turn: TurnInput): ReadonlySet<string> => new Set(turn.files.map((f) => f.path))
+
+const assemblyInput = (env: SessionEnv, turn: TurnInput): AssemblyInput => ({
+  model: env.model,
+  prompt: turn.prompt,
+  systemPrompt: env.systemPrompt,
+  systemReminder: env.systemReminder,
+  files: turn.files,
+  history: turn.history
+})
+
+/** The pipeline's layers as the CLI composes them, over the turn's map and an in-memory tracker. */
+const pipelineRuntime = (env: SessionEnv, map: () => SymbolMapSnapshot, policy: PolicyName | undefined) => {
+  const base = Layer.mergeAll(
+    Pipeline.layer,
+    Tokenizer.layerFrom(env.counter),
+    Layer.succeed(SymbolIndex, { snapshot: Effect.sync(map) }),
+    placementLayerFor(env.provider)
+  )
+  return policy === undefined
+    ? ManagedRuntime.make(base)
+    : ManagedRuntime.make(Layer.mergeAll(base, TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } })))
+}
+
+const currentMap = () => {
+  let map: SymbolMapSnapshot | undefined
+  return {
+    set: (m: SymbolMapSnapshot) => {
+      map = m
+    },
+    get: (): SymbolMapSnapshot => {
+      if (map === undefined) throw new Error("replay: no symbol map for this turn yet")
+      return map
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Baselines
+
+/**
+ * `none` and `trailing`: the pipeline's flat layout (seed 002 `assemble_messages`: system
+ * with the symbol map, file tree, Working Files, history, prompt). `none` has no
+ * breakpoint; `trailing` has one, on the last message.
+ */
+const flatStrategy = (env: SessionEnv, name: "none" | "trailing"): Strategy => {
+  const map = currentMap()
+  const runtime = pipelineRuntime(env, map.get, undefined)
+  return {
+    name,
+    request: async (turn) => {
+      map.set(turn.map)
+      const result = await runtime.runPromise(assemble(assemblyInput(env, turn)))
+      if (name === "none") return result.placed.body
+      const flat = result.request
+      const tier: CachedTier = "L3"
+      return place(env, {
+        ...flat,
+        blocks: flat.blocks.map((b) => ({ ...b, tier })),
+        breakpoints: [{ tier, messageIndex: flat.messages.length - 1 }]
+      })
+    },
+    answered: async () => {},
+    dispose: () => runtime.dispose()
+  }
+}
+
+/**
+ * `segments`: Aider's fixed segments, in Aider's order (`chat_chunks.py`: system, repo
+ * map, done messages, chat files, current message), each closed by a breakpoint:
+ * system prompt | symbol map and file tree | history | Working Files | prompt.
+ */
+export const segmentsRequest = (env: SessionEnv, turn: TurnInput): NeutralRequest => {
+  const selected = selectedPaths(turn)
+  const files = formatFiles(turn.files, FILES_ACTIVE_HEADER)
+  return requestOf(env.model, [
+    { tier: "L0", messages: [{ role: "system", content: env.systemPrompt }] },
+    {
+      tier: "L1",
+      messages: [
+        { role: "user", content: `${mapText(turn.map, selected)}\n\n${FILE_TREE_HEADER}${turn.map.fileTree}` },
+        { role: "assistant", content: ACK }
+      ]
+    },
+    { tier: "L2", messages: turn.history },
+    { tier: "L3", messages: files === "" ? [] : [{ role: "user", content: files }, { role: "assistant", content: ACK }] },
+    { tier: "active", messages: [promptMessage(env, turn)] }
+  ], env.counter)
+}
+
+const segmentsStrategy = (env: SessionEnv): Strategy => ({
+  name: "segments",
+  request: (turn) => Promise.resolve(place(env, segmentsRequest(env, turn))),
+  answered: async () => {},
+  dispose: async () => {}
+})
+
+/**
+ * `transcript`: an append-only conversation. The first request carries the system
+ * prompt with the symbol map and the file tree as they were at the start; every turn
+ * appends the selected files that are new or changed since they were last shown (one
+ * user message with an `Ok.` reply), then the prompt; the reply is appended after. One
+ * breakpoint, on the last message. When the conversation passes its window it is
+ * compacted (core's `HistoryCompactor`) and files are shown afresh.
+ */
+const transcriptStrategy = (env: SessionEnv): Strategy => {
+  let head: ReadonlyArray<Message> | undefined
+  let conversation: Array<Message> = []
+  let shown = new Map<string, string>()
+  return {
+    name: "transcript",
+    request: async (turn) => {
+      head ??= [
+        { role: "system", content: `${env.systemPrompt}\n\n${mapText(turn.map, new Set())}` },
+        ...(turn.map.fileTree === "" ? [] : [{ role: "user" as const, content: FILE_TREE_HEADER + turn.map.fileTree }, { role: "assistant" as const, content: ACK }])
+      ]
+      const compacted = await Effect.runPromise(env.transcriptCompactor.compactHistoryIfNeeded(conversation))
+      if (compacted.compacted) {
+        conversation = [...compacted.history]
+        shown = new Map()
+      }
+      const changed = turn.files.filter((f) => shown.get(f.path) !== f.content)
+      if (changed.length > 0) {
+        conversation.push({ role: "user", content: formatFiles(changed, FILES_ACTIVE_HEADER) }, { role: "assistant", content: ACK })
+        for (const f of changed) shown.set(f.path, f.content)
+      }
+      conversation.push(promptMessage(env, turn))
+      return place(env, requestOf(env.model, [{ tier: "L3", messages: [...head, ...conversation] }], env.counter))
+    },
+    answered: (turn) => {
+      conversation.push({ role: "assistant", content: turn.reply })
+      return Promise.resolve()
+    },
+    dispose: async () => {}
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Strata
+
+/**
+ * `strata-<policy>`: core's tiered pipeline with the `@strata/tiers` tracker under one
+ * promotion policy, the turn's symbol map and the provider's placement plugin. The
+ * tracker update is committed once the request is answered, as in a live session, and
+ * its history entries are purged when the history is compacted.
+ */
+const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName): Strategy => {
+  const map = currentMap()
+  const runtime = pipelineRuntime(env, map.get, policy)
+  let commit: Effect.Effect<void, unknown> | undefined
+  return {
+    name: strataStrategy(policy),
+    request: async (turn) => {
+      map.set(turn.map)
+      if (turn.historyCompacted) await runtime.runPromise(Effect.gen(function* () {
+        yield* (yield* Tracker).purgeHistory
+      }))
+      const result = await runtime.runPromise(assemble(assemblyInput(env, turn)))
+      commit = result.commit
+      return result.placed.body
+    },
+    answered: async () => {
+      if (commit !== undefined) await runtime.runPromise(commit)
+      commit = undefined
+    },
+    dispose: () => runtime.dispose()
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Oracle
+
+/**
+ * The oracle's layout: the turn's information (the same as the flat layout's) with
+ * every item in its own text block: system prompt, map header and legend, each symbol
+ * block, the file tree, each selected file, each history message, the prompt. It is
+ * not scored by a cache simulator but by comparing blocks with the previous request's
+ * (see `scoreOracle`): no real cache can do better on these items.
+ */
+export const oracleRequest = (env: SessionEnv, turn: TurnInput): NeutralRequest => {
+  const selected = selectedPaths(turn)
+  const text = (t: string) => ({ type: "text" as const, text: t })
+  const context = [
+    ...(turn.map.fileTree === "" ? [] : [text(FILE_TREE_HEADER + turn.map.fileTree)]),
+    ...(turn.files.length === 0 ? [] : [text(FILES_ACTIVE_HEADER), ...turn.files.map((f) => text(formatFile(f.path, f.content)))])
+  ]
+  return requestOf(env.model, [
+    {
+      tier: "active",
+      messages: [
+        { role: "system", content: [text(env.systemPrompt), text(REPO_MAP_HEADER + turn.map.legend), ...mapBlocks(turn.map, selected).map(text)] },
+        ...(context.length === 0 ? [] : [{ role: "user" as const, content: context }, { role: "assistant" as const, content: ACK }]),
+        ...turn.history,
+        promptMessage(env, turn)
+      ]
+    }
+  ], env.counter)
+}
+
+const oracleStrategy = (env: SessionEnv): Strategy => ({
+  name: "oracle",
+  request: (turn) => Promise.resolve(place(env, oracleRequest(env, turn))),
+  answered: async () => {},
+  dispose: async () => {}
+})
+
+/** A session of one strategy. */
+export const makeStrategy = (name: StrategyName, env: SessionEnv): Strategy => {
+  switch (name) {
+    case "none":
+    case "trailing":
+      return flatStrategy(env, name)
+    case "transcript":
+      return transcriptStrategy(env)
+    case "segments":
+      return segmentsStrategy(env)
+    case "strata-threshold":
+      return strataPolicyStrategy(env, "threshold")
+    case "strata-gated":
+      return strataPolicyStrategy(env, "gated")
+    case "strata-flux":
+      return strataPolicyStrategy(env, "flux")
+    case "oracle":
+      return oracleStrategy(env)
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The work of `strata hud` and `strata breakdown` (loaded when they run): the session's
+ * current state as the cache-block diagram with the token breakdown, or as the seed 003
+ * breakdown JSON. Both run the pipeline's stages with an empty prompt and change nothing.
+ */
+import { Effect } from "effect"
+import { formatTokens, renderCacheBlocks, renderTierChanges, renderTokenBreakdown, type ContextBreakdown, type TierReport } from "@strata/core/effect"
+import { assemble, getContextBreakdown, requestInput } from "../engine.ts"
+import { opt } from "../flags.ts"
+import type { Option } from "effect"
+import type { ProviderName } from "../config.ts"
+import { Output } from "../output.ts"
+import type { SessionFile, Usage } from "../session.ts"
+import { colourChanges } from "./assemble.ts"
+import { prepare, warn } from "./shared.ts"
+
+/** The HUD text for a report and the session's usage. Pure. */
+export const hudLines = (report: TierReport, session: SessionFile, options: { readonly ascii?: boolean } = {}): ReadonlyArray<string> => {
+  const last = session.last
+  // The changes shown are the last committed request's, not this preview's.
+  const shown: TierReport = last === null ? { ...report, promotions: [], demotions: [], changes: [] } : {
+    ...report,
+    changes: last.changes,
+    promotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) < rank(c.from)),
+    demotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) > rank(c.from))
+  }
+  // The HUD's "in" is every prompt token; the neutral usage splits uncached, read and written.
+  const asHud = (u: Usage) => ({ input: u.input + u.cacheRead + u.cacheWrite, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite })
+  const usage = last === null || last.usageSource === "none" ? undefined : asHud(last.usage)
+  return [
+    ...renderCacheBlocks(shown, options),
+    ...renderTokenBreakdown({
+      report: shown,
+      ...(usage === undefined ? {} : { lastRequest: usage }),
+      ...(session.turns === 0 ? {} : { session: { ...asHud(session.totals), requests: session.turns } })
+    }),
+    ...(last === null ? [] : [`Last request: ${last.usageSource === "provider" ? "usage reported by the provider" : last.usageSource === "simulated" ? `usage from the ${last.provider} cache simulator` : "no usage"}`]),
+    ...renderTierChanges(shown, options)
+  ]
+}
+
+const rank = (t: string): number => ["L0", "L1", "L2", "L3", "active"].indexOf(t)
+
+export interface HudFlags {
+  readonly provider: Option.Option<ProviderName>
+  readonly model: Option.Option<string>
+  readonly ascii: boolean
+}
+
+export const runHud = (flags: HudFlags) =>
+  Effect.gen(function* () {
+    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: true })
+    const output = yield* Output
+    const report = yield* Effect.gen(function* () {
+      yield* engine.symbolMap
+      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: session.selected, session })
+      yield* warn(warnings)
+      return (yield* assemble(input)).report
+    }).pipe(Effect.provide(engine.layer))
+    if (ctx.json) {
+      yield* output.out(JSON.stringify({ report, session: { turns: session.turns, totals: session.totals, last: session.last } }, null, 2))
+      return
+    }
+    const s = output.style
+    yield* output.out(s.bold(`Strata HUD for ${ctx.root}`) + s.dim(session.turns === 0 ? " (no requests yet: the first request would look like this)" : ` (after ${session.turns} request${session.turns === 1 ? "" : "s"})`))
+    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii }), s)) yield* output.out(line)
+  })
+
+/** The readable form of a breakdown. Pure. */
+export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  for (const block of b.blocks) {
+    const head = `${block.tier.padEnd(6)} ${block.name.padEnd(18)} ${formatTokens(block.tokens).padStart(9)} tokens${block.cached ? `  cached (${block.threshold}+)` : ""}`
+    lines.push(head)
+    for (const c of block.contents) {
+      const count = c.count === undefined ? "" : ` x${c.count}`
+      const files = c.files === undefined || c.files.length === 0 ? "" : `: ${c.files.slice(0, 6).join(", ")}${c.files.length > 6 ? `, +${c.files.length - 6} more` : ""}`
+      lines.push(`         ${`${c.type}${count}`.padEnd(16)} ${formatTokens(c.tokens).padStart(9)}${files}`)
+    }
+  }
+  lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cache_hit_rate * 100)}%)`)
+  if (b.promotions.length > 0) lines.push(`Promoted last request: ${b.promotions.join(", ")}`)
+  if (b.demotions.length > 0) lines.push(`Demoted last request: ${b.demotions.join(", ")}`)
+  lines.push(`Empty tiers: ${b.empty_tiers_this_request} now, ${b.empty_tiers_session_total} this session`)
+  return lines
+}
+
+export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
+  Effect.gen(function* () {
+    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: true })
+    const output = yield* Output
+    const result = yield* Effect.gen(function* () {
+      yield* engine.symbolMap
+      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: session.selected, session })
+      yield* warn(warnings)
+      return yield* getContextBreakdown(input)
+    }).pipe(Effect.provide(engine.layer))
+    if (ctx.json) {
+      yield* output.out(JSON.stringify(result, null, 2))
+      return
+    }
+    for (const line of breakdownLines(result)) yield* output.out(line)
+  })
