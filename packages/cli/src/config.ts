@@ -79,12 +79,12 @@ export interface ResolvedConfig {
 
 /** A model each provider is tried with when none is configured. */
 export const DEFAULT_MODELS: Readonly<Record<ProviderName, string>> = {
-  anthropic: "claude-sonnet-4-5",
-  bedrock: "anthropic.claude-sonnet-4-5-20250929-v1:0",
-  openai: "gpt-4o",
+  anthropic: "claude-sonnet-5",
+  bedrock: "anthropic.claude-sonnet-5-v1:0",
+  openai: "gpt-5.4",
   gemini: "gemini-2.5-flash",
-  "openai-compatible": "anthropic/claude-sonnet-4.5",
-  "ai-sdk": "claude-sonnet-4-5"
+  "openai-compatible": "anthropic/claude-sonnet-5",
+  "ai-sdk": "claude-sonnet-5"
 }
 
 export const DEFAULTS = {

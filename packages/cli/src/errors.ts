@@ -90,7 +90,14 @@ const HINTS: Readonly<Record<string, string>> = {
   TrackerPersistError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
   SymbolIndexError: "check that --repo points at a readable directory",
   PlacementError: "try another --provider, or fewer files",
-  Unavailable: "this build of strata is incomplete; rebuild with `pnpm build`"
+  Unavailable: "run with --dry-run to see the requests without sending them",
+  LlmHttpError: "the provider refused the request; --verbose shows the full error",
+  LlmTimeout: "the provider did not answer in time; try again",
+  LlmConnectionError: "check the network, or STRATA_BASE_URL if you set it",
+  LlmMissingCredentials: "export the API key, or run with --dry-run",
+  LlmSdkMissing: "install the provider's SDK next to Strata (see docs/providers.md)",
+  LlmInvalidRequest: "the provider rejected the request body; --verbose shows the full error",
+  LlmStreamError: "the reply stream broke off; try again"
 }
 
 const firstLine = (text: string): string => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? text.trim()

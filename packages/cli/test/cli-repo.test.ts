@@ -190,7 +190,7 @@ describe("strata hud and breakdown", () => {
     expect(r.stdout).toMatch(/Cache Blocks/)
     expect(r.stdout).toMatch(/L0 \(12\+\):/)
     expect(r.stdout).toMatch(/Total: [\d,]+ tokens \| Cache hit: \d+%/)
-    expect(r.stdout).toMatch(/Model: claude-sonnet-4-5/)
+    expect(r.stdout).toMatch(/Model: claude-sonnet-5/)
     expect(r.stdout).toMatch(/Session total: .* over 3 requests/)
     expect(r.stdout).not.toMatch(ANSI)
     const ascii = await runBin(["hud", "--repo", repo, "--ascii"])

@@ -3,9 +3,10 @@
  * (such as `replay`) is added here and nowhere else.
  */
 import { assembleCommand } from "./assemble.ts"
+import { chat } from "./chat.ts"
 import { config } from "./config.ts"
 import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, chat] as const

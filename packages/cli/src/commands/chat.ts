@@ -1,0 +1,38 @@
+/**
+ * `strata chat`: an interactive loop (or one turn with `--once`) that assembles each
+ * request through the pipeline, sends it to the provider when its API key is set,
+ * streams the reply, and shows the provider's cache read/write and the HUD per turn.
+ * `--dry-run` shows each request without sending it (no key needed, nothing saved).
+ */
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { dryRunFlag, modelFlag, policyFlag, providerFlag } from "../flags.ts"
+
+export const chat = Command.make(
+  "chat",
+  {
+    once: Flag.String("once").pipe(Flag.withDescription("Send this one prompt, print the reply and exit (no interactive loop)"), Flag.optional),
+    file: Flag.String("file").pipe(
+      Flag.withAlias("f"),
+      Flag.withDescription("A file to put in context (repeat for more; default: the session's selection). In the loop: /add PATH, /drop PATH"),
+      Flag.atLeast(0)
+    ),
+    provider: providerFlag,
+    model: modelFlag,
+    policy: policyFlag,
+    dryRun: dryRunFlag,
+    hud: Flag.Boolean("no-hud").pipe(Flag.withDescription("Do not print the HUD after each turn"), Flag.withDefault(false))
+  },
+  (flags) => Effect.flatMap(Effect.promise(() => import("../run/chat.ts")), (m) => m.runChat({ ...flags, noHud: flags.hud }))
+).pipe(
+  Command.withDescription(
+    "Chat about the repository. Each turn is assembled by the pipeline and sent to the provider (ANTHROPIC_API_KEY, OPENAI_API_KEY or AWS credentials; STRATA_BASE_URL for a gateway); the reply streams to stdout, then the provider's cache read/write and the HUD. History is kept in .strata/sessions/ and compacted when it passes budgets.compactionTokens. Without a key, --dry-run shows every request instead of sending it."
+  ),
+  Command.withShortDescription("Chat with real requests (or --dry-run), with the HUD per turn"),
+  Command.withExamples([
+    { command: "strata chat --file src/services/pricing.ts", description: "Interactive; type /help for the commands" },
+    { command: "strata chat --once 'Where is pricing done?'", description: "One turn, then exit" },
+    { command: "strata chat --dry-run --once 'Explain the worker'", description: "No API key needed: the request and its HUD, nothing sent" },
+    { command: "STRATA_BASE_URL=http://localhost:4000 strata chat --provider openai-compatible", description: "Through a LiteLLM or OpenRouter gateway" }
+  ])
+)

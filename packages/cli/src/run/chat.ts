@@ -1,0 +1,255 @@
+/**
+ * The work of `strata chat` (loaded when it runs). One turn: assemble through the
+ * pipeline, send through the provider's LLM client (or, dry, only show the request),
+ * stream the reply, commit the tracker only on success, store the exchange, compact the
+ * history when it grows past the budget, then print the provider's usage and the HUD.
+ */
+import { Clock, Effect, Layer, Option, Stream } from "effect"
+import { HistoryCompactor, SessionStore, formatTokens } from "@strata/core/effect"
+import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
+import type { PolicyName, ProviderName } from "../config.ts"
+import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage } from "../engine.ts"
+import { ApiKeyMissing, diagnose, Unavailable } from "../errors.ts"
+import { opt } from "../flags.ts"
+import { Output } from "../output.ts"
+import { saveSession, type SessionFile, type Usage } from "../session.ts"
+import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import { hudLines } from "./hud.ts"
+import { prepare, warn, type Prepared } from "./shared.ts"
+
+export interface ChatFlags {
+  readonly once: Option.Option<string>
+  readonly file: ReadonlyArray<string>
+  readonly provider: Option.Option<ProviderName>
+  readonly model: Option.Option<string>
+  readonly policy: Option.Option<PolicyName>
+  readonly dryRun: boolean
+  readonly noHud: boolean
+}
+
+/** Which LLM client sends a provider's bodies; undefined when there is none. */
+export const clientFor = (provider: ProviderName): LlmProvider | undefined =>
+  provider === "anthropic" ? "anthropic" : provider === "openai" || provider === "openai-compatible" ? "openai" : provider === "bedrock" ? "bedrock" : undefined
+
+/** The environment variables that hold a provider's credentials. Pure. */
+export const credentialVariables = (provider: ProviderName): ReadonlyArray<string> => {
+  switch (provider) {
+    case "anthropic":
+      return ["ANTHROPIC_API_KEY"]
+    case "openai":
+    case "openai-compatible":
+      return ["OPENAI_API_KEY"]
+    case "bedrock":
+      return ["AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_PROFILE"]
+    case "gemini":
+      return ["GEMINI_API_KEY"]
+    case "ai-sdk":
+      return []
+  }
+}
+
+/** True when one of the provider's credential variables is set. Pure. */
+export const hasCredentials = (provider: ProviderName, env: Readonly<Record<string, string | undefined>>): boolean =>
+  credentialVariables(provider).some((v) => (env[v] ?? "") !== "")
+
+const HELP = [
+  "/add PATH    put a file in context",
+  "/drop PATH   take a file out of context",
+  "/files       list the files in context",
+  "/hud         show the HUD now",
+  "/quit        leave (Ctrl-D works too)"
+]
+
+interface Turn {
+  readonly reply: string | undefined
+  readonly usage: Usage | undefined
+  readonly session: SessionFile
+}
+
+export const runChat = (flags: ChatFlags) =>
+  Effect.gen(function* () {
+    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) }, { dryRun: flags.dryRun })
+    const { ctx } = prepared
+    const output = yield* Output
+    const provider = ctx.config.provider
+    const client = clientFor(provider)
+    let dryRun = flags.dryRun
+    if (!dryRun) {
+      if (client === undefined) {
+        return yield* new Unavailable({
+          feature: `chat with --provider ${provider}`,
+          reason: "Strata has LLM clients for anthropic, openai, openai-compatible and bedrock; use one of those, or --dry-run to see the requests"
+        })
+      }
+      if (!hasCredentials(provider, process.env)) {
+        const missing = new ApiKeyMissing({ provider, variables: credentialVariables(provider) })
+        // On a terminal, offer the dry run instead of just failing.
+        const answer = yield* output.ask(`${missing.message}.\nContinue with --dry-run (show each request, send nothing)? [y/N] `)
+        if (answer === undefined || !/^y(es)?$/i.test(answer.trim())) return yield* missing
+        dryRun = true
+      }
+    }
+    const baseUrl = process.env["STRATA_BASE_URL"]
+    const llmLayer = dryRun || client === undefined
+      ? undefined
+      : LlmClient.layer(client, { ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }), model: ctx.config.model })
+
+    // Built once: the client (and its SDK) serves every turn and the compactor.
+    const llm = llmLayer === undefined ? undefined : yield* Effect.provide(Effect.gen(function* () {
+      return yield* LlmClient
+    }), llmLayer)
+    const loop = Effect.gen(function* () {
+      let session = prepared.session
+      let selected = flags.file.length > 0 ? yield* normalizeSelection(flags.file) : session.selected
+      yield* prepared.engine.symbolMap
+      const once = opt(flags.once)
+      if (once === undefined && !ctx.json) {
+        yield* output.err(output.errStyle.dim(`strata chat on ${ctx.root} (${provider}, ${ctx.config.model}${dryRun ? ", dry run: nothing is sent" : ""}). /help for commands, Ctrl-D to leave.`))
+      }
+      const runTurn = (prompt: string) =>
+        Effect.gen(function* () {
+          const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud)
+          session = turn.session
+        })
+      if (once !== undefined) return yield* runTurn(once)
+      while (true) {
+        const line = yield* output.readLine(output.errStyle.cyan("you> "))
+        if (line === undefined) return
+        const text = line.trim()
+        if (text === "") continue
+        if (text.startsWith("/")) {
+          const [command = "", ...rest] = text.split(/\s+/)
+          const arg = rest.join(" ")
+          if (command === "/quit" || command === "/exit") return
+          if (command === "/help") for (const h of HELP) yield* output.err(h)
+          else if (command === "/files") yield* output.err(selected.length === 0 ? "(no files in context)" : selected.join("\n"))
+          else if (command === "/add" && arg !== "") {
+            const added = yield* normalizeSelection([arg]).pipe(Effect.result)
+            if (added._tag === "Failure") yield* output.err(output.errStyle.red(diagnose(added.failure).message))
+            else selected = [...new Set([...selected, ...added.success])].sort()
+          } else if (command === "/drop" && arg !== "") selected = selected.filter((p) => p !== arg.replace(/^\.\//, ""))
+          else if (command === "/hud") yield* showHud(prepared, session, selected)
+          else yield* output.err(`unknown command ${command}; /help lists them`)
+          continue
+        }
+        // A failed turn is reported and the loop goes on; nothing was committed.
+        yield* runTurn(text).pipe(
+          Effect.catch((error: unknown) => {
+            const d = diagnose(error)
+            return output.err(output.errStyle.red(`strata: ${d.message}`) + (d.hint === undefined ? "" : `\n${output.errStyle.dim(`hint: ${d.hint}`)}`))
+          })
+        )
+      }
+    })
+    yield* loop.pipe(Effect.provide(prepared.engine.layer))
+  })
+
+const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const output = yield* Output
+    const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
+    const report = (yield* assemble(input)).report
+    for (const line of colourChanges(hudLines(report, session), output.errStyle)) yield* output.err(line)
+  })
+
+const chatTurn = (
+  prepared: Prepared,
+  session: SessionFile,
+  selected: ReadonlyArray<string>,
+  prompt: string,
+  llm: LlmClientShape | undefined,
+  noHud: boolean
+) =>
+  Effect.gen(function* () {
+    const { ctx, engine } = prepared
+    const output = yield* Output
+    const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt, selected, session })
+    const result = yield* assemble(input)
+    yield* warn([...warnings, ...result.warnings])
+    const atMs = yield* Clock.currentTimeMillis
+    if (llm === undefined) {
+      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
+      if (ctx.json) {
+        yield* output.out(JSON.stringify({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
+      } else {
+        const s = output.style
+        yield* output.out(s.bold(`(dry run) would send ${result.request.messages.length} messages, ${formatTokens(result.report.totalTokens)} tokens to ${ctx.config.provider} ${ctx.config.model}`))
+        for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
+        yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
+        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }), s)) yield* output.out(line)
+        yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
+      }
+      return { reply: undefined, usage, session } satisfies Turn
+    }
+
+    let reply = ""
+    let usage: Usage | undefined
+    yield* llm.stream({ body: result.placed.body }).pipe(
+      Stream.runForEach((event) =>
+        Effect.gen(function* () {
+          if (event._tag === "TextDelta") {
+            reply += event.text
+            if (!ctx.json) yield* output.write(event.text)
+          } else if (event._tag === "Usage") {
+            usage = { input: event.usage.input, cacheRead: event.usage.cacheRead, cacheWrite: event.usage.cacheWrite, output: event.usage.output }
+          }
+        })
+      )
+    )
+    if (!ctx.json) yield* output.write(reply.endsWith("\n") ? "" : "\n")
+    // Only a request that succeeded advances the tracker and is stored.
+    yield* result.commit
+    let next = yield* recordTurn({
+      ctx,
+      session,
+      engine,
+      selected,
+      report: result.report,
+      placed: result.placed,
+      promptTokens: result.report.totalTokens,
+      usage,
+      usageSource: "provider",
+      exchange: { user: result.userText, assistant: reply },
+      atMs
+    })
+    const compaction = yield* compact(prepared, next, llm)
+    next = compaction.session
+    if (ctx.json) {
+      yield* output.out(JSON.stringify({ reply, usage: usage ?? null, report: result.report, compaction: compaction.note ?? null }))
+    } else {
+      const s = output.style
+      yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
+      if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
+      if (!noHud) for (const line of colourChanges(hudLines(result.report, next), s)) yield* output.out(line)
+    }
+    return { reply, usage, session: next } satisfies Turn
+  })
+
+/**
+ * The compaction hook: when history passes `budgets.compactionTokens`, the history
+ * compactor (with the provider's model as detector) shrinks it in one large step, the
+ * tracker's history entries are purged, and the session continues in a new history file.
+ */
+const compact = (prepared: Prepared, session: SessionFile, llm: LlmClientShape) =>
+  Effect.gen(function* () {
+    const trigger = prepared.ctx.config.budgets.compactionTokens
+    if (trigger <= 0 || session.historyId === null) return { session, note: undefined as string | undefined }
+    const { messages } = yield* loadHistory(session)
+    const compactorLayer = HistoryCompactor.layer({ config: { triggerTokens: trigger } }).pipe(
+      Layer.provide(compactionModelLayer(prepared.ctx.config.model).pipe(Layer.provide(Layer.succeed(LlmClient, llm))))
+    )
+    const result = yield* Effect.gen(function* () {
+      const compactor = yield* HistoryCompactor
+      return yield* compactor.compactHistoryIfNeeded(messages)
+    }).pipe(Effect.provide(compactorLayer))
+    if (!result.compacted) return { session, note: undefined }
+    const store = yield* SessionStore
+    const id = yield* store.create
+    for (const m of result.history) yield* store.append(id, m)
+    const next: SessionFile = { ...session, historyId: id }
+    yield* saveSession(prepared.ctx.root, next)
+    return {
+      session: next,
+      note: `Compacted history (${result.kind}): ${formatTokens(result.tokensBefore)} -> ${formatTokens(result.tokensAfter)} tokens; ${formatTokens(result.cacheTokensInvalidated)} cached tokens to write again.`
+    }
+  })

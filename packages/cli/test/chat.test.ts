@@ -1,0 +1,136 @@
+// `strata chat` end to end: the built binary against a local server posing as the provider.
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
+import { startFakeProvider, type FakeProvider } from "./fake-provider.ts"
+import { runBin, tempDir } from "./support.ts"
+
+const dirs: Array<{ cleanup: () => void }> = []
+let master = ""
+let server: FakeProvider
+beforeAll(async () => {
+  const d = tempDir("strata-chat-master-")
+  dirs.push(d)
+  master = makeDemoRepo({ out: join(d.path, "harbor") }).out
+  server = await startFakeProvider()
+})
+afterAll(async () => {
+  await server.close()
+  dirs.forEach((d) => d.cleanup())
+})
+
+const demo = async (provider = "anthropic"): Promise<string> => {
+  const d = tempDir("strata-chat-")
+  dirs.push(d)
+  const repo = join(d.path, "harbor")
+  cpSync(master, repo, { recursive: true })
+  expect((await runBin(["init", "--yes", "--repo", repo, "--provider", provider])).code).toBe(0)
+  return repo
+}
+
+const stateOf = (repo: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name)
+      if (e.isDirectory()) walk(p)
+      else out[p] = `${statSync(p).size}:${statSync(p).mtimeMs}`
+    }
+  }
+  walk(join(repo, ".strata"))
+  return out
+}
+
+const PRICING = "src/services/pricing.ts"
+
+describe("strata chat", () => {
+  it("without an API key explains what is missing and offers --dry-run (exit 1)", async () => {
+    const repo = await demo()
+    const r = await runBin(["chat", "--repo", repo, "--once", "hi"])
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split("\n")
+    expect(lines.at(-2)).toBe("strata: No credentials for anthropic: set ANTHROPIC_API_KEY to send real requests")
+    expect(lines.at(-1)).toMatch(/^hint: .*--dry-run/)
+  })
+
+  it("--dry-run shows the request and the HUD, sends nothing and saves nothing", async () => {
+    const repo = await demo()
+    const before = stateOf(repo)
+    const sent = server.requests.length
+    const r = await runBin(["chat", "--repo", repo, "--dry-run", "--once", "Where is pricing done?", "--file", PRICING])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/\(dry run\) would send \d+ messages, [\d,]+ tokens to anthropic claude-sonnet-5/)
+    expect(r.stdout).toMatch(/Cache Blocks/)
+    expect(r.stdout).toMatch(/Nothing was sent or saved/)
+    expect(server.requests.length).toBe(sent)
+    expect(stateOf(repo)).toEqual(before)
+  })
+
+  it("the interactive loop reads prompts and commands from stdin", async () => {
+    const repo = await demo()
+    const r = await runBin(["chat", "--repo", repo, "--dry-run", "--no-hud"], { input: `/add ${PRICING}\n/files\nWhat does quote() do?\n/quit\n` })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(new RegExp(PRICING.replace(/\./g, "\\.")))
+    expect(r.stdout).toMatch(/\(dry run\) would send/)
+  })
+
+  it("sends real requests to the provider, streams the reply and reports its cache usage per turn", async () => {
+    const repo = await demo()
+    const env = { ANTHROPIC_API_KEY: "test-key", STRATA_BASE_URL: server.url }
+    const first = await runBin(["chat", "--repo", repo, "--once", "Where is pricing done?", "--file", PRICING], { env })
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(/^Pricing lives in `quote\(\)` in src\/services\/pricing\.ts\.\n/)
+    expect(first.stdout).toMatch(/anthropic: read 0, write [1-9][\d,]*, uncached [\d,]+, output 12/)
+    expect(first.stdout).toMatch(/Cache Blocks/)
+    const request = server.requests.at(-1)!
+    expect(request.path).toBe("/v1/messages")
+    expect(request.headers["x-api-key"] ?? request.headers["authorization"]).toMatch(/test-key/)
+    expect(request.json["stream"]).toBe(true)
+    expect(JSON.stringify(request.json)).toMatch(/"cache_control":\{"type":"ephemeral"/)
+
+    const second = await runBin(["chat", "--repo", repo, "--once", "And on weekends?"], { env })
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stdout).toMatch(/anthropic: read [1-9][\d,]*/)
+    // History went to the provider: the first exchange is in the second request.
+    expect(JSON.stringify(server.requests.at(-1)!.json)).toMatch(/Pricing lives in/)
+    const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { turns: number; last: { usageSource: string } }
+    expect(session.turns).toBe(2)
+    expect(session.last.usageSource).toBe("provider")
+    const hud = await runBin(["hud", "--repo", repo])
+    expect(hud.stdout).toMatch(/usage reported by the provider/)
+  })
+
+  it("a failed request leaves the tracker and the session untouched (exit 1)", async () => {
+    const repo = await demo()
+    const env = { ANTHROPIC_API_KEY: "test-key", STRATA_BASE_URL: server.url }
+    expect((await runBin(["chat", "--repo", repo, "--once", "first"], { env })).code).toBe(0)
+    const before = readFileSync(join(repo, ".strata", "tracker.json"), "utf8")
+    const sessionBefore = readFileSync(join(repo, ".strata", "session.json"), "utf8")
+    server.failNext(400)
+    const r = await runBin(["chat", "--repo", repo, "--once", "second"], { env })
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split("\n")
+    expect(lines[0]).toMatch(/^strata: anthropic returned HTTP 400: scripted failure/)
+    expect(lines).toHaveLength(2)
+    expect(readFileSync(join(repo, ".strata", "tracker.json"), "utf8")).toBe(before)
+    expect(readFileSync(join(repo, ".strata", "session.json"), "utf8")).toBe(sessionBefore)
+  })
+
+  it("talks to OpenAI-compatible endpoints too", async () => {
+    const repo = await demo("openai")
+    const r = await runBin(["chat", "--repo", repo, "--once", "hi"], { env: { OPENAI_API_KEY: "sk-test", STRATA_BASE_URL: `${server.url}/v1` } })
+    expect(r.code, r.stderr).toBe(0)
+    expect(server.requests.at(-1)!.path).toBe("/v1/chat/completions")
+    expect(r.stdout).toMatch(/^Pricing lives in/)
+    expect(r.stdout).toMatch(/openai: read 0, write 0, uncached [1-9][\d,]*/)
+  })
+
+  it("providers without an LLM client are refused with a pointer to --dry-run", async () => {
+    const repo = await demo("gemini")
+    const r = await runBin(["chat", "--repo", repo, "--once", "hi"], { env: { GEMINI_API_KEY: "x" } })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/--dry-run/)
+  })
+})
