@@ -63,6 +63,8 @@ export interface StubTrackerOptions {
   readonly initialized?: boolean
   /** Tiers the first request's initial placement gives (default: none). */
   readonly place?: (input: InitialPlacementInput) => Readonly<Record<string, Tier>>
+  /** Tracked content hash per key (default `""`, a placeholder taken as unchanged). */
+  readonly hashes?: Readonly<Record<string, string>>
   /** Changes every update reports. */
   readonly changes?: ReadonlyArray<TierChange>
   readonly log?: TrackerLog
@@ -76,7 +78,7 @@ export const stubSnapshot = (options: StubTrackerOptions, version = 0, baseVersi
   const get = (key: string): TrackedItem | undefined => {
     const tier = assignments[key]
     if (tier === undefined) return undefined
-    return { key: key as ItemKey, tier, n: tier === "active" ? 0 : DEFAULT_THRESHOLDS[tier], hash: "", tokens: 0 }
+    return { key: key as ItemKey, tier, n: tier === "active" ? 0 : DEFAULT_THRESHOLDS[tier], hash: options.hashes?.[key] ?? "", tokens: 0 }
   }
   const self: TrackerSnapshot = {
     version,

@@ -21,7 +21,8 @@ import {
   type AssemblyInput,
   type SeedMessage,
   type Stage,
-  type TierChange
+  type TierChange,
+  sha256
 } from "../src/effect.ts"
 import { it } from "./support.ts"
 import { charCounter, newLog, stubSymbolIndex, stubTracker, stubTrackerLayer, testLayer, type StubRepo, type StubTrackerOptions } from "./pipeline-stubs.ts"
@@ -191,6 +192,23 @@ describe("the pipeline's layout rules", () => {
       expect(r.report.tiers.L3.symbols).toBe(1)
       expect(r.report.tiers.L2.symbols).toBe(1)
     }).pipe(Effect.provide(seed({ assignments: { "symbol:src/a.ts": "L1", "symbol:src/b.ts": "L2", "symbol:src/c.ts": "L2" } }))))
+
+  it.effect("a changed item renders where its change sends it: files in Working Files, symbols with L3", () =>
+    Effect.gen(function* () {
+      const r = yield* assemble({ ...base, files: [{ path: "src/x.ts", content: "NEW" }, { path: "src/y.ts", content: "SAME" }] })
+      const ms = messagesOf(r.placed.body)
+      const working = textOf(ms.find((m) => textOf(m).startsWith("# Working Files")))
+      expect(working).toContain("NEW")
+      expect(working).not.toContain("SAME")
+      expect(textOf(ms.find((m) => textOf(m).includes("# Reference Files\n\n")))).toContain("SAME")
+      // symbol:src/a.ts changed since it reached L0: it leaves L0 now, rendering with L3.
+      expect(textOf(ms[0])).not.toContain("f a()")
+      expect(textOf(ms.find((m) => textOf(m).startsWith("# Repository Structure (continued)")))).toContain("f a()")
+      expect(r.report.tiers.L0.symbols).toBe(1)
+    }).pipe(Effect.provide(seed({
+      assignments: { "file:src/x.ts": "L1", "file:src/y.ts": "L1", "symbol:src/a.ts": "L0", "symbol:src/b.ts": "L0" },
+      hashes: { "file:src/x.ts": sha256("OLD"), "file:src/y.ts": sha256("SAME"), "symbol:src/a.ts": "stale-hash", "symbol:src/b.ts": sha256("src/b.ts:\n  f b()\n") }
+    }))))
 
   it.effect("normalizes and sorts selected files, so selection order does not change bytes", () =>
     Effect.gen(function* () {

@@ -48,11 +48,24 @@ export const counted = (text: string, count: Count): Counted => ({ text, tokens:
  * string by a token or so, and is exact for any additive counter.
  */
 export const joinCounted = (pieces: ReadonlyArray<Counted>, separator: string, count: Count): Counted => {
-  const present = pieces.filter((p) => p.text.length > 0)
-  if (present.length === 0) return NOTHING
+  const texts: Array<string> = []
   let tokens = 0
-  for (const p of present) tokens += p.tokens
-  return { text: present.map((p) => p.text).join(separator), tokens: tokens + (present.length - 1) * count.count(separator) }
+  for (const p of pieces) {
+    if (p.text.length === 0) continue
+    texts.push(p.text)
+    tokens += p.tokens
+  }
+  if (texts.length === 0) return NOTHING
+  return { text: concat(texts, separator), tokens: tokens + (texts.length - 1) * count.count(separator) }
+}
+
+// A few large pieces are concatenated, which links them instead of copying their bytes
+// (the request is serialized once, later); many small pieces are joined.
+const concat = (texts: ReadonlyArray<string>, separator: string): string => {
+  if (texts.length > 4) return texts.join(separator)
+  let out = texts[0] ?? ""
+  for (let i = 1; i < texts.length; i++) out = out + separator + texts[i]
+  return out
 }
 
 /** `header + body`, or nothing when the body is empty (a header alone is never emitted). */
@@ -96,18 +109,37 @@ export interface Section {
 
 export const EMPTY_SECTION: Section = { body: NOTHING, paths: [], items: [] }
 
+const sections = new WeakMap<object, { readonly count: Count; readonly section: Section }>()
+
 /**
  * A section from counted entries (symbol blocks or formatted files), joined by a blank
- * line in the order given.
+ * line in the order given. Memoized by the entries array: the pipeline hands the same
+ * array for a tier whose entries did not change, so its text is joined once.
  */
 export const sectionOf = (
   entries: ReadonlyArray<Counted & { readonly path: string; readonly key?: ItemKey }>,
   count: Count
-): Section => ({
-  body: joinCounted(entries, SECTION_SEPARATOR, count),
-  paths: entries.map((e) => e.path),
-  items: entries.flatMap((e) => (e.key === undefined ? [] : [e.key]))
-})
+): Section => {
+  const known = sections.get(entries)
+  if (known !== undefined && known.count === count) return known.section
+  const texts: Array<string> = []
+  const paths: Array<string> = []
+  const items: Array<ItemKey> = []
+  let tokens = 0
+  for (const e of entries) {
+    paths.push(e.path)
+    if (e.key !== undefined) items.push(e.key)
+    if (e.text.length === 0) continue
+    texts.push(e.text)
+    tokens += e.tokens
+  }
+  const body: Counted = texts.length === 0
+    ? NOTHING
+    : { text: texts.join(SECTION_SEPARATOR), tokens: tokens + (texts.length - 1) * count.count(SECTION_SEPARATOR) }
+  const section: Section = { body, paths, items }
+  if (entries.length > 0) sections.set(entries, { count, section })
+  return section
+}
 
 /** A history message with its token count (message framing included) and optional item key. */
 export interface CountedMessage {

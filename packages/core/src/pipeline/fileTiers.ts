@@ -1,10 +1,11 @@
 /**
- * Stage 2, `fileTiers`: each selected file's tier from the tracker. Untracked files are
- * active; a file in a cached tier has graduated and renders there, not in Working Files.
+ * Stage 2, `fileTiers`: each selected file's tier from the tracker. Untracked and changed
+ * files are active; a file in a cached tier has graduated and renders there, not in
+ * Working Files.
  */
 import { Context, Effect, Layer } from "effect"
 import { TIERS } from "../domain/Tier.ts"
-import { groupByTier, type Stage } from "./state.ts"
+import { groupByTier, renderTier, type Stage } from "./state.ts"
 
 /** Replace this stage with `Layer.succeed(FileTiersStage, myStage)`. */
 export class FileTiersStage extends Context.Service<FileTiersStage, Stage>()("@strata/core/pipeline/FileTiers") {
@@ -16,6 +17,6 @@ export const fileTiers: Stage = {
   run: (state) =>
     Effect.sync(() => ({
       ...state,
-      fileTiers: groupByTier(state.files, (f) => state.tracker.tierOf(f.key) ?? "active", TIERS)
+      fileTiers: groupByTier(state.files, (f) => renderTier(state.tracker, f) ?? "active", TIERS)
     }))
 }

@@ -92,6 +92,19 @@ export const groupByTier = <A, T extends Tier>(values: ReadonlyArray<A>, tierOf:
   return out
 }
 
+/**
+ * The tier an entry renders in: the tracker's tier, except that an entry whose content
+ * hash differs from the tracked one renders as active already, because this request's
+ * update sends it there (seed 003: a changed hash demotes to active). Its old tier is
+ * rewritten once, in this request, instead of once now and again next request. A
+ * placeholder hash (`""`) is accepted as unchanged. Undefined for untracked entries.
+ */
+export const renderTier = (tracker: TrackerSnapshot, entry: { readonly key: string; readonly hash: string }): Tier | undefined => {
+  const tracked = tracker.get(entry.key)
+  if (tracked === undefined) return undefined
+  return tracked.hash !== "" && tracked.hash !== entry.hash ? "active" : tracked.tier
+}
+
 /** What the symbol index contributed to this request. */
 export interface SymbolData {
   readonly legend: Counted

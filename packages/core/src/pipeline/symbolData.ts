@@ -6,10 +6,10 @@
 import { Context, Effect, Layer } from "effect"
 import type { Counted } from "../assembly/tiered.ts"
 import { ItemKeys, type Item } from "../domain/Item.ts"
-import { CACHED_TIERS } from "../domain/Tier.ts"
+import { CACHED_TIERS, type CachedTier } from "../domain/Tier.ts"
 import type { SymbolMapSnapshot } from "../services/SymbolIndex.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
-import { groupByTier, NO_SYMBOLS, type AssemblyState, type Entry, type Stage, type SymbolEntry } from "./state.ts"
+import { groupByTier, NO_SYMBOLS, renderTier, type AssemblyState, type Entry, type Stage, type SymbolData, type SymbolEntry } from "./state.ts"
 
 /**
  * Replace this stage with `Layer.succeed(SymbolDataStage, myStage)`. The default uses the
@@ -22,57 +22,43 @@ export class SymbolDataStage extends Context.Service<SymbolDataStage, Stage>()("
 
 /**
  * The default stage over an index (or none). Symbol blocks render in their tracked tier;
- * untracked entries and entries the tracker holds as active (changed in the last turns)
- * render with L3, because the active block carries only full file content (seed 003) and
- * L3 is where they graduate to, so graduation moves no bytes.
+ * untracked, changed and active entries (changed in the last turns) render with L3,
+ * because the active block carries only full file content (seed 003) and L3 is where
+ * they graduate to, so graduation moves no bytes.
  */
 export const makeSymbolData = (): Stage => {
-  const memo = new TokenMemo()
+  const cache = new SessionCache()
   return {
     name: "symbolData",
     run: (state) =>
       Effect.gen(function* () {
         const index = state.services.symbolIndex
-        if (state.input.useRepoMap === false) return splitByTier(state, NO_SYMBOLS, undefined)
+        if (state.input.useRepoMap === false) return splitByTier(state, NO_SYMBOLS, undefined, cache)
         if (index === undefined) {
           const warning = "No SymbolIndex service is provided, so the request has no symbol map; provide one or set useRepoMap: false."
-          return splitByTier({ ...state, warnings: [...state.warnings, warning] }, NO_SYMBOLS, undefined)
+          return splitByTier({ ...state, warnings: [...state.warnings, warning] }, NO_SYMBOLS, undefined, cache)
         }
         const map = yield* index.snapshot
-        const entries = symbolEntries(map, memo, state.counter)
+        cache.use(state.counter)
         const tree: Entry | undefined = map.fileTree.length === 0
           ? undefined
-          : { key: ItemKeys.tree, hash: map.fileTreeHash, ...memo.counted(map.fileTreeHash, map.fileTree, state.counter) }
+          : cache.tree(map.fileTreeHash, map.fileTree, state.counter)
         const data = {
           ...NO_SYMBOLS,
-          legend: { text: map.legend, tokens: state.counter.count(map.legend) },
-          entries,
+          legend: cache.legend(map.legend, state.counter),
+          entries: cache.entries(map, state.counter),
           tree,
-          existingFiles: memo.fileSet(map.files)
+          existingFiles: cache.fileSet(map.files)
         }
-        return splitByTier(state, data, map)
+        return splitByTier(state, data, map, cache)
       })
   }
 }
 
-/** Each file's symbol block, without its trailing newline (blocks are joined by a blank line). */
-const symbolEntries = (map: SymbolMapSnapshot, memo: TokenMemo, counter: TokenCounter): ReadonlyArray<SymbolEntry> => {
-  const out: Array<SymbolEntry> = []
-  for (const path of map.symbolFiles) {
-    const block = map.block(path)
-    const hash = map.blockHash(path)
-    if (block === undefined || hash === undefined) continue
-    const text = block.endsWith("\n") ? block.slice(0, -1) : block
-    if (text.length === 0) continue
-    out.push({ path, key: ItemKeys.symbol(path), hash, ...memo.counted(hash, text, counter) })
-  }
-  return out
-}
-
 /** First request: place the entries not in context; then split rendered entries by tier. */
-const splitByTier = (state: AssemblyState, data: typeof NO_SYMBOLS, map: SymbolMapSnapshot | undefined): AssemblyState => {
+const splitByTier = (state: AssemblyState, data: SymbolData, map: SymbolMapSnapshot | undefined, cache: SessionCache): AssemblyState => {
   const selected = new Set(state.files.map((f) => f.path))
-  const placeable = data.entries.filter((e) => !selected.has(e.path))
+  const placeable = selected.size === 0 ? data.entries : data.entries.filter((e) => !selected.has(e.path))
   let tracker = state.tracker
   let changes = state.changes
   if (!tracker.initialized) {
@@ -88,40 +74,82 @@ const splitByTier = (state: AssemblyState, data: typeof NO_SYMBOLS, map: SymbolM
     tracker = init.snapshot
     changes = [...changes, ...init.changes]
   }
-  const tiers = groupByTier(placeable, (e) => {
-    const tier = tracker.tierOf(e.key)
+  const grouped = groupByTier(placeable, (e) => {
+    const tier = renderTier(tracker, e)
     return tier === undefined || tier === "active" ? "L3" : tier
   }, CACHED_TIERS)
-  return { ...state, tracker, changes, symbols: { ...data, tiers } }
+  return { ...state, tracker, changes, symbols: { ...data, tiers: cache.sameLists(grouped) } }
 }
 
 /**
- * Token counts of symbol blocks by their hash, for this stage's lifetime (a session), so
- * a warm request counts only changed blocks and never re-hashes the unchanged ones.
+ * What this stage keeps for its lifetime (a session), so a warm request does work only
+ * for what changed: an entry whose block hash is unchanged is the previous request's
+ * entry object (its bytes are not re-read, re-sliced or re-counted, so an unchanged item
+ * renders byte-identically by construction), and a tier whose entries are unchanged is
+ * the previous list, whose joined text `sectionOf` has memoized.
  */
-class TokenMemo {
-  private readonly tokens = new Map<string, number>()
+class SessionCache {
+  private counter: TokenCounter | undefined
+  private byPath = new Map<string, SymbolEntry>()
+  private lists: Readonly<Record<CachedTier, ReadonlyArray<SymbolEntry>>> | undefined
+  private lastTree: Entry | undefined
+  private lastLegend: Counted | undefined
   private lastFiles: { readonly list: ReadonlyArray<string>; readonly set: ReadonlySet<string> } | undefined
 
-  private counter: TokenCounter | undefined
+  /** Counts depend on the counter: a new one starts the cache over. */
+  use(counter: TokenCounter): void {
+    if (counter === this.counter) return
+    this.counter = counter
+    this.byPath = new Map()
+    this.lists = undefined
+    this.lastTree = undefined
+    this.lastLegend = undefined
+  }
 
-  counted(hash: string, text: string, counter: TokenCounter): Counted {
-    if (counter !== this.counter) {
-      this.tokens.clear()
-      this.counter = counter
+  /** Each file's symbol entry; its text is the block without its trailing newline (blocks are joined by a blank line). */
+  entries(map: SymbolMapSnapshot, counter: TokenCounter): ReadonlyArray<SymbolEntry> {
+    const out: Array<SymbolEntry> = []
+    for (const path of map.symbolFiles) {
+      const hash = map.blockHash(path)
+      if (hash === undefined) continue
+      let entry = this.byPath.get(path)
+      if (entry === undefined || entry.hash !== hash) {
+        const block = map.block(path)
+        if (block === undefined) continue
+        const text = block.endsWith("\n") ? block.slice(0, -1) : block
+        if (text.length === 0) continue
+        entry = { path, key: ItemKeys.symbol(path), hash, text, tokens: counter.count(text) }
+        this.byPath.set(path, entry)
+      }
+      out.push(entry)
     }
-    // The length guards against a renderer that changes bytes without changing the hash.
-    const key = `${hash}:${text.length}`
-    const known = this.tokens.get(key)
-    if (known !== undefined) return { text, tokens: known }
-    if (this.tokens.size >= 500_000) this.tokens.clear()
-    const tokens = counter.count(text)
-    this.tokens.set(key, tokens)
-    return { text, tokens }
+    // Forget files that left the map (rare: only when the counts disagree).
+    if (this.byPath.size !== out.length) this.byPath = new Map(out.map((e) => [e.path, e]))
+    return out
+  }
+
+  tree(hash: string, text: string, counter: TokenCounter): Entry {
+    if (this.lastTree?.hash !== hash) this.lastTree = { key: ItemKeys.tree, hash, text, tokens: counter.count(text) }
+    return this.lastTree
+  }
+
+  legend(text: string, counter: TokenCounter): Counted {
+    if (this.lastLegend?.text !== text) this.lastLegend = { text, tokens: counter.count(text) }
+    return this.lastLegend
   }
 
   fileSet(files: ReadonlyArray<string>): ReadonlySet<string> {
     if (this.lastFiles?.list !== files) this.lastFiles = { list: files, set: new Set(files) }
     return this.lastFiles.set
+  }
+
+  /** The previous list of a tier when it holds the same entries, else the new one. */
+  sameLists(lists: Readonly<Record<CachedTier, ReadonlyArray<SymbolEntry>>>): Readonly<Record<CachedTier, ReadonlyArray<SymbolEntry>>> {
+    const previous = this.lists
+    const same = (a: ReadonlyArray<SymbolEntry>, b: ReadonlyArray<SymbolEntry> | undefined) =>
+      b !== undefined && a.length === b.length && a.every((e, i) => e === b[i])
+    const out = Object.fromEntries(CACHED_TIERS.map((t) => [t, same(lists[t], previous?.[t]) ? previous![t] : lists[t]])) as Record<CachedTier, ReadonlyArray<SymbolEntry>>
+    this.lists = out
+    return out
   }
 }

@@ -26,17 +26,15 @@ export const track: Stage = {
 /**
  * The items of a request: the system prompt, every file's symbol entry (files in context
  * included, for N-tracking), the file tree, selected files, history messages and URLs.
+ * Entries are items already (key, hash, tokens), so they are passed as they are.
  */
 export const requestItems = (state: AssemblyState): ReadonlyArray<Item> => {
-  const item = (e: { readonly key: Item["key"]; readonly hash: string; readonly tokens: number }): Item => ({ key: e.key, hash: e.hash, tokens: e.tokens })
-  const history = TIERS.flatMap((t) => state.historyTiers[t]).sort((a, b) => a.index - b.index)
   const system = state.input.systemPrompt
-  return [
-    { key: ItemKeys.system, hash: sha256(system), tokens: state.counter.count(system) },
-    ...state.symbols.entries.map(item),
-    ...(state.symbols.tree === undefined ? [] : [item(state.symbols.tree)]),
-    ...state.files.map(item),
-    ...history.map(item),
-    ...state.urls.map((u) => ({ key: ItemKeys.url(u.url), hash: sha256(u.content.text), tokens: u.content.tokens }))
-  ]
+  const out: Array<Item> = [{ key: ItemKeys.system, hash: sha256(system), tokens: state.counter.count(system) }]
+  for (const e of state.symbols.entries) out.push(e)
+  if (state.symbols.tree !== undefined) out.push(state.symbols.tree)
+  for (const f of state.files) out.push(f)
+  for (const h of TIERS.flatMap((t) => state.historyTiers[t]).sort((a, b) => a.index - b.index)) out.push(h)
+  for (const u of state.urls) out.push({ key: ItemKeys.url(u.url), hash: sha256(u.content.text), tokens: u.content.tokens })
+  return out
 }
