@@ -3,12 +3,12 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { startFakeProvider, type FakeProvider } from "./fake-provider.ts"
+import { startFakeProvider } from "./fake-provider.ts"
 import { runBin, tempDir } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
-let server: FakeProvider
+let server: Awaited<ReturnType<typeof startFakeProvider>>
 beforeAll(async () => {
   const d = tempDir("strata-chat-master-")
   dirs.push(d)
@@ -125,6 +125,30 @@ describe("strata chat", () => {
     expect(server.requests.at(-1)!.path).toBe("/v1/chat/completions")
     expect(r.stdout).toMatch(/^Pricing lives in/)
     expect(r.stdout).toMatch(/openai: read 0, write 0, uncached [1-9][\d,]*/)
+  })
+
+  it("compacts the history when it passes budgets.compactionTokens, purging tracker history", async () => {
+    const repo = await demo()
+    const env = { ANTHROPIC_API_KEY: "test-key", STRATA_BASE_URL: server.url, STRATA_COMPACTION_TOKENS: "2000" }
+    // Long replies fill the history; the detector's answer (the same text) is not JSON, so
+    // compaction falls back to truncation without a summary.
+    server.setReply(Array.from({ length: 60 }, (_, i) => `Paragraph ${i}: the pricing service applies the carrier tariff and a weekend surcharge. `))
+    try {
+      let compacted = ""
+      for (let turn = 0; turn < 6 && compacted === ""; turn++) {
+        const r = await runBin(["chat", "--repo", repo, "--once", `question ${turn}`, "--no-hud"], { env })
+        expect(r.code, r.stderr).toBe(0)
+        if (/Compacted history/.test(r.stdout)) compacted = r.stdout
+      }
+      expect(compacted).toMatch(/Compacted history \((truncate|summary|boundary|emergency)[^)]*\): [\d,]+ -> [\d,]+ tokens/)
+      const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { historyId: string }
+      const kept = readFileSync(join(repo, ".strata", "sessions", `${session.historyId}.jsonl`), "utf8").trim().split("\n")
+      expect(kept.length).toBeGreaterThan(0)
+      const tracker = readFileSync(join(repo, ".strata", "tracker.json"), "utf8")
+      expect(tracker).not.toMatch(/"history:/)
+    } finally {
+      server.setReply(["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."])
+    }
   })
 
   it("providers without an LLM client are refused with a pointer to --dry-run", async () => {

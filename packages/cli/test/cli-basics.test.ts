@@ -64,6 +64,15 @@ describe("strata (conventions)", () => {
     expect(JSON.parse(r.stderr.trim())).toMatchObject({ error: { tag: "RepoNotFound", exitCode: 2 } })
   })
 
+  it("--verbose adds the full cause after the one-line message", async () => {
+    const plain = await runBin(["config", "--repo", "/definitely/not/here"])
+    const verbose = await runBin(["config", "--verbose", "--repo", "/definitely/not/here"])
+    expect(verbose.code).toBe(2)
+    expect(verbose.stderr.split("\n")[0]).toBe(plain.stderr.split("\n")[0])
+    expect(verbose.stderr.trim().split("\n").length).toBeGreaterThan(plain.stderr.trim().split("\n").length)
+    expect(verbose.stderr).toMatch(/RepoNotFound/)
+  })
+
   it("FORCE_COLOR colours errors, NO_COLOR wins over it", async () => {
     const forced = await runBin(["config", "--repo", "/nope"], { env: { FORCE_COLOR: "1" } })
     expect(forced.stderr).toMatch(ANSI)

@@ -22,9 +22,9 @@ export interface FakeProvider {
 
 const sse = (event: string | undefined, data: unknown): string => `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`
 
-export const startFakeProvider = async (options: { readonly reply?: ReadonlyArray<string>; readonly model?: string } = {}): Promise<FakeProvider> => {
+export const startFakeProvider = async (options: { readonly reply?: ReadonlyArray<string>; readonly model?: string } = {}): Promise<FakeProvider & { setReply: (parts: ReadonlyArray<string>) => void }> => {
   const requests: Array<Recorded> = []
-  const reply = options.reply ?? ["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."]
+  let reply = options.reply ?? ["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."]
   const anthropicSim = makeSimulator("anthropic", { model: options.model ?? "claude-sonnet-5" })
   const openaiSim = makeSimulator("openai", { model: "gpt-5.4" })
   let clock = 0
@@ -71,6 +71,9 @@ export const startFakeProvider = async (options: { readonly reply?: ReadonlyArra
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    setReply: (parts) => {
+      reply = parts
+    },
     failNext: (status, count = 1) => {
       failures = { status, left: count }
     },
