@@ -93,6 +93,15 @@ const measure = (policy, size) => {
       moved += result.changes.length
     }
   }
+  // Reference: copying the item map once, the least any immutable update of this state costs.
+  const copies = []
+  for (let i = 0; i < 21; i++) {
+    const c0 = process.cpuUsage()
+    const copy = new Map(tracker.items)
+    const c1 = process.cpuUsage(c0)
+    if (copy.size !== tracker.items.size) throw new Error("copy")
+    copies.push((c1.user + c1.system) / 1000)
+  }
   const saves = []
   const loads = []
   for (let i = 0; i < 5; i++) {
@@ -112,6 +121,8 @@ const measure = (policy, size) => {
     updateMedianMs: median(times),
     updateP90Ms: quantile(times, 0.9),
     updateCpuMedianMs: median(cpu),
+    updateBestMs: Math.min(...times),
+    mapCopyCpuMedianMs: median(copies),
     listMedianMs: median(listing),
     saveMedianMs: median(saves),
     loadMedianMs: median(loads),
@@ -139,18 +150,20 @@ if (JSON_OUT) {
   const fmt = (x) => x.toFixed(2).padStart(8)
   console.log(`tracker update latency, ${UPDATES} updates after ${WARMUP} warm-up, ${CHANGE_RATE * 100}% of items changed per update,`)
   console.log(`best of ${ROUNDS} rounds; node ${process.version}, ${os.cpus().length} cpus, load average ${os.loadavg()[0].toFixed(1)} at the end\n`)
-  console.log("policy     items   update ms: median    p90   cpu median   per 1k items   list tiers ms   save / load ms     moves/update")
+  console.log("policy     items   update ms: median      p90  cpu med     best   µs/item   list tiers ms   save / load ms   moves/update")
   for (const r of results) {
     console.log(
-      `${r.policy.padEnd(9)} ${String(r.size).padStart(6)}   ${fmt(r.updateMedianMs)} ${fmt(r.updateP90Ms)}   ${fmt(r.updateCpuMedianMs)}     ${fmt((r.updateMedianMs / r.size) * 1000)}       ${fmt(r.listMedianMs)}     ${fmt(r.saveMedianMs)} / ${fmt(r.loadMedianMs)}   ${r.changesPerUpdate.toFixed(1).padStart(8)}`
+      `${r.policy.padEnd(9)} ${String(r.size).padStart(6)}   ${fmt(r.updateMedianMs)} ${fmt(r.updateP90Ms)} ${fmt(r.updateCpuMedianMs)} ${fmt(r.updateBestMs)}  ${fmt((r.updateMedianMs / r.size) * 1000)}        ${fmt(r.listMedianMs)}   ${fmt(r.saveMedianMs)} / ${fmt(r.loadMedianMs)}  ${r.changesPerUpdate.toFixed(1).padStart(8)}`
     )
   }
-  console.log("\ngrowth (median update time ratio vs items ratio):")
+  console.log("\nupdate: StabilityTracker.update alone (median and p90 of the best round; cpu med: this process's CPU time; best: fastest single update)")
+  console.log("list tiers: itemsIn for all five tiers of the new state (sorted on first read); save / load: encodeTrackerFile / decodeTrackerFile")
+  console.log("\ngrowth (median update CPU time, ratio to the smallest size; and update / one copy of the item map at the same size):")
   for (const policy of POLICIES) {
     const rows = results.filter((r) => r.policy === policy)
     const base = rows[0]
-    const parts = rows.slice(1).map((r) => `${r.size / base.size}x items -> ${(r.updateMedianMs / base.updateMedianMs).toFixed(1)}x time`)
-    console.log(`  ${policy.padEnd(9)} ${parts.join(", ")}`)
+    const parts = rows.map((r) => `${r.size}: ${(r.updateCpuMedianMs / base.updateCpuMedianMs).toFixed(1)}x time for ${r.size / base.size}x items, ${(r.updateCpuMedianMs / Math.max(r.mapCopyCpuMedianMs, 1e-3)).toFixed(1)} map copies`)
+    console.log(`  ${policy.padEnd(9)} ${parts.join("; ")}`)
   }
   const target = results.filter((r) => r.size === 10000)
   if (target.length > 0) {

@@ -60,13 +60,15 @@ export interface TrackerResult {
 
 type Index = Readonly<Record<Tier, ReadonlyArray<TrackedItem>>>
 const indexes = new WeakMap<StabilityTracker, Index>()
+// Known at the end of an update for free; other states find theirs by scanning keys.
+const hiddenCache = new WeakMap<StabilityTracker, ReadonlySet<string>>()
 
 // Tier lists are derived once per state and only when read; updates never pay for them.
 const indexOf = (tracker: StabilityTracker): Index => {
   let index = indexes.get(tracker)
   if (index === undefined) {
     const lists: Record<Tier, Array<TrackedItem>> = { L0: [], L1: [], L2: [], L3: [], active: [] }
-    const hidden = hiddenSymbols(tracker.items)
+    const hidden = hiddenCache.get(tracker) ?? hiddenSymbols(tracker.items)
     for (const item of tracker.items.values()) {
       if (hidden.size === 0 || !hidden.has(item.key)) lists[item.tier].push(item)
     }
@@ -139,17 +141,16 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
   const policy = policyOf(tracker)
 
   const request = new Map<string, Item>()
-  let files = false
-  for (const item of input.items) {
-    if (request.has(item.key)) continue
-    request.set(item.key, item)
-    if (!files && item.key.startsWith("file:")) files = true
-  }
-  if (files) {
-    for (const key of request.keys()) if (key.startsWith("file:")) request.delete(`symbol:${ItemKeys.subject(key)}`)
-  }
-
+  for (const item of input.items) if (!request.has(item.key)) request.set(item.key, item)
   const work = new UpdateWork(config, tracker.items, request, tracker.pending)
+  for (const key of request.keys()) {
+    if (key.startsWith("file:")) {
+      work.fileKeys.push(key)
+      request.delete(`symbol:${ItemKeys.subject(key)}`)
+    } else if (key.startsWith("history:")) {
+      work.historyKeys.push(key)
+    }
+  }
   const existing = input.existingFiles
   const ages = policy.agesAbsent
 
@@ -177,17 +178,18 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
         work.move(key, "active", 0, "hash changed", item.hash, item.tokens)
       }
     } else {
-      work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens })
+      const aged: TrackedItem = { key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens }
+      work.set(aged)
+      work.aged.push(aged)
     }
   }
 
   work.settle()
   policy.promote(work)
 
-  return {
-    tracker: { config, initialized: tracker.initialized, items: work.items, pending: {} },
-    changes: work.changes()
-  }
+  const next: StabilityTracker = { config, initialized: tracker.initialized, items: work.items, pending: {} }
+  hiddenCache.set(next, work.hiddenSymbols())
+  return { tracker: next, changes: work.changes() }
 }
 
 /** The tracked item for `key`, or undefined (also for the symbol entry of a selected file). */

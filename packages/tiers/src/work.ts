@@ -57,6 +57,15 @@ export class UpdateWork {
   readonly items: Map<string, TrackedItem>
   /** This request's items by key (after dropping symbol entries of selected files). */
   readonly present: ReadonlyMap<string, Item>
+  /** The request's `file:` keys. */
+  readonly fileKeys: Array<string> = []
+  /** The request's `history:` keys. */
+  readonly historyKeys: Array<string> = []
+  /**
+   * The request's items that were tracked and unchanged, after aging: the only ones a
+   * policy can promote in this update (new and changed items have N=0).
+   */
+  readonly aged: Array<TrackedItem> = []
 
   constructor(config: ResolvedConfig, before: ReadonlyMap<string, TrackedItem>, present: ReadonlyMap<string, Item>, pending: PendingBreaks) {
     this.config = config
@@ -70,8 +79,15 @@ export class UpdateWork {
 
   /** A symbol entry of a selected file: excluded from every tier and every policy. */
   isHidden(key: string): boolean {
-    const hidden = this.hidden
-    return hidden === undefined ? isHiddenIn(this.items, key) : hidden.size > 0 && hidden.has(key)
+    if (this.touched !== undefined) return isHiddenIn(this.items, key)
+    this.hidden ??= hiddenSymbols(this.items, this.fileKeys)
+    return this.hidden.size > 0 && this.hidden.has(key)
+  }
+
+  /** The hidden symbol entries of the new state (valid once the request is applied). */
+  hiddenSymbols(): ReadonlySet<string> {
+    this.hidden ??= hiddenSymbols(this.items, this.fileKeys)
+    return this.hidden
   }
 
   /** Record that `tier`'s rendered bytes change in this request. */
@@ -140,9 +156,8 @@ export class UpdateWork {
   settle(): void {
     const touched = this.touched
     if (touched === undefined) return
+    // From here on every tracked file is in the request (absent ones were just removed).
     this.touched = undefined
-    // Every tracked file is in the request now (absent ones were just removed).
-    this.hidden = hiddenSymbols(this.items, this.present.keys())
     for (const key of touched) {
       const was = this.before.get(key)
       const now = this.items.get(key)

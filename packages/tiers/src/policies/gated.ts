@@ -22,10 +22,8 @@ export const gatedPolicy: PromotionPolicy = {
     const { thresholds, cacheTargetTokens: target } = work.config
 
     // Graduation into L3 is not gated: an item waiting for L3 to be rewritten could wait forever.
-    for (const key of work.present.keys()) {
-      const item = work.items.get(key)
-      if (item === undefined || item.tier !== "active" || !movable(item)) continue
-      if (item.n >= thresholds.L3) work.move(key, "L3", thresholds.L3, "graduated")
+    for (const item of work.aged) {
+      if (item.tier === "active" && item.n >= thresholds.L3 && movable(item)) work.move(item.key, "L3", thresholds.L3, "graduated")
     }
 
     piggybackHistory(work, thresholds.L3)

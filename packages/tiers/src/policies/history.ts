@@ -4,7 +4,7 @@
  * another reason, and the newest `historyWindowTokens` stay active verbatim. A message
  * new or changed in this request (N=0) never graduates in the same request.
  */
-import { historyIndex, kindOf, rankOf } from "../order.ts"
+import { historyIndex, rankOf } from "../order.ts"
 import type { UpdateWork } from "../work.ts"
 
 /** Graduate history older than the verbatim window into L3 if L3 is rewritten for a non-history reason. */
@@ -12,8 +12,7 @@ export const piggybackHistory = (work: UpdateWork, entryN: number): void => {
   const window = work.config.historyWindowTokens
   if (window <= 0 || work.rewrittenFrom(true) > rankOf("L3")) return
   const active: Array<{ key: string; index: number; tokens: number; n: number }> = []
-  for (const key of work.present.keys()) {
-    if (kindOf(key) !== "history") continue
+  for (const key of work.historyKeys) {
     const item = work.items.get(key)
     if (item !== undefined && item.tier === "active") active.push({ key, index: historyIndex(key), tokens: item.tokens, n: item.n })
   }

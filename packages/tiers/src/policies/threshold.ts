@@ -20,12 +20,10 @@ export const thresholdPolicy: PromotionPolicy = {
   placement: SEED_PLACEMENT,
   promote: (work) => {
     const thresholds = work.config.thresholds
-    for (const key of work.present.keys()) {
-      if (key === "system") continue
-      const item = work.items.get(key)
-      if (item === undefined) continue
+    for (const item of work.aged) {
+      if (item.key === "system") continue
       const to = target(item.n, thresholds)
-      if (rankOf(to) < rankOf(item.tier)) work.move(key, to, item.n, item.tier === "active" ? "graduated" : "promoted")
+      if (rankOf(to) < rankOf(item.tier)) work.move(item.key, to, item.n, item.tier === "active" ? "graduated" : "promoted")
     }
   }
 }
