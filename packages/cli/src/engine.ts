@@ -67,7 +67,11 @@ export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
 export interface EngineOptions {
   readonly ctx: CommandContext
   readonly session: SessionFile
-  /** Nothing under .strata/ is written: no symbol cache, and the caller commits nothing. */
+  /**
+   * Nothing under .strata/ may be written: the symbol index runs without its disk cache.
+   * (Committing the tracker and saving the session are the caller's; read-only commands
+   * such as `hud` keep the cache, which only changes when the repository did.)
+   */
   readonly dryRun: boolean
 }
 

@@ -49,7 +49,7 @@ export interface HudFlags {
 
 export const runHud = (flags: HudFlags) =>
   Effect.gen(function* () {
-    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: true })
+    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false })
     const output = yield* Output
     const report = yield* Effect.gen(function* () {
       yield* engine.symbolMap
@@ -87,7 +87,7 @@ export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
 
 export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
   Effect.gen(function* () {
-    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: true })
+    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false })
     const output = yield* Output
     const result = yield* Effect.gen(function* () {
       yield* engine.symbolMap
