@@ -121,8 +121,9 @@ const restore = (
  * ages; a changed hash resets N and moves the item to active (`system` stays in L0).
  * `file:` and `history:` keys absent from the request leave the tracker; other kinds
  * keep their tier. With `existingFiles`, `file:`/`symbol:` entries of other paths are
- * removed as stale. A `symbol:` entry sent together with its file's `file:` item is
- * ignored, and a tracked one is in no tier while its file is selected. Then the
+ * removed as stale. While a file is selected (its `file:` item in the request), its
+ * `symbol:` entry is in no tier: its hash and N are still followed, but it never moves
+ * up, and it reappears in the tier it holds when the file is deselected. Then the
  * policy promotes. `changes` holds this update's moves only.
  *
  * @example
@@ -146,7 +147,6 @@ const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerRe
   for (const key of request.keys()) {
     if (key.startsWith("file:")) {
       work.fileKeys.push(key)
-      request.delete(`symbol:${ItemKeys.subject(key)}`)
     } else if (key.startsWith("history:")) {
       work.historyKeys.push(key)
     }

@@ -16,7 +16,7 @@ export type PendingBreaks = Readonly<Partial<Record<CachedTier, BreakCause>>>
 const SYMBOL = "symbol:"
 const FILE = "file:"
 
-/** True for a `symbol:` key whose file is selected (`file:` tracked): it is in no tier. */
+/** True for a `symbol:` key whose file is selected (`file:` tracked): it is in no tier and never promoted. */
 export const isHiddenIn = (items: ReadonlyMap<string, TrackedItem>, key: string): boolean =>
   key.startsWith(SYMBOL) && items.has(FILE + key.slice(SYMBOL.length))
 
@@ -55,7 +55,7 @@ export class UpdateWork {
   readonly before: ReadonlyMap<string, TrackedItem>
   /** The new state's items, keyed by item key. */
   readonly items: Map<string, TrackedItem>
-  /** This request's items by key (after dropping symbol entries of selected files). */
+  /** This request's items by key. */
   readonly present: ReadonlyMap<string, Item>
   /** The request's `file:` keys. */
   readonly fileKeys: Array<string> = []

@@ -100,7 +100,7 @@ const checkUpdate = (before: StabilityTracker, request: ReadonlyArray<Item>, aft
   const changedHash = (key: string) => {
     const was = before.items.get(key)
     const now = requested.get(key)
-    return was !== undefined && now !== undefined && was.hash !== now.hash && !(key.startsWith("symbol:") && requested.has(`file:${key.slice(7)}`))
+    return was !== undefined && now !== undefined && was.hash !== now.hash
   }
 
   // a changed hash always lands in active (system is pinned to L0)

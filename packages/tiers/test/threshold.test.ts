@@ -139,22 +139,37 @@ describe("seed 003: StabilityTracker with four cached tiers (threshold policy)",
 
   it("active files exclude symbol entries: a selected file's symbol entry is in no tier, and returns to its earned tier when deselected", () => {
     let { tracker } = repeat(make(), [item("symbol:a.ts"), item("symbol:b.ts")], 4)
-    expect(StabilityTracker.tierOf(tracker, "symbol:a.ts")).toBe("L2")
-    // select a.ts: assembly sends its file; even if it wrongly sends the symbol entry too, it is ignored
-    tracker = StabilityTracker.update(tracker, { items: [item("file:a.ts"), item("symbol:a.ts", "other"), item("symbol:b.ts")] }).tracker
+    expect(StabilityTracker.get(tracker, "symbol:a.ts")).toMatchObject({ tier: "L2", n: 6 })
+    // select a.ts: assembly sends its file (and, for N-tracking, its symbol entry too)
+    const selected = [item("file:a.ts"), item("symbol:a.ts"), item("symbol:b.ts")]
+    const selecting = StabilityTracker.update(tracker, { items: selected })
+    tracker = selecting.tracker
+    expect(selecting.changes).toEqual([])
     expect(StabilityTracker.tierOf(tracker, "symbol:a.ts")).toBeUndefined()
     expect(StabilityTracker.get(tracker, "symbol:a.ts")).toBeUndefined()
     for (const tier of ["L0", "L1", "L2", "L3", "active"] as const) expect(keysIn(tracker, tier)).not.toContain("symbol:a.ts")
     expect(StabilityTracker.tierOf(tracker, "file:a.ts")).toBe("active")
-    // deselect: the file leaves, the symbol entry is back where it was (seed 004)
-    tracker = StabilityTracker.update(tracker, { items: [item("symbol:a.ts"), item("symbol:b.ts")] }).tracker
+    // while hidden it ages but never moves up (n reaches 9 here, the L1 threshold)
+    tracker = repeat(tracker, selected, 2).tracker
+    expect(tracker.items.get("symbol:a.ts")).toMatchObject({ tier: "L2", n: 9 })
+    // deselect: the file leaves, the symbol entry is back in the tier it holds (seed 004), then climbs on
+    const deselecting = StabilityTracker.update(tracker, { items: [item("symbol:a.ts"), item("symbol:b.ts")] })
+    tracker = deselecting.tracker
     expect(StabilityTracker.tierOf(tracker, "file:a.ts")).toBeUndefined()
-    expect(StabilityTracker.get(tracker, "symbol:a.ts")).toMatchObject({ tier: "L2", hash: "h" })
+    expect(deselecting.changes).toContainEqual({ key: "file:a.ts", from: "active", to: null, reason: "not in request" })
+    expect(StabilityTracker.get(tracker, "symbol:a.ts")).toMatchObject({ tier: "L1", n: 10, hash: "h" })
   })
 
-  it("a symbol entry sent with its file is never registered", () => {
-    const { tracker } = StabilityTracker.update(make(), { items: [item("file:a.ts"), item("symbol:a.ts")] })
-    expect(tracker.items.has("symbol:a.ts")).toBe(false)
+  it("a selected file's symbol entry still follows its hash: an edit sends it to active, unseen", () => {
+    let { tracker } = repeat(make(), [item("symbol:a.ts")], 4)
+    const result = StabilityTracker.update(tracker, { items: [item("file:a.ts", "f1"), item("symbol:a.ts", "edited")] })
+    tracker = result.tracker
+    expect(tracker.items.get("symbol:a.ts")).toMatchObject({ tier: "active", n: 0, hash: "edited" })
+    expect(StabilityTracker.tierOf(tracker, "symbol:a.ts")).toBeUndefined()
+    // a symbol entry first seen with its file selected registers hidden, in L3
+    const fresh = StabilityTracker.update(make(), { items: [item("file:c.ts"), item("symbol:c.ts")] }).tracker
+    expect(fresh.items.get("symbol:c.ts")?.tier).toBe("L3")
+    expect(StabilityTracker.itemsIn(fresh, "L3")).toEqual([])
   })
 
   it("itemsIn is ordered by key, history by index", () => {

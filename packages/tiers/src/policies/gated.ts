@@ -23,7 +23,9 @@ export const gatedPolicy: PromotionPolicy = {
 
     // Graduation into L3 is not gated: an item waiting for L3 to be rewritten could wait forever.
     for (const item of work.aged) {
-      if (item.tier === "active" && item.n >= thresholds.L3 && movable(item)) work.move(item.key, "L3", thresholds.L3, "graduated")
+      if (item.tier === "active" && item.n >= thresholds.L3 && movable(item) && !work.isHidden(item.key)) {
+        work.move(item.key, "L3", thresholds.L3, "graduated")
+      }
     }
 
     piggybackHistory(work, thresholds.L3)

@@ -21,7 +21,7 @@ export const thresholdPolicy: PromotionPolicy = {
   promote: (work) => {
     const thresholds = work.config.thresholds
     for (const item of work.aged) {
-      if (item.key === "system") continue
+      if (item.key === "system" || work.isHidden(item.key)) continue
       const to = target(item.n, thresholds)
       if (rankOf(to) < rankOf(item.tier)) work.move(item.key, to, item.n, item.tier === "active" ? "graduated" : "promoted")
     }
