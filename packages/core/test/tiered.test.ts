@@ -1,7 +1,7 @@
 // assembleTieredMessages: the seeds' pure entry point, checked byte for byte against the
 // verified message array of the reference implementation (research §3, seed 002).
 import { describe, expect, it } from "vitest"
-import { assembleTieredMessages, neutralRequest, tieredLayout, toSeedMessage, type SeedMessage } from "../src/index.ts"
+import { assembleTieredMessages, neutralRequest, sectionOf, tieredLayout, toSeedMessage, type SeedMessage } from "../src/index.ts"
 import { charCounter } from "./pipeline-stubs.ts"
 
 const DESC =
@@ -116,5 +116,20 @@ describe("assembleTieredMessages", () => {
     }, counter))
     const total = request.blocks.reduce((n, b) => n + b.tokens, 0)
     expect(total).toBe(counter.countMessages(request.messages))
+  })
+
+  it("sectionOf joins large sections by chunks: same bytes and tokens as a plain join, before and after an edit", () => {
+    const counter = charCounter()
+    const entries = Array.from({ length: 2000 }, (_, i) => ({ path: `src/dir${i % 7}/file${i}.ts`, text: i % 97 === 0 ? "" : `block ${i}`, tokens: i % 97 === 0 ? 0 : `block ${i}`.length }))
+    const plain = (es: typeof entries) => es.filter((e) => e.text !== "").map((e) => e.text).join("\n\n")
+    const first = sectionOf(entries, counter)
+    expect(first.body.text).toBe(plain(entries))
+    expect(first.body.tokens).toBe(plain(entries).length)
+    expect(first.paths).toHaveLength(2000)
+    expect(sectionOf(entries, counter)).toBe(first)
+    const edited = [...entries.slice(0, 1000), { path: "src/new.ts", text: "inserted", tokens: 8 }, ...entries.slice(1001)]
+    const second = sectionOf(edited, counter)
+    expect(second.body.text).toBe(plain(edited))
+    expect(second.body.tokens).toBe(plain(edited).length)
   })
 })

@@ -109,33 +109,57 @@ export interface Section {
 
 export const EMPTY_SECTION: Section = { body: NOTHING, paths: [], items: [] }
 
+type SectionEntry = Counted & { readonly path: string; readonly key?: ItemKey }
+
 const sections = new WeakMap<object, { readonly count: Count; readonly section: Section }>()
+const chunks = new WeakMap<object, { readonly entries: ReadonlyArray<SectionEntry>; readonly text: string; readonly tokens: number; readonly pieces: number }>()
+
+// Chunk boundaries depend on the path alone (FNV-1a of its tail), so adding or removing an
+// entry changes one chunk, not every chunk after it. About 32 entries per chunk.
+const endsChunk = (path: string): boolean => {
+  let h = 0x811c9dc5
+  for (let i = Math.max(0, path.length - 24); i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193)
+  return (h >>> 27) === 0
+}
+
+const sameEntries = (a: ReadonlyArray<SectionEntry>, b: ReadonlyArray<SectionEntry>): boolean =>
+  a.length === b.length && a.every((e, i) => e === b[i])
 
 /**
  * A section from counted entries (symbol blocks or formatted files), joined by a blank
- * line in the order given. Memoized by the entries array: the pipeline hands the same
- * array for a tier whose entries did not change, so its text is joined once.
+ * line in the order given. Memoized twice, because large sections change a little at a
+ * time: by the entries array (the pipeline hands the same array for a tier whose entries
+ * did not change) and by chunk, so a changed entry re-joins its own chunk only and the
+ * chunks are linked, not copied.
  */
-export const sectionOf = (
-  entries: ReadonlyArray<Counted & { readonly path: string; readonly key?: ItemKey }>,
-  count: Count
-): Section => {
+export const sectionOf = (entries: ReadonlyArray<SectionEntry>, count: Count): Section => {
   const known = sections.get(entries)
   if (known !== undefined && known.count === count) return known.section
-  const texts: Array<string> = []
   const paths: Array<string> = []
   const items: Array<ItemKey> = []
+  let text = ""
   let tokens = 0
-  for (const e of entries) {
+  let pieces = 0
+  let start = 0
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
     paths.push(e.path)
     if (e.key !== undefined) items.push(e.key)
-    if (e.text.length === 0) continue
-    texts.push(e.text)
-    tokens += e.tokens
+    if (i < entries.length - 1 && !endsChunk(e.path)) continue
+    const chunk = entries.slice(start, i + 1)
+    start = i + 1
+    let joined = chunks.get(chunk[0]!)
+    if (joined === undefined || !sameEntries(joined.entries, chunk)) {
+      const present = chunk.filter((c) => c.text.length > 0)
+      joined = { entries: chunk, text: present.map((c) => c.text).join(SECTION_SEPARATOR), tokens: present.reduce((n, c) => n + c.tokens, 0), pieces: present.length }
+      chunks.set(chunk[0]!, joined)
+    }
+    if (joined.pieces === 0) continue
+    text = pieces === 0 ? joined.text : text + SECTION_SEPARATOR + joined.text
+    tokens += joined.tokens
+    pieces += joined.pieces
   }
-  const body: Counted = texts.length === 0
-    ? NOTHING
-    : { text: texts.join(SECTION_SEPARATOR), tokens: tokens + (texts.length - 1) * count.count(SECTION_SEPARATOR) }
+  const body: Counted = pieces === 0 ? NOTHING : { text, tokens: tokens + (pieces - 1) * count.count(SECTION_SEPARATOR) }
   const section: Section = { body, paths, items }
   if (entries.length > 0) sections.set(entries, { count, section })
   return section

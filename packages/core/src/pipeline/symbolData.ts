@@ -139,8 +139,10 @@ class SessionCache {
   }
 
   fileSet(files: ReadonlyArray<string>): ReadonlySet<string> {
-    if (this.lastFiles?.list !== files) this.lastFiles = { list: files, set: new Set(files) }
-    return this.lastFiles.set
+    const last = this.lastFiles
+    const same = last !== undefined && (last.list === files || (last.list.length === files.length && files.every((f, i) => f === last.list[i])))
+    if (!same) this.lastFiles = { list: files, set: new Set(files) }
+    return this.lastFiles!.set
   }
 
   /** The previous list of a tier when it holds the same entries, else the new one. */
