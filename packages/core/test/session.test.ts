@@ -1,10 +1,32 @@
-import { appendFile, mkdtemp, readFile, writeFile } from "node:fs/promises"
+import { appendFile, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
-import { describe, expect } from "vitest"
-import { parseSessionText, SessionStore } from "../src/index.ts"
+import { Clock, Effect, Layer } from "effect"
+import { describe, expect, it as vitestIt } from "vitest"
+import {
+  ContextManager,
+  createContextEngine,
+  parseSessionText,
+  RepoFiles,
+  SessionNotFound,
+  SessionStore,
+  SessionStoreMissing,
+  Tokenizer,
+  Tracker,
+  type TrackerSnapshot
+} from "../src/effect.ts"
 import { it } from "./support.ts"
+
+const tmp = (prefix: string) => Effect.promise(() => mkdtemp(join(tmpdir(), prefix)))
+const fixedClock = (ms: number): Clock.Clock => ({
+  currentTimeMillisUnsafe: () => ms,
+  currentTimeMillis: Effect.succeed(ms),
+  monotonicTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+  monotonicTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+  currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+  currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+  sleep: () => Effect.void
+})
 
 const withStore = <A, E>(body: (dir: string) => Effect.Effect<A, E, SessionStore>) =>
   Effect.gen(function* () {
@@ -60,6 +82,196 @@ describe("SessionStore", () => {
         const missing = yield* Effect.flip(store.load("nope"))
         expect(missing._tag).toBe("SessionNotFound")
       })))
+})
+
+describe("SessionStore: crashes and ids", () => {
+  it.effect("a write after a crash ends the torn line first, so the new message survives", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const id = yield* store.create
+        yield* store.appendExchange(id, { role: "user", content: "q1" }, { role: "assistant", content: "a1" })
+        yield* Effect.promise(() => appendFile(join(dir, `${id}.jsonl`), '{"t":1,"message":{"role":"us'))
+        yield* store.appendExchange(id, { role: "user", content: "q2" }, { role: "assistant", content: "a2" })
+        const loaded = yield* store.load(id)
+        expect(loaded.messages.map((m) => m.content)).toEqual(["q1", "a1", "q2", "a2"])
+        expect(loaded.warnings).toEqual(["line 3 is not valid JSON; skipped"])
+      })))
+
+  it.effect("ids sort by creation time and never collide within one second", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const ids = [yield* store.create, yield* store.create, yield* store.create]
+        expect(ids).toEqual(["20261121-093000", "20261121-093000_2", "20261121-093000_3"])
+        expect((yield* Effect.promise(() => readdir(dir))).sort()).toEqual(ids.map((id) => `${id}.jsonl`))
+        // Lines carry the time of the write.
+        yield* store.append(ids[0]!, { role: "user", content: "x" })
+        const text = yield* Effect.promise(() => readFile(join(dir, `${ids[0]!}.jsonl`), "utf8"))
+        expect(text).toBe('{"t":1795253400000,"message":{"role":"user","content":"x"}}\n')
+      }).pipe(Effect.provideService(Clock.Clock, fixedClock(Date.parse("2026-11-21T09:30:00Z"))))))
+})
+
+/** A tracker stand-in that counts purges (core may not import @strata/tiers). */
+const purgeCounter = () => {
+  const log = { purges: 0 }
+  const snapshot: TrackerSnapshot = {
+    version: 0,
+    baseVersion: 0,
+    initialized: true,
+    thresholds: { L0: 12, L1: 9, L2: 6, L3: 3 },
+    get: () => undefined,
+    tierOf: () => undefined,
+    itemsIn: () => [],
+    initialize: () => ({ snapshot, changes: [] }),
+    update: () => ({ snapshot, changes: [] })
+  }
+  const layer = Layer.succeed(Tracker, {
+    current: Effect.succeed(snapshot),
+    commit: () => Effect.void,
+    remove: () => Effect.succeed([]),
+    purgeHistory: Effect.sync(() => {
+      log.purges++
+      return []
+    })
+  })
+  return { layer, log }
+}
+
+describe("ContextManager with a SessionStore", () => {
+  const manager = (root: string, sessions: Layer.Layer<SessionStore> | undefined, tracker?: Layer.Layer<Tracker>) =>
+    ContextManager.layer().pipe(
+      Layer.provide(Layer.mergeAll(
+        Tokenizer.layerEstimate,
+        RepoFiles.layer({ root }),
+        ...(tracker === undefined ? [] : [tracker]),
+        ...(sessions === undefined ? [] : [sessions])
+      ))
+    )
+
+  it.effect("records every message, resumes a session and continues in it, and starts a new one on reset", () =>
+    Effect.gen(function* () {
+      const root = yield* tmp("strata-repo-")
+      const store = SessionStore.layer(root)
+      const tracker = purgeCounter()
+      const first = yield* ContextManager.use((m) =>
+        Effect.gen(function* () {
+          expect(yield* m.sessionId).toBeUndefined()
+          yield* m.addMessage("user", "Where is the parser?")
+          yield* m.addMessage("assistant", "In src/parse.ts.")
+          yield* m.addExchange("Add a test.", [{ type: "text", text: "Added test/parse.test.ts." }])
+          return yield* m.sessionId
+        })).pipe(Effect.provide(manager(root, store)))
+      expect(first).toMatch(/^\d{8}-\d{6}$/)
+      const file = join(root, ".strata", "sessions", `${first!}.jsonl`)
+      expect((yield* Effect.promise(() => readFile(file, "utf8"))).trim().split("\n")).toHaveLength(4)
+
+      // A new process: resume, continue, reset.
+      yield* ContextManager.use((m) =>
+        Effect.gen(function* () {
+          yield* m.addExchange("unrelated", "question")
+          const other = yield* m.sessionId
+          const loaded = yield* m.resumeSession(first!)
+          expect(loaded).toEqual({
+            id: first,
+            messages: [
+              { role: "user", content: "Where is the parser?" },
+              { role: "assistant", content: "In src/parse.ts." },
+              { role: "user", content: "Add a test." },
+              { role: "assistant", content: [{ type: "text", text: "Added test/parse.test.ts." }] }
+            ],
+            warnings: []
+          })
+          expect(yield* m.getHistory).toEqual(loaded.messages)
+          expect(yield* m.sessionId).toBe(first)
+          expect(tracker.log.purges).toBe(1)
+          yield* m.addExchange("And the lexer?", "Also tested.")
+          expect((yield* Effect.promise(() => readFile(file, "utf8"))).trim().split("\n")).toHaveLength(6)
+          const list = yield* m.listSessions
+          expect(list.map((s) => s.id).sort()).toEqual([first, other].sort())
+          expect(list.find((s) => s.id === first)?.messages).toBe(6)
+
+          yield* m.resetSession
+          expect(yield* m.getHistory).toEqual([])
+          expect(yield* m.sessionId).toBeUndefined()
+          yield* m.addMessage("user", "fresh start")
+          const next = yield* m.sessionId
+          expect(next).not.toBe(first)
+          expect(next).not.toBe(other)
+          expect((yield* m.listSessions).map((s) => s.id)).toContain(next)
+        })).pipe(Effect.provide(manager(root, store, tracker.layer)))
+    }))
+
+  it.effect("a message that cannot be stored is not added either", () =>
+    Effect.gen(function* () {
+      const root = yield* tmp("strata-repo-")
+      // The sessions directory is a file: every write fails.
+      const blocked = join(root, "blocked")
+      yield* Effect.promise(() => writeFile(blocked, "not a directory"))
+      yield* ContextManager.use((m) =>
+        Effect.gen(function* () {
+          const error = yield* Effect.flip(m.addExchange("q", "a"))
+          expect(error._tag).toBe("SessionStoreError")
+          expect(error.message).toContain(blocked)
+          expect(yield* m.getHistory).toEqual([])
+        })).pipe(Effect.provide(manager(root, SessionStore.layerDirectory(blocked))))
+    }))
+
+  it.effect("without a store, messages stay in memory and session operations say how to enable them", () =>
+    Effect.gen(function* () {
+      const root = yield* tmp("strata-repo-")
+      yield* ContextManager.use((m) =>
+        Effect.gen(function* () {
+          yield* m.addExchange("q", "a")
+          expect(yield* m.sessionId).toBeUndefined()
+          const error = yield* Effect.flip(m.resumeSession("20260101-000000"))
+          expect(error).toBeInstanceOf(SessionStoreMissing)
+          expect(error.message).toBe('Cannot resume session "20260101-000000": no session store is configured. Create the engine with `sessions: true` (or provide SessionStore.layer(repoRoot)).')
+          expect((yield* Effect.flip(m.listSessions))._tag).toBe("SessionStoreMissing")
+        })).pipe(Effect.provide(manager(root, undefined)))
+    }))
+
+  it.effect("resuming a session that does not exist changes nothing", () =>
+    Effect.gen(function* () {
+      const root = yield* tmp("strata-repo-")
+      yield* ContextManager.use((m) =>
+        Effect.gen(function* () {
+          yield* m.addExchange("q", "a")
+          const id = yield* m.sessionId
+          const error = yield* Effect.flip(m.resumeSession("nope"))
+          expect(error).toBeInstanceOf(SessionNotFound)
+          expect(yield* m.getHistory).toHaveLength(2)
+          expect(yield* m.sessionId).toBe(id)
+        })).pipe(Effect.provide(manager(root, SessionStore.layer(root))))
+    }))
+})
+
+describe("createContextEngine({ sessions })", () => {
+  vitestIt("stores exchanges, lists sessions and resumes one in a new engine", async () => {
+    const root = await mkdtemp(join(tmpdir(), "strata-repo-"))
+    const dir = join(root, "my-sessions")
+    let id: string | undefined
+    {
+      await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: dir })
+      await engine.addExchange("What is Strata?", "A context engine.")
+      id = await engine.getSessionId()
+    }
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: dir })
+    expect((await engine.listSessions()).map((s) => s.id)).toEqual([id])
+    const loaded = await engine.resumeSession(id!)
+    expect(loaded.messages).toHaveLength(2)
+    expect(await engine.getHistory()).toEqual(loaded.messages)
+    await engine.addExchange("More?", "Yes.")
+    expect((await readFile(join(dir, `${id!}.jsonl`), "utf8")).trim().split("\n")).toHaveLength(4)
+    await expect(engine.resumeSession("missing")).rejects.toBeInstanceOf(SessionNotFound)
+  })
+
+  vitestIt("sessions: true stores under <repo>/.strata/sessions", async () => {
+    const root = await mkdtemp(join(tmpdir(), "strata-repo-"))
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: true })
+    await engine.addMessage("user", "hi")
+    expect(await readdir(join(root, ".strata", "sessions"))).toEqual([`${(await engine.getSessionId())!}.jsonl`])
+  })
 })
 
 describe("parseSessionText", () => {

@@ -6,8 +6,9 @@
  */
 import { Context, Duration, Effect, Layer, Option, Result, Schema } from "effect"
 import type { Message } from "../domain/Message.ts"
-import { isCachedTier } from "../domain/Tier.ts"
-import { Tracker } from "../services/Tracker.ts"
+import { CACHED_TIERS, tierRank } from "../domain/Tier.ts"
+import { Prompts } from "../prompts/Prompts.ts"
+import { Tracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import {
   applyDetection,
@@ -17,6 +18,7 @@ import {
   DEFAULT_COMPACTION_CONFIG,
   emergencyTruncate,
   formatDetectionTranscript,
+  minStepTokens,
   parseDetection,
   shouldCompact,
   verbatimStart
@@ -37,6 +39,8 @@ export interface CompactionModelRequest {
   readonly system: string
   readonly user: string
   readonly maxTokens: number
+  /** `detectionModel` from the compaction config, when set; the model layer's own model otherwise. */
+  readonly model?: string | undefined
 }
 
 /**
@@ -65,13 +69,27 @@ export interface CompactionResult {
   readonly tokensBefore: number
   readonly tokensAfter: number
   readonly tokensSaved: number
-  /** Tokens of history that sat in cached tiers and must be written again. */
+  /**
+   * Tokens the provider must write to its cache again because this compaction changed
+   * cached blocks: every item of the most stable cached tier that held history and of
+   * each less stable cached tier after it (a prefix cache is invalid from the first
+   * changed byte on). 0 when no history sat in a cached tier or no `Tracker` is provided.
+   */
   readonly cacheTokensInvalidated: number
   readonly reason: string
-  /** Why the detector's answer was not used, when it was not. */
+  /** Why the detector's answer was not used, when it was not, and other things to tell the user. */
   readonly warnings: ReadonlyArray<string>
 }
 
+/**
+ * Status for a UI.
+ *
+ * @example
+ * ```ts
+ * import { compactionStatus, DEFAULT_COMPACTION_CONFIG } from "@strata/core"
+ * compactionStatus(12_000, DEFAULT_COMPACTION_CONFIG) // { enabled: true, tokens: 12000, threshold: 24000, percent: 50 }
+ * ```
+ */
 export const compactionStatus = (tokens: number, config: CompactionConfig): CompactionStatus => ({
   enabled: config.enabled,
   tokens,
@@ -79,11 +97,32 @@ export const compactionStatus = (tokens: number, config: CompactionConfig): Comp
   percent: config.triggerTokens <= 0 ? 0 : Math.min(999, Math.round((tokens / config.triggerTokens) * 100))
 })
 
+/**
+ * Cached tokens a history purge invalidates: all items from the most stable cached
+ * tier holding a `history:` entry down to L3.
+ */
+export const cacheTokensInvalidatedBy = (snapshot: Pick<TrackerSnapshot, "itemsIn">): number => {
+  const firstWithHistory = CACHED_TIERS.find((tier) => snapshot.itemsIn(tier).some((item) => item.key.startsWith("history:")))
+  if (firstWithHistory === undefined) return 0
+  let tokens = 0
+  for (const tier of CACHED_TIERS) {
+    if (tierRank(tier) < tierRank(firstWithHistory)) continue
+    for (const item of snapshot.itemsIn(tier)) tokens += item.tokens
+  }
+  return tokens
+}
+
 export interface HistoryCompactorOptions {
   readonly config?: Partial<CompactionConfig>
-  /** The detector's instructions; default: the bundled `prompts/compaction.md`. */
+  /**
+   * The detector's instructions. Default: `compaction.md` read at each compaction from
+   * the `Prompts` service when one is provided (the user's folder, then the bundled
+   * default), else the bundled `prompts/compaction.md`.
+   */
   readonly prompt?: string
 }
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const make = (options: HistoryCompactorOptions = {}) =>
   Effect.gen(function* () {
@@ -91,48 +130,56 @@ const make = (options: HistoryCompactorOptions = {}) =>
     const tokenizer = yield* Tokenizer
     const model = yield* Effect.serviceOption(CompactionModel)
     const tracker = yield* Effect.serviceOption(Tracker)
-    const prompt = options.prompt ?? (yield* loadCompactionPrompt)
+    const prompts = yield* Effect.serviceOption(Prompts)
+    const minStep = minStepTokens(config)
 
     const historyTokens = (history: ReadonlyArray<Message>) => tokenizer.countMessages(history)
 
-    const detect = (history: ReadonlyArray<Message>): Effect.Effect<Result.Result<Detection, string>> => {
-      if (Option.isNone(model)) return Effect.succeed(Result.fail("no compaction model is configured"))
-      const request: CompactionModelRequest = {
-        system: prompt.replaceAll("{summary_budget}", String(config.summaryBudgetTokens)),
-        user: formatDetectionTranscript(history),
-        maxTokens: Math.max(256, config.summaryBudgetTokens * 2)
-      }
-      return model.value.complete(request).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(config.timeoutMs),
-          orElse: () => Effect.fail(new CompactionModelError({ reason: `no answer within ${config.timeoutMs} ms` }))
-        }),
-        Effect.map(parseDetection),
-        Effect.catch((error: CompactionModelError) => Effect.succeed(Result.fail(error.message)))
-      )
-    }
+    const promptText = options.prompt !== undefined
+      ? Effect.succeed({ text: options.prompt, warnings: [] as ReadonlyArray<string> })
+      : loadCompactionPrompt(Option.getOrUndefined(prompts))
 
-    /** Purge tracker history entries and return the cached tokens they held. */
-    const purgeTracker = Effect.gen(function* () {
-      if (Option.isNone(tracker)) return 0
-      const snapshot = yield* tracker.value.current
-      let cached = 0
-      for (const tier of ["L0", "L1", "L2", "L3"] as const) {
-        for (const item of snapshot.itemsIn(tier)) {
-          if (item.key.startsWith("history:") && isCachedTier(item.tier)) cached += item.tokens
+    /** The detector's answer, or why there is none. Never fails. */
+    const detect = (history: ReadonlyArray<Message>, warnings: Array<string>): Effect.Effect<Result.Result<Detection, string>> =>
+      Effect.gen(function* () {
+        if (Option.isNone(model)) return Result.fail("no compaction model is configured")
+        const prompt = yield* promptText.pipe(Effect.result)
+        if (Result.isFailure(prompt)) return Result.fail(`the compaction prompt could not be read: ${describe(prompt.failure)}`)
+        warnings.push(...prompt.success.warnings)
+        const request: CompactionModelRequest = {
+          system: prompt.success.text.replaceAll("{summary_budget}", String(config.summaryBudgetTokens)),
+          user: formatDetectionTranscript(history),
+          maxTokens: Math.max(256, config.summaryBudgetTokens * 2),
+          model: config.detectionModel
         }
-      }
-      yield* tracker.value.purgeHistory.pipe(
-        Effect.catch((error) => Effect.logWarning(`Compaction could not purge tracker history: ${error.message}`))
-      )
-      return cached
-    })
+        return yield* model.value.complete(request).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(config.timeoutMs),
+            orElse: () => Effect.fail(new CompactionModelError({ reason: `no answer within ${config.timeoutMs} ms` }))
+          }),
+          Effect.map(parseDetection),
+          Effect.catch((error: CompactionModelError) => Effect.succeed(Result.fail(error.message))),
+          // A defect in a user-supplied model must not crash the turn either.
+          Effect.catchDefect((defect) => Effect.succeed(Result.fail(`the compaction model crashed: ${describe(defect)}`)))
+        )
+      })
+
+    /** Purge tracker history entries; returns the cached tokens that must be written again. */
+    const purgeTracker = (warnings: Array<string>) =>
+      Effect.gen(function* () {
+        if (Option.isNone(tracker)) return 0
+        const invalidated = cacheTokensInvalidatedBy(yield* tracker.value.current)
+        const purged = yield* tracker.value.purgeHistory.pipe(Effect.result)
+        if (Result.isFailure(purged)) warnings.push(`the tracker's history entries could not be purged: ${purged.failure.message}`)
+        return invalidated
+      })
 
     const compactHistoryIfNeeded = Effect.fn("HistoryCompactor.compactHistoryIfNeeded")(function* (
       history: ReadonlyArray<Message>
     ) {
       const tokensBefore = historyTokens(history)
-      const unchanged = (reason: string, warnings: ReadonlyArray<string> = []): CompactionResult => ({
+      const warnings: Array<string> = []
+      const unchanged = (reason: string): CompactionResult => ({
         compacted: false,
         kind: "none",
         history,
@@ -146,31 +193,39 @@ const make = (options: HistoryCompactorOptions = {}) =>
       if (!shouldCompact(tokensBefore, config)) return unchanged("history is below the trigger")
 
       const start = verbatimStart(history, tokenizer, config)
-      const warnings: Array<string> = []
-      let detection: Detection | undefined = undefined
-      if (start > 0) {
-        const detected = yield* detect(history)
-        if (Result.isSuccess(detected)) detection = detected.success
-        else warnings.push(detected.failure)
+      const removable = start === 0 ? 0 : historyTokens(history.slice(0, start))
+      let next: ReadonlyArray<Message> = history
+      let kind: CompactionResult["kind"] = "none"
+      let reason: string
+      if (removable < Math.max(1, minStep)) {
+        // Too little outside the verbatim window: wait for more history rather than
+        // rewrite the cache for a small gain (layer 2 below still guards the budget).
+        reason = `only ${removable} tokens lie outside the verbatim window (minimum step ${minStep}); waiting for more history`
+      } else {
+        const detected = yield* detect(history, warnings)
+        if (Result.isFailure(detected)) warnings.push(detected.failure)
+        let outcome = applyDetection(history, Result.isSuccess(detected) ? detected.success : undefined, start, config)
+        if (outcome.kind === "summarized" && historyTokens(outcome.history) >= tokensBefore) {
+          warnings.push("the summary was longer than the messages it replaced; they were dropped without it")
+          outcome = applyDetection(history, undefined, start, config)
+        }
+        next = outcome.history
+        kind = outcome.kind
+        reason = outcome.reason
       }
-      let outcome = start > 0 ? applyDetection(history, detection, start, config) : undefined
-      let kind: CompactionResult["kind"] = outcome?.kind ?? "none"
-      let next = outcome?.history ?? history
-      let reason = outcome?.reason ?? "the verbatim window covers the whole history"
 
-      // Layer 2: compaction could not shrink history and it is far over budget.
-      if (historyTokens(next) >= tokensBefore) {
-        const truncated = emergencyTruncate(history, config.triggerTokens, tokenizer)
-        if (truncated.length < history.length) {
+      // Layer 2: what is left is still far over budget.
+      if (config.triggerTokens > 0 && historyTokens(next) > 2 * config.triggerTokens) {
+        const truncated = emergencyTruncate(next, config.triggerTokens, tokenizer)
+        if (truncated.length < next.length) {
+          reason = `history over twice the trigger (${historyTokens(next)} tokens); oldest messages dropped`
           next = truncated
           kind = "emergency"
-          reason = `history over twice the trigger (${tokensBefore} tokens); oldest messages dropped`
-          outcome = undefined
         }
       }
-      if (next === history) return unchanged(reason, warnings)
+      if (next === history) return unchanged(reason)
 
-      const cacheTokensInvalidated = yield* purgeTracker
+      const cacheTokensInvalidated = yield* purgeTracker(warnings)
       const tokensAfter = historyTokens(next)
       return {
         compacted: true,
@@ -194,7 +249,9 @@ const make = (options: HistoryCompactorOptions = {}) =>
   })
 
 /**
- * Compacts conversation history.
+ * Compacts conversation history. Uses `Tokenizer`; uses `CompactionModel`, `Tracker`
+ * and `Prompts` when provided (without a model, compaction drops older messages
+ * without a summary).
  *
  * @example
  * ```ts

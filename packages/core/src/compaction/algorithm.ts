@@ -20,10 +20,20 @@ export const CompactionConfig = Schema.Struct({
   minVerbatimExchanges: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
   /** Minimum detector confidence for truncating at its boundary. */
   minConfidence: Schema.Number,
-  /** Model the detector runs on; a cheap one is enough. */
+  /**
+   * Model the detector runs on; a cheap one is enough. Passed to the `CompactionModel`
+   * with each request; `compactionModelLayer(model)` in `@strata/providers` uses it
+   * instead of its own model when set.
+   */
   detectionModel: Schema.optionalKey(Schema.String),
   /** Milliseconds before a detector call is abandoned. */
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Number.check(Schema.isGreaterThan(0)),
+  /**
+   * The least history (tokens outside the verbatim window) one compaction must be able
+   * to remove; with less, compaction waits for more history, so the cache is never torn
+   * down for a small gain. Default: a quarter of `triggerTokens`.
+   */
+  minStepTokens: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 export type CompactionConfig = typeof CompactionConfig.Type
 
@@ -49,6 +59,10 @@ export const EMPTY_SUMMARY =
 export const DETECTION_MESSAGE_LIMIT = 50
 /** Messages longer than this are cut in the detection prompt. */
 export const DETECTION_MESSAGE_CHARS = 1000
+
+/** The configured minimum step, or a quarter of the trigger. */
+export const minStepTokens = (config: Pick<CompactionConfig, "triggerTokens" | "minStepTokens">): number =>
+  config.minStepTokens ?? Math.floor(config.triggerTokens / 4)
 
 /** True when compaction is enabled and history has reached the trigger. */
 export const shouldCompact = (historyTokens: number, config: CompactionConfig): boolean =>
@@ -87,17 +101,33 @@ export const verbatimStart = (
   return Math.min(tokenIndex, countIndex)
 }
 
+/** True when `message` is the user half of a summary pair from an earlier compaction. */
+export const isSummaryMessage = (message: Message | undefined): boolean =>
+  message !== undefined && message.role === "user" && messageText(message).startsWith(SUMMARY_PREFIX)
+
 /**
  * The detector's user prompt body: the newest messages with their original indices,
- * long ones cut, as `[i] ROLE: text` blocks.
+ * long ones cut, as `[i] ROLE: text` blocks. The summary of an earlier compaction
+ * (message 0) is always included, uncut, even when it is older than the newest 50, so
+ * the new summary can carry it forward.
+ *
+ * @example
+ * ```ts
+ * import { formatDetectionTranscript } from "@strata/core"
+ * formatDetectionTranscript([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }])
+ * // "[0] USER: hi\n\n[1] ASSISTANT: hello"
+ * ```
  */
 export const formatDetectionTranscript = (history: ReadonlyArray<Message>): string => {
   const start = Math.max(0, history.length - DETECTION_MESSAGE_LIMIT)
   const blocks: Array<string> = []
+  if (start > 0 && isSummaryMessage(history[0])) blocks.push(`[0] USER: ${messageText(history[0]!)}`)
   for (let i = start; i < history.length; i++) {
     const message = history[i]!
     let text = messageText(message)
-    if (text.length > DETECTION_MESSAGE_CHARS) text = text.slice(0, DETECTION_MESSAGE_CHARS) + "... (truncated)"
+    if (text.length > DETECTION_MESSAGE_CHARS && !(i === 0 && isSummaryMessage(message))) {
+      text = text.slice(0, DETECTION_MESSAGE_CHARS) + "... (truncated)"
+    }
     blocks.push(`[${i}] ${message.role.toUpperCase()}: ${text}`)
   }
   return blocks.join("\n\n")
@@ -117,20 +147,36 @@ const formatIssue = SchemaIssue.makeFormatterDefault()
 
 /**
  * Parse the detector's reply: JSON, optionally inside a ```json fence or surrounded
- * by prose. Fails with a reason on malformed JSON or missing fields.
+ * by prose (which may itself contain braces). Fails with a reason on malformed JSON or
+ * missing fields.
+ *
+ * @example
+ * ```ts
+ * import { parseDetection } from "@strata/core"
+ * parseDetection('```json\n{"boundary_index": null, "boundary_reason": "", "confidence": 0, "summary": "s"}\n```')
+ * // Result.succeed({ boundary_index: null, ... })
+ * ```
  */
 export const parseDetection = (text: string): Result.Result<Detection, string> => {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)
   const candidate = fenced?.[1] ?? text
-  const first = candidate.indexOf("{")
   const last = candidate.lastIndexOf("}")
+  let first = candidate.indexOf("{")
   if (first < 0 || last <= first) return Result.fail("the reply contains no JSON object")
   let json: unknown
-  try {
-    json = JSON.parse(candidate.slice(first, last + 1))
-  } catch (error) {
-    return Result.fail(`the reply is not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+  let syntaxError = ""
+  // The object is the longest span from some `{` to the last `}` that parses.
+  for (let tries = 0; first >= 0 && first < last && tries < 32; tries++) {
+    try {
+      json = JSON.parse(candidate.slice(first, last + 1))
+      syntaxError = ""
+      break
+    } catch (error) {
+      if (syntaxError === "") syntaxError = error instanceof Error ? error.message : String(error)
+      first = candidate.indexOf("{", first + 1)
+    }
   }
+  if (syntaxError !== "") return Result.fail(`the reply is not valid JSON (${syntaxError})`)
   const decoded = decodeDetection(json)
   return Result.isSuccess(decoded)
     ? Result.succeed(decoded.success)
@@ -158,8 +204,20 @@ export const summaryPair = (summary: string): ReadonlyArray<Message> => [
  * Apply a detection to the history. A confident boundary at or after the verbatim
  * start truncates there (everything before is dropped); otherwise older messages are
  * replaced by a summary pair. With no detection (the model failed) the older messages
- * are dropped without a summary. In the summarize and drop cases the kept part is
- * widened back so it holds at least `minVerbatimExchanges` user messages.
+ * are dropped without a summary. In every case the kept part starts on a user message
+ * and is widened back so it holds at least `minVerbatimExchanges` user messages.
+ *
+ * @example
+ * ```ts
+ * import { applyDetection, DEFAULT_COMPACTION_CONFIG } from "@strata/core"
+ * const history = [
+ *   { role: "user" as const, content: "Set up CI." }, { role: "assistant" as const, content: "Done." },
+ *   { role: "user" as const, content: "Now the parser." }, { role: "assistant" as const, content: "Sure." },
+ *   { role: "user" as const, content: "Add a test." }, { role: "assistant" as const, content: "Added." }
+ * ]
+ * const detection = { boundary_index: 2, boundary_reason: "new task", confidence: 0.9, summary: "CI is set up." }
+ * applyDetection(history, detection, 2, DEFAULT_COMPACTION_CONFIG).history // history.slice(2)
+ * ```
  */
 export const applyDetection = (
   history: ReadonlyArray<Message>,
@@ -176,15 +234,15 @@ export const applyDetection = (
     boundary >= start &&
     boundary < history.length
   ) {
-    const kept = alignToUser(history, boundary)
+    const keptFrom = keptStart(history, boundary, config.minVerbatimExchanges)
     return {
       kind: "truncated",
-      history: history.slice(kept),
-      keptFrom: kept,
+      history: history.slice(keptFrom),
+      keptFrom,
       reason: `topic boundary at message ${boundary}: ${detection.boundary_reason}`
     }
   }
-  const keptFrom = alignToUser(history, widenForUsers(history, start, config.minVerbatimExchanges))
+  const keptFrom = keptStart(history, start, config.minVerbatimExchanges)
   const kept = history.slice(keptFrom)
   if (detection === undefined) {
     return { kind: "truncated", history: kept, keptFrom, reason: "detector unavailable; older messages dropped without a summary" }
@@ -193,11 +251,15 @@ export const applyDetection = (
     kind: "summarized",
     history: [...summaryPair(detection.summary), ...kept],
     keptFrom,
-    reason: boundary === null
+    reason: boundary === null || boundary === undefined
       ? "no topic boundary found; older messages summarized"
       : `boundary ${String(boundary)} (confidence ${detection.confidence}) not usable; older messages summarized`
   }
 }
+
+/** Where kept history starts: on a user message, with at least `users` user messages kept. */
+const keptStart = (history: ReadonlyArray<Message>, index: number, users: number): number =>
+  widenForUsers(history, alignToUser(history, index), users)
 
 /** Move `index` back until the kept part holds at least `users` user messages. */
 const widenForUsers = (history: ReadonlyArray<Message>, index: number, users: number): number => {
@@ -225,17 +287,30 @@ const alignToUser = (history: ReadonlyArray<Message>, index: number): number => 
  * Emergency truncation (seed 004 layer 2): when history exceeds twice the trigger,
  * drop the oldest messages, a user/assistant pair at a time, until it fits under the
  * trigger. A trigger of 0 disables it. The newest exchange is always kept.
+ *
+ * @example
+ * ```ts
+ * import { emergencyTruncate, makeCustomCounter } from "@strata/core"
+ * const counter = makeCustomCounter("chars", (t) => t.length)
+ * const history = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 === 0 ? "user" as const : "assistant" as const, content: "x".repeat(100) }))
+ * emergencyTruncate(history, 300, counter).length // 2
+ * ```
  */
 export const emergencyTruncate = (
   history: ReadonlyArray<Message>,
   triggerTokens: number,
-  counter: Pick<TokenCounter, "countMessages">
+  counter: Pick<TokenCounter, "countMessage" | "countMessages">
 ): ReadonlyArray<Message> => {
-  if (triggerTokens <= 0 || counter.countMessages(history) <= 2 * triggerTokens) return history
+  if (triggerTokens <= 0) return history
+  let remaining = counter.countMessages(history)
+  if (remaining <= 2 * triggerTokens) return history
+  const sizes = history.map((m) => counter.countMessage(m))
   let start = 0
-  while (start < history.length - 2 && counter.countMessages(history.slice(start)) > triggerTokens) {
+  while (remaining > triggerTokens) {
     // Drop a whole pair when the oldest message opens one, so no reply loses its question.
     const pair = history[start]!.role === "user" && history[start + 1]?.role === "assistant" ? 2 : 1
+    if (history.length - (start + pair) < 2) break
+    for (let k = 0; k < pair; k++) remaining -= sizes[start + k]!
     start += pair
   }
   return history.slice(start)

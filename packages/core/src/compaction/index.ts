@@ -1,2 +1,3 @@
 export * from "./algorithm.ts"
 export * from "./HistoryCompactor.ts"
+export * from "./prompt.ts"

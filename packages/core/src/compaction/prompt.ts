@@ -1,11 +1,27 @@
 /**
- * Loads the detector's instructions: the bundled `prompts/compaction.md`, unless the
- * caller passes its own text.
+ * The detector's instructions: `compaction.md` from the user's prompts folder through
+ * the `Prompts` service when one is provided (re-read at every compaction, so edits
+ * apply without a restart), else the bundled `prompts/compaction.md`.
  */
-import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
+import type { InvalidInput, PromptNotFound } from "../domain/errors.ts"
+import { Prompts, type PromptText } from "../prompts/Prompts.ts"
 
-const bundled = new URL("../../prompts/compaction.md", import.meta.url)
+/** The prompt file the compactor reads. */
+export const COMPACTION_PROMPT_FILE = "compaction.md"
 
-/** The bundled compaction prompt (read once per call; it is small). */
-export const loadCompactionPrompt: Effect.Effect<string> = Effect.promise(() => readFile(bundled, "utf8"))
+/**
+ * Read `compaction.md` through `prompts` (user folder first, then the bundled default),
+ * or the bundled file alone when no `Prompts` service is given.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { loadCompactionPrompt } from "@strata/core/effect"
+ * const prompt = await Effect.runPromise(loadCompactionPrompt()) // the bundled prompt
+ * ```
+ */
+export const loadCompactionPrompt = (prompts?: Prompts["Service"]): Effect.Effect<PromptText, PromptNotFound | InvalidInput> =>
+  prompts !== undefined
+    ? prompts.load(COMPACTION_PROMPT_FILE)
+    : Prompts.use((p) => p.load(COMPACTION_PROMPT_FILE)).pipe(Effect.provide(Prompts.layer()))

@@ -2,9 +2,10 @@
  * The `ContextManager` service (seed 004): the session's state holder. It keeps the
  * conversation history and the files in context, reports token budgets, and runs the
  * three enforcement layers: compaction (through the optional `HistoryCompactor`),
- * emergency truncation, and pre-request shedding of the largest files.
+ * emergency truncation, and pre-request shedding of the largest files. With a
+ * `SessionStore` it also records every message and resumes stored sessions.
  */
-import { Context, Effect, Exit, Cause, Layer, Option, Ref, Schema } from "effect"
+import { Context, Effect, Exit, Cause, Layer, Option, Ref, Schema, Semaphore } from "effect"
 import { InvalidInput } from "../domain/errors.ts"
 import { ContentPart, Message, Role } from "../domain/Message.ts"
 import type { TrackerPersistError } from "../services/Tracker.ts"
@@ -21,6 +22,14 @@ import {
   compactionStatus,
   HistoryCompactor
 } from "../compaction/HistoryCompactor.ts"
+import {
+  type LoadedSession,
+  SessionStore,
+  type SessionNotFound,
+  type SessionStoreError,
+  SessionStoreMissing,
+  type SessionSummary
+} from "../session/SessionStore.ts"
 import { FILES_ACTIVE_HEADER } from "../assembly/headers.ts"
 import { modelInfo } from "../tokens/encoding.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
@@ -32,7 +41,12 @@ import { FileContext, type FileError, RepoFiles } from "./FileContext.ts"
 export interface SessionState {
   readonly history: ReadonlyArray<Message>
   readonly files: FileContext
+  /** The stored session new messages are appended to (with a `SessionStore`); undefined until the first one. */
+  readonly sessionId?: string | undefined
 }
+
+/** Errors of recording a message in the session store. */
+export type SessionWriteError = SessionStoreError | SessionNotFound
 
 /** A message's content: a string, or text and image parts. */
 export const MessageContent = Schema.Union([Schema.String, Schema.Array(ContentPart)])
@@ -104,6 +118,9 @@ const make = (options: ContextManagerOptions) =>
     const repoFiles = yield* RepoFiles
     const tracker = yield* Effect.serviceOption(Tracker)
     const compactor = yield* Effect.serviceOption(HistoryCompactor)
+    const store = yield* Effect.serviceOption(SessionStore)
+    // One writer at a time, so two messages never race to create the session file.
+    const storeLock = yield* Semaphore.make(1)
     const compactionConfig: CompactionConfig = Option.isSome(compactor)
       ? compactor.value.config
       : { ...DEFAULT_COMPACTION_CONFIG, ...options.compaction }
@@ -117,19 +134,39 @@ const make = (options: ContextManagerOptions) =>
     const files = Effect.map(Ref.get(state), (s) => s.files)
     const historyTokenCount = Effect.map(history, (h) => counter.countMessages(h))
     const setHistoryValue = (next: ReadonlyArray<Message>) => Ref.update(state, (s) => ({ ...s, history: next }))
-    const append = (...messages: ReadonlyArray<Message>) =>
+    const appendInMemory = (...messages: ReadonlyArray<Message>) =>
       Ref.update(state, (s) => ({ ...s, history: [...s.history, ...messages] }))
+
+    /**
+     * Record messages in the session store (a new session on the first message), then
+     * in memory. Stored first: when the write fails nothing changes, so a retry cannot
+     * duplicate a message.
+     */
+    const append = (messages: ReadonlyArray<Message>, exchangeEnd: boolean): Effect.Effect<void, SessionWriteError> => {
+      if (Option.isNone(store)) return appendInMemory(...messages)
+      const sessions = store.value
+      return storeLock.withPermit(
+        Effect.gen(function* () {
+          const current = (yield* Ref.get(state)).sessionId
+          const id = current ?? (yield* sessions.create)
+          if (current === undefined) yield* Ref.update(state, (s) => ({ ...s, sessionId: id }))
+          if (exchangeEnd && messages.length === 2) yield* sessions.appendExchange(id, messages[0]!, messages[1]!)
+          else for (const message of messages) yield* sessions.append(id, message)
+          yield* appendInMemory(...messages)
+        })
+      )
+    }
 
     // History.
 
     const addMessage = Effect.fn("ContextManager.addMessage")(function* (role: Role, content: MessageContent) {
       const message = yield* decodeOrFail("message", decodeMessage({ role, content }))
-      yield* append(message)
+      yield* append([message], false)
     })
 
     const addExchange = Effect.fn("ContextManager.addExchange")(function* (user: MessageContent, assistant: MessageContent) {
       const pair = yield* decodeOrFail("exchange", decodeHistory([{ role: "user", content: user }, { role: "assistant", content: assistant }]))
-      yield* append(...pair)
+      yield* append(pair, true)
     })
 
     const setHistory = Effect.fn("ContextManager.setHistory")(function* (messages: unknown) {
@@ -256,6 +293,28 @@ const make = (options: ContextManagerOptions) =>
       return decoded.length
     })
 
+    const requireStore = (operation: string) =>
+      Option.isSome(store) ? Effect.succeed(store.value) : Effect.fail(new SessionStoreMissing({ operation }))
+
+    // Seed 004 "Loading a Previous Session": clear the history, read the stored messages,
+    // add them, and continue in that session (new messages are appended to its file).
+    const resumeSession = Effect.fn("ContextManager.resumeSession")(function* (id: string) {
+      const sessions = yield* requireStore(`resume session "${id}"`)
+      const loaded = yield* sessions.load(id)
+      yield* purgeTracker
+      yield* storeLock.withPermit(Ref.update(state, (s) => ({ ...s, history: loaded.messages, sessionId: loaded.id })))
+      return loaded
+    })
+
+    const listSessions = Effect.flatMap(requireStore("list sessions"), (sessions) => sessions.list)
+
+    // Seed 004 "Session Reset": history cleared, tracker history purged, and the next
+    // message starts a new stored session.
+    const resetSession = Effect.andThen(
+      purgeTracker,
+      Ref.update(state, (s) => ({ ...s, history: [], sessionId: undefined }))
+    ).pipe(Effect.withSpan("ContextManager.resetSession"))
+
     return {
       model: counter.model,
       counter,
@@ -286,8 +345,11 @@ const make = (options: ContextManagerOptions) =>
       compactHistoryIfNeeded: compactHistoryIfNeeded(),
       emergencyTruncate: emergencyTruncate(),
       shedFilesIfNeeded,
-      resetSession: Effect.andThen(purgeTracker, setHistoryValue([])).pipe(Effect.withSpan("ContextManager.resetSession")),
-      loadSession
+      resetSession,
+      loadSession,
+      sessionId: Effect.map(Ref.get(state), (s) => s.sessionId),
+      resumeSession,
+      listSessions
     }
   })
 
@@ -300,8 +362,10 @@ export interface ContextManagerShape {
   /** The absolute repository root. */
   readonly root: string
   readonly state: Effect.Effect<SessionState>
-  readonly addMessage: (role: Role, content: MessageContent) => Effect.Effect<void, InvalidInput>
-  readonly addExchange: (user: MessageContent, assistant: MessageContent) => Effect.Effect<void, InvalidInput>
+  /** Append a message (and record it in the session store, when one is provided). */
+  readonly addMessage: (role: Role, content: MessageContent) => Effect.Effect<void, InvalidInput | SessionWriteError>
+  /** Append an exchange; with a session store it is on disk (fsync) before this returns. */
+  readonly addExchange: (user: MessageContent, assistant: MessageContent) => Effect.Effect<void, InvalidInput | SessionWriteError>
   /** A copy of the history; mutating it does not change the manager. */
   readonly getHistory: Effect.Effect<ReadonlyArray<Message>>
   /** Replace the history; malformed input fails naming the bad field and changes nothing. */
@@ -332,15 +396,26 @@ export interface ContextManagerShape {
   readonly emergencyTruncate: Effect.Effect<TruncationResult, TrackerPersistError>
   /** Layer 3: drop the largest files when history + files + `otherTokens` exceed 90% of the input limit. */
   readonly shedFilesIfNeeded: (otherTokens: number) => Effect.Effect<ShedReport>
-  /** Start over: empty history, tracker history entries purged; files stay. */
+  /** Start over: empty history, tracker history entries purged, next message starts a new stored session; files stay. */
   readonly resetSession: Effect.Effect<void, TrackerPersistError>
   /** Replace the history with a stored session's messages; returns how many were loaded. */
   readonly loadSession: (messages: unknown) => Effect.Effect<number, InvalidInput | TrackerPersistError>
+  /** The stored session new messages go to; undefined before the first message (or without a store). */
+  readonly sessionId: Effect.Effect<string | undefined>
+  /**
+   * Continue a stored session (seed 004 "Loading a Previous Session"): the history is
+   * replaced by its messages, the tracker's history entries are purged, and new messages
+   * are appended to that session. Damaged lines are skipped and listed in `warnings`.
+   */
+  readonly resumeSession: (id: string) => Effect.Effect<LoadedSession, SessionStoreMissing | SessionNotFound | SessionStoreError | TrackerPersistError>
+  /** Stored sessions, newest first. */
+  readonly listSessions: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreMissing | SessionStoreError>
 }
 
 /**
  * The session's context state: history, files, budgets and their enforcement. Needs
- * `Tokenizer` and `RepoFiles`; uses `Tracker` and `HistoryCompactor` when provided.
+ * `Tokenizer` and `RepoFiles`; uses `Tracker`, `HistoryCompactor` and `SessionStore`
+ * when provided.
  *
  * @example
  * ```ts

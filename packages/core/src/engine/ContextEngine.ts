@@ -17,6 +17,7 @@ import {
 import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
 import type { Message, Role } from "../domain/Message.ts"
 import { Prompts, type PromptText } from "../prompts/Prompts.ts"
+import type { LoadedSession, SessionSummary } from "../session/SessionStore.ts"
 import type { ContextBreakdown } from "../breakdown/index.ts"
 import type { AssemblyResult } from "../pipeline/assemble.ts"
 import { assembleSession, sessionBreakdown, type SessionAssemblyRequest } from "../pipeline/fromSession.ts"
@@ -82,12 +83,15 @@ export class ContextEngine implements AsyncDisposable {
 
   // History
 
-  /** Append one message. Throws `InvalidInput` for a malformed role or content. */
+  /**
+   * Append one message. Throws `InvalidInput` for a malformed role or content; with
+   * `sessions` on, also `SessionStoreError` when it cannot be stored (nothing changes then).
+   */
   addMessage(role: Role, content: MessageContent, options?: CallOptions): Promise<void> {
     return this.withManager((m) => m.addMessage(role, content), options)
   }
 
-  /** Append a user message and the assistant's reply together. */
+  /** Append a user message and the assistant's reply together (stored and fsynced first with `sessions` on). */
   addExchange(user: MessageContent, assistant: MessageContent, options?: CallOptions): Promise<void> {
     return this.withManager((m) => m.addExchange(user, assistant), options)
   }
@@ -198,14 +202,35 @@ export class ContextEngine implements AsyncDisposable {
 
   // Lifecycle
 
-  /** Empty the history and purge the tracker's history entries; files stay. */
+  /** Start over: empty the history, purge the tracker's history entries, and (with `sessions`) start a new stored session; files stay. */
   resetSession(options?: CallOptions): Promise<void> {
     return this.withManager((m) => m.resetSession, options)
   }
 
-  /** Continue a stored session: replace the history with its messages (validated first). */
+  /** Replace the history with messages you stored yourself (validated first); returns how many. */
   loadSession(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<number> {
     return this.withManager((m) => m.loadSession(messages), options)
+  }
+
+  /**
+   * Continue a session from the session store (needs `sessions`): the history becomes its
+   * messages, the tracker's history entries are purged, and new messages are appended to
+   * it. Damaged lines (an interrupted write) are skipped and listed in `warnings`. Throws
+   * `SessionNotFound`, `SessionStoreError` or `SessionStoreMissing`. Call
+   * `compactHistoryIfNeeded()` afterwards if the session is long.
+   */
+  resumeSession(id: string, options?: CallOptions): Promise<LoadedSession> {
+    return this.withManager((m) => m.resumeSession(id), options)
+  }
+
+  /** Sessions in the session store, newest first (needs `sessions`). */
+  listSessions(options?: CallOptions): Promise<ReadonlyArray<SessionSummary>> {
+    return this.withManager((m) => m.listSessions, options)
+  }
+
+  /** The stored session new messages go to (undefined before the first message, or without `sessions`). */
+  getSessionId(options?: CallOptions): Promise<string | undefined> {
+    return this.withManager((m) => m.sessionId, options)
   }
 
   /** The current history and files as immutable values. */

@@ -11,6 +11,7 @@ import { Pipeline, type StageServices } from "../pipeline/index.ts"
 import type { AssemblySession } from "../pipeline/session.ts"
 import { RepoFiles } from "../context/FileContext.ts"
 import { Prompts } from "../prompts/Prompts.ts"
+import { SessionStore } from "../session/SessionStore.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 
@@ -24,10 +25,15 @@ export interface ContextEngineOptions {
   readonly maxFileBytes?: number | undefined
   /** Override the model's input limit used for budgets and shedding. */
   readonly maxInputTokens?: number | undefined
-  /** Folder with `system.md`, `system_extra.md`, `system_reminder.md`; bundled defaults otherwise. */
+  /** Folder with `system.md`, `system_extra.md`, `system_reminder.md`, `compaction.md`; bundled defaults otherwise. */
   readonly promptsDir?: string | undefined
   /** Compaction settings (trigger, verbatim window, ...); defaults as in `DEFAULT_COMPACTION_CONFIG`. */
   readonly compaction?: Partial<CompactionConfig> | undefined
+  /**
+   * Record every message in a JSONL session store: `true` for `<repoRoot>/.strata/sessions/`,
+   * or a directory. Enables `resumeSession` and `listSessions`. Default: off.
+   */
+  readonly sessions?: boolean | string | undefined
   /** Count tokens with this counter instead of the model's tokenizer. */
   readonly tokenCounter?: TokenCounter | undefined
   /**
@@ -61,12 +67,17 @@ export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<Engi
     ? Tokenizer.layer(options.model)
     : Tokenizer.layerFrom(options.tokenCounter)
   const extras = options.layers ?? []
+  const root = options.repoRoot ?? process.cwd()
+  const sessions = options.sessions === true
+    ? [SessionStore.layer(root)]
+    : typeof options.sessions === "string" ? [SessionStore.layerDirectory(options.sessions)] : []
   const base = Layer.mergeAll(
     tokenizer,
-    RepoFiles.layer({ root: options.repoRoot ?? process.cwd(), maxFileBytes: options.maxFileBytes }),
+    RepoFiles.layer({ root, maxFileBytes: options.maxFileBytes }),
     Prompts.layer({ dir: options.promptsDir }),
     // The assembly pipeline's default stages; extras (stage overrides) come later and win.
     Pipeline.layer,
+    ...sessions,
     ...extras
   )
   const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))

@@ -55,6 +55,15 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("Sess
   }
 }
 
+/** A session operation was asked for, but no `SessionStore` is provided. */
+export class SessionStoreMissing extends Schema.TaggedError<SessionStoreMissing>()("SessionStoreMissing", {
+  operation: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot ${this.operation}: no session store is configured. Create the engine with \`sessions: true\` (or provide SessionStore.layer(repoRoot)).`
+  }
+}
+
 const decodeLine = Schema.decodeUnknownResult(SessionLine)
 const isValidId = Schema.is(SessionId)
 
@@ -97,12 +106,19 @@ const makeStore = (directory: string) => {
       if (!isValidId(id)) return yield* new SessionNotFound({ id })
       const path = pathOf(id)
       const now = yield* Clock.currentTimeMillis
-      const text = messages.map((message) => JSON.stringify({ t: now, message }) + "\n").join("")
+      const text = messages.map((message) => JSON.stringify({ t: now, message } satisfies SessionLine) + "\n").join("")
       yield* Effect.tryPromise({
         try: async () => {
           await mkdir(directory, { recursive: true })
-          const handle = await open(path, "a")
+          const handle = await open(path, "a+")
           try {
+            // A crash mid-write leaves a last line without its newline; end it first, or
+            // this message would be glued to it and lost with it on the next load.
+            const { size } = await handle.stat()
+            const last = Buffer.alloc(1)
+            if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a) {
+              await handle.appendFile("\n", "utf8")
+            }
             await handle.appendFile(text, "utf8")
             if (sync) await handle.sync()
           } finally {
@@ -113,29 +129,39 @@ const makeStore = (directory: string) => {
       })
     })
 
+  /** Create `<id>.jsonl` exclusively; false when it already exists. */
+  const createExclusive = (id: string) =>
+    Effect.tryPromise({
+      try: async () => {
+        await mkdir(directory, { recursive: true })
+        try {
+          const handle = await open(pathOf(id), "wx")
+          await handle.close()
+          return true
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
+          throw error
+        }
+      },
+      catch: fail(pathOf(id))
+    })
+
   return {
     directory,
-    /** Start a new session; its id sorts by creation time. */
+    /** Start a new session (an empty file); its id sorts by creation time. */
     create: Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-")
-      let id = stamp
-      for (let k = 2; yield* Effect.promise(() => stat(pathOf(id)).then(() => true, () => false)); k++) id = `${stamp}_${k}`
-      yield* Effect.tryPromise({
-        try: async () => {
-          await mkdir(directory, { recursive: true })
-          const handle = await open(pathOf(id), "a")
-          await handle.close()
-        },
-        catch: fail(pathOf(id))
-      })
-      return id
+      for (let k = 1; ; k++) {
+        const id = k === 1 ? stamp : `${stamp}_${k}`
+        if (yield* createExclusive(id)) return id
+      }
     }),
     /** Append one message (buffered by the OS; `appendExchange` makes it durable). */
     append: (id: string, message: Message) => write(id, [message], false),
     /** Append a user/assistant exchange and fsync, so a finished exchange survives a crash. */
     appendExchange: (id: string, user: Message, assistant: Message) => write(id, [user, assistant], true),
-    /** Read a session; damaged lines are reported in `warnings`, never fatal. */
+    /** Read a session; damaged lines are skipped and reported in `warnings`, never fatal. */
     load: (id: string) =>
       Effect.gen(function* () {
         if (!isValidId(id)) return yield* new SessionNotFound({ id })
@@ -145,9 +171,8 @@ const makeStore = (directory: string) => {
           catch: (error) =>
             (error as NodeJS.ErrnoException).code === "ENOENT" ? new SessionNotFound({ id }) : fail(path)(error)
         })
-        const parsed = parseSessionText(text)
-        for (const warning of parsed.warnings) yield* Effect.logWarning(`Session ${id}: ${warning}`)
-        return { id, ...parsed } satisfies LoadedSession
+        // Warnings are returned, not logged: the caller decides where they go (stdout may be JSON).
+        return { id, ...parseSessionText(text) } satisfies LoadedSession
       }),
     /** Sessions on disk, newest first. */
     list: Effect.tryPromise({
