@@ -117,6 +117,7 @@ export class SymbolCache {
         if (live.has(key)) continue
         try {
           this.fs.unlink(join(this.objectsDir, shard, name))
+          this.written.delete(key)
           removed++
         } catch {
           // Another process may have removed it; nothing to do.

@@ -127,6 +127,41 @@ export const gitLsFiles = (root: string): Promise<ReadonlyArray<string> | undefi
     })
   })
 
+/**
+ * The directories git ignores as a whole (`git ls-files --others --ignored
+ * --exclude-standard --directory`), each with a trailing slash; undefined outside git.
+ */
+export const gitIgnoredDirs = (root: string): Promise<ReadonlySet<string> | undefined> =>
+  new Promise((resolvePromise) => {
+    execFile("git", ["-C", root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { encoding: "utf8", maxBuffer: 1 << 30 }, (error, stdout) => {
+      resolvePromise(error === null ? new Set(stdout.split("\0").filter((p) => p.endsWith("/"))) : undefined)
+    })
+  })
+
+/**
+ * Every directory under `root` a new file could appear in: not `skip`ped by name,
+ * not ignored, symlinks not followed. Relative paths ("" is the root).
+ */
+export const listDirectories = (root: string, fs: FileSystem, skip: ReadonlyArray<string>, ignored: (dir: string) => boolean): Array<string> => {
+  const dirs: Array<string> = []
+  const visit = (dir: string): void => {
+    dirs.push(dir)
+    let entries: ReadonlyArray<DirEntry>
+    try {
+      entries = fs.readdir(dir === "" ? root : `${root}/${dir}`)
+    } catch {
+      return
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || skip.includes(e.name)) continue
+      const child = dir === "" ? e.name : `${dir}/${e.name}`
+      if (!ignored(child)) visit(child)
+    }
+  }
+  visit("")
+  return dirs
+}
+
 /** Whether `path` lies in one of the always-ignored directories (`.git`, `.strata`). */
 export const inIgnoredDir = (path: string, always: ReadonlyArray<string>): boolean => isIgnoredDir(path, always)
 
@@ -138,13 +173,14 @@ const isIgnoredDir = (path: string, always: ReadonlyArray<string>): boolean =>
  * symlinked directories are followed unless they leave the root or loop (both
  * reported in `problems`).
  */
-export const walkFiles = (root: string, fs: FileSystem, options: ListOptions, problems: Array<Problem>): Array<string> => {
+export const walkFiles = (root: string, fs: FileSystem, options: ListOptions, problems: Array<Problem>, dirs: Array<string> = []): Array<string> => {
   const files: Array<string> = []
   const matcher = new IgnoreMatcher()
   matcher.add((options.walkIgnore ?? ["node_modules/"]).join("\n"))
   const always = options.alwaysIgnore ?? [".git", ".strata"]
   const realRoot = safeRealpath(fs, root) ?? root
   const visit = (dir: string, chain: ReadonlySet<string>): void => {
+    dirs.push(dir)
     const abs = dir === "" ? root : join(root, dir)
     let entries: ReadonlyArray<DirEntry>
     try {

@@ -15,7 +15,9 @@ import {
   type FileSystem,
   type Problem,
   describeError,
+  gitIgnoredDirs,
   gitLsFiles,
+  listDirectories,
   inIgnoredDir,
   nodeFileSystem,
   readSource,
@@ -191,9 +193,14 @@ export class SymbolIndexer {
   private previousSelection = new Set<string>()
   private memo: Memo = emptyMemo()
   private files: ReadonlyArray<string> = []
+  /** What the last listing depended on (absolute paths and their mtimes), and the problems it reported. */
+  private watch:
+    | { readonly paths: ReadonlyArray<string>; readonly mtimes: ReadonlyArray<number>; readonly confirmed: boolean; readonly problems: ReadonlyArray<Problem> }
+    | undefined
   private configChanged = false
   private running: Promise<unknown> = Promise.resolve()
   private cacheBroken = false
+  private collected = false
 
   private readonly parsers: Parsers
   private readonly options: IndexOptions
@@ -220,12 +227,14 @@ export class SymbolIndexer {
   }
 
   /**
-   * The file list, with an lstat of each file. git runs in a child process while
-   * this process stats the previous refresh's files, so the spawn costs little.
+   * The file list, with an lstat of each file. Listing again is skipped when no
+   * directory a file could appear in, no `.gitignore` and not the git index changed
+   * since a listing known to be consistent (their mtimes were the same before and
+   * after it). Otherwise git runs in a child process while this process stats the
+   * previous refresh's files.
    */
   private async list(): Promise<{ readonly files: ReadonlyArray<string>; readonly stats: ReadonlyMap<string, FileStat>; readonly problems: ReadonlyArray<Problem> }> {
     const always = [".git", this.options.cacheDir ?? ".strata"]
-    const pending = this.options.git === false ? Promise.resolve(undefined) : gitLsFiles(this.root)
     const stats = new Map<string, FileStat>()
     const missing = new Set<string>()
     const lstat = (path: string): void => {
@@ -235,28 +244,60 @@ export class SymbolIndexer {
         missing.add(path)
       }
     }
+    const before = this.watch === undefined ? undefined : this.mtimes(this.watch.paths)
+    if (this.watch?.confirmed === true && sameNumbers(before!, this.watch.mtimes)) {
+      for (const path of this.files) lstat(path)
+      const files = this.files.filter((path) => stats.get(path)?.isDirectory() === false)
+      return { files, stats, problems: this.watch.problems }
+    }
+    const useGit = this.options.git !== false
+    const pending = useGit ? gitLsFiles(this.root) : Promise.resolve(undefined)
+    const pendingIgnored = useGit ? gitIgnoredDirs(this.root) : Promise.resolve(undefined)
     for (const path of this.files) lstat(path)
     const listed = await pending
+    const ignoredDirs = await pendingIgnored
+    let files: Array<string>
+    const problems: Array<Problem> = []
+    let dirs: Array<string>
     if (listed === undefined) {
-      const problems: Array<Problem> = []
-      const walked = walkFiles(this.root, this.fs, { ...(this.options.walkIgnore === undefined ? {} : { walkIgnore: this.options.walkIgnore }), alwaysIgnore: always }, problems)
-      const files = walked.sort(byCodeUnit)
+      const walkOptions = { ...(this.options.walkIgnore === undefined ? {} : { walkIgnore: this.options.walkIgnore }), alwaysIgnore: always }
+      dirs = []
+      files = walkFiles(this.root, this.fs, walkOptions, problems, dirs).sort(byCodeUnit)
       for (const path of files) if (!stats.has(path)) lstat(path)
-      this.files = files
-      return { files, stats, problems }
+    } else {
+      files = []
+      for (const path of new Set(listed)) {
+        if (inIgnoredDir(path, always)) continue
+        if (!stats.has(path) && !missing.has(path)) lstat(path)
+        const stat = stats.get(path)
+        // Tracked files deleted from the work tree, and submodules, are not files of the tree.
+        if (stat === undefined || stat.isDirectory()) continue
+        files.push(path)
+      }
+      files.sort(byCodeUnit)
+      const ignored = ignoredDirs ?? new Set<string>()
+      dirs = listDirectories(this.root, this.fs, always, (dir) => ignored.has(`${dir}/`))
     }
-    const files: Array<string> = []
-    for (const path of new Set(listed)) {
-      if (inIgnoredDir(path, always)) continue
-      if (!stats.has(path) && !missing.has(path)) lstat(path)
-      const stat = stats.get(path)
-      // Tracked files deleted from the work tree, and submodules, are not files of the tree.
-      if (stat === undefined || stat.isDirectory()) continue
-      files.push(path)
-    }
-    files.sort(byCodeUnit)
+    const paths = [".git/index", ".git/info/exclude", ...dirs.sort(byCodeUnit), ...files.filter((f) => f === ".gitignore" || f.endsWith("/.gitignore"))].map((p) =>
+      p === "" ? this.root : `${this.root}/${p}`
+    )
+    const after = this.mtimes(paths)
+    // Trust this listing for skipping only if nothing it depends on moved while it ran.
+    const confirmed = before !== undefined && this.watch !== undefined && sameList(this.watch.paths, paths) && sameNumbers(before, after)
+    this.watch = { paths, mtimes: after, confirmed, problems }
     this.files = files
-    return { files, stats, problems: [] }
+    return { files, stats, problems }
+  }
+
+  /** mtimes of `paths` (-1 for a path that does not exist). */
+  private mtimes(paths: ReadonlyArray<string>): Array<number> {
+    return paths.map((p) => {
+      try {
+        return this.fs.stat(p).mtimeMs
+      } catch {
+        return -1
+      }
+    })
   }
 
   private async refreshNow(): Promise<SymbolMap> {
@@ -343,7 +384,12 @@ export class SymbolIndexer {
         this.cache?.saveIndex(new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }])))
         this.diskEntries = new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }]))
       })
-      if (parsed > 0) this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
+    }
+    // Objects no file refers to are collected once per session, on its first refresh, so
+    // an edit that is undone within the session finds its old object still there.
+    if (!this.collected) {
+      this.collected = true
+      this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
     }
     for (const [path, entry] of next) {
       const errors = entry.symbols.errors
@@ -632,6 +678,8 @@ const sameCounts = (a: ReadonlyMap<string, number> | undefined, b: ReadonlyMap<s
   for (const [k, v] of a) if (b.get(k) !== v) return false
   return true
 }
+
+const sameNumbers = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

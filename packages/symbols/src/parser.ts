@@ -27,6 +27,8 @@ const GRAMMAR_FILE: Readonly<Record<Language, string>> = {
   cpp: "tree-sitter-cpp.wasm"
 }
 
+const READ_CHUNK = 10 * 1024
+
 const wasmDir = (): string => dirname(createRequire(import.meta.url).resolve("@vscode/tree-sitter-wasm"))
 
 let runtime: Promise<void> | undefined
@@ -79,7 +81,9 @@ export class Parsers {
   /** Parse `source`; null only when tree-sitter gives up (it normally recovers from errors). */
   parse(language: Language, source: string): TSTree | null {
     this.parser.setLanguage(this.grammar(language))
-    return this.parser.parse(source)
+    // The binding's string input slices the whole remaining text on every 10 KiB read;
+    // handing it bounded slices keeps large files linear.
+    return this.parser.parse((index: number) => (index < source.length ? source.slice(index, index + READ_CHUNK) : ""))
   }
 
   /** A compiled query for `language`, cached by its text. */

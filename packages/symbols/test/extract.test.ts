@@ -182,3 +182,39 @@ describe("syntax errors", () => {
     expect(() => extract("x.go", "\u0001\u0002package \u0000")).not.toThrow()
   })
 })
+
+describe("recovery when the whole file fails to parse", () => {
+  // Generic call signatures on consecutive lines (Effect's \`dual\`) defeat this grammar;
+  // its error recovery then turns the whole file into one ERROR node.
+  const source = `export function before(a: number) { return a }
+
+export const dual: {
+  <A extends (...args: Array<any>) => any>(arity: number, body: A): A
+  <B extends (...args: Array<any>) => any>(test: (args: IArguments) => boolean, body: B): B
+} = function(arity, body) {
+  if (typeof arity === "function") {
+    return function(this: any) {
+      return arity(arguments) ? body.apply(this, arguments as any) : ((self: any) => body(self, ...arguments)) as any
+    }
+  }
+  return body
+}
+
+export class After {
+  run(x: number) { return before(x) }
+}
+
+export const last = (y: string) => y
+`
+
+  it("parses one declaration at a time and keeps everything outside the bad one", () => {
+    const tree = parsers.parse("typescript", source)!
+    expect(tree.rootNode.type).toBe("ERROR")
+    tree.delete()
+    const file = extract("dual.ts", source)
+    expect(file.errors.length).toBeGreaterThan(0)
+    expect(outline(file.symbols)).toEqual(expect.arrayContaining(["function before(a)", "class After", "  method run(x)", "function last(y)"]))
+    expect(file.symbols.find((s) => s.name === "After")!.line).toBe(15)
+    expect(file.calls).toContainEqual({ name: "before", qualifier: "", line: 16, caller: "After.run" })
+  })
+})

@@ -1,7 +1,8 @@
 // The incremental index: unchanged files are never re-parsed (mtime+size, then
 // content hash), the on-disk cache under .strata/ serves a new session, and a
 // damaged cache is reported and rebuilt.
-import { mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, utimesSync, writeFileSync, writeSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { SymbolIndexer } from "../src/index.ts"
@@ -122,5 +123,37 @@ describe("on-disk cache", () => {
     expect(map.problems).toEqual([{ path: ".strata/symbols", reason: expect.stringMatching(/^cannot write the symbol cache/) }])
     write(root, "src/b.ts", `export function b2() {}\n`)
     expect((await indexer.refresh()).problems).toEqual([])
+  })
+})
+
+describe("file list freshness", () => {
+  const cases: ReadonlyArray<readonly [string, boolean]> = [
+    ["outside git", false],
+    ["in git", true]
+  ]
+
+  it.each(cases)("%s, added, removed and newly ignored files are seen on the next refresh", async (_label, git) => {
+    const root = tempDir()
+    if (git) execFileSync("git", ["init", "-q"], { cwd: root })
+    write(root, ".gitignore", "*.tmp\n")
+    write(root, "src/a.ts", "export const a = 1\n")
+    const indexer = await SymbolIndexer.create(root, { git, cache: false })
+    // Two quiet refreshes: the second confirms the listing, so later ones may skip it.
+    await indexer.refresh()
+    await indexer.refresh()
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts"])
+    write(root, "src/b.ts", "export const b = 1\n")
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts", "src/b.ts"])
+    write(root, "src/deep/new/c.ts", "export const c = 1\n")
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts", "src/b.ts", "src/deep/new/c.ts"])
+    rmSync(join(root, "src/b.ts"))
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts", "src/deep/new/c.ts"])
+    write(root, "src/deep/new/d.ts", "export const d = 1\n")
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts", "src/deep/new/c.ts", "src/deep/new/d.ts"])
+    // An in-place edit of .gitignore changes no directory, only the file itself.
+    const gitignore = openSync(join(root, ".gitignore"), "r+")
+    writeSync(gitignore, "*.tmp\nsrc/deep/\n", 0)
+    closeSync(gitignore)
+    expect((await indexer.refresh()).files).toEqual([".gitignore", "src/a.ts"])
   })
 })

@@ -283,7 +283,7 @@ export const readCCallee: CalleeReader = (node) => {
     case "template_function":
     case "template_type": {
       const name = node.childForFieldName("name")
-      return name === null ? undefined : readCCallee(name)
+      return name === null ? undefined : readCCallee(name, "callee")
     }
     default:
       return undefined

@@ -72,14 +72,15 @@ export const fieldText = (node: TSNode, field: string): string => node.childForF
 /** Named children that are not null (the binding types them as nullable). */
 export const named = (node: TSNode): Array<TSNode> => node.namedChildren.filter((c): c is TSNode => c !== null)
 
-/** Whether `node` has an anonymous child token `token` (e.g. `async`, `static`). */
-export const hasToken = (node: TSNode, token: string): boolean => {
-  for (let i = 0; i < node.childCount; i++) {
-    const child = node.child(i)
-    if (child !== null && !child.isNamed && child.type === token) return true
-  }
-  return false
+/** The anonymous tokens among `node`'s children (`async`, `get`, `?`, …), in one binding call. */
+export const tokens = (node: TSNode): ReadonlySet<string> => {
+  const out = new Set<string>()
+  for (const child of node.children) if (child !== null && !child.isNamed) out.add(child.type)
+  return out
 }
+
+/** Whether `node` has an anonymous child token `token` (e.g. `async`, `static`). */
+export const hasToken = (node: TSNode, token: string): boolean => tokens(node).has(token)
 
 const isContainer = (kind: SymbolKind): boolean => kind === "impl" || kind === "namespace"
 
@@ -136,8 +137,11 @@ const spansOf = (drafts: ReadonlyArray<Draft>, prefix: string, out: Array<Span>)
   return out
 }
 
-/** Reads the callee name and qualifier from a captured callee node; undefined to skip. */
-export type CalleeReader = (node: TSNode) => { readonly name: string; readonly qualifier: string } | undefined
+/**
+ * Reads the callee name and qualifier from a captured node (`capture` is the query's
+ * capture name, so one reader can treat `@jsx` apart from `@callee`); undefined to skip.
+ */
+export type CalleeReader = (node: TSNode, capture: string) => { readonly name: string; readonly qualifier: string } | undefined
 
 /**
  * Run `query` (whose captures are callee nodes) and attribute each call to the
@@ -163,7 +167,7 @@ export const collectCalls = (
       stack.push(span)
     }
     while (stack.length > 0 && stack[stack.length - 1]!.end <= at) stack.pop()
-    const callee = read(node)
+    const callee = read(node, capture.name)
     if (callee === undefined || callee.name === "") continue
     out.push({
       name: callee.name,

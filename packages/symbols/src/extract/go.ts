@@ -146,7 +146,7 @@ export const readGoCallee: CalleeReader = (node) => {
       return { name: fieldText(node, "name"), qualifier: fieldText(node, "package") }
     case "generic_type": {
       const inner = node.childForFieldName("type")
-      return inner === null ? undefined : readGoCallee(inner)
+      return inner === null ? undefined : readGoCallee(inner, "callee")
     }
     default:
       return undefined

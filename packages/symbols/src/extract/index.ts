@@ -3,10 +3,10 @@
  * symbols, imports and call sites. Syntax errors become `errors` entries (what
  * tree-sitter recovered is still extracted); this function never throws on input.
  */
-import { type FileSymbols, type Language, languageOf } from "../model.ts"
-import type { Parsers, TSNode } from "../parser.ts"
+import { type CallSite, type FileSymbols, type ImportInfo, type Language, languageOf } from "../model.ts"
+import type { Parsers, TSNode, TSTree } from "../parser.ts"
 import { C_CALLS, extractC, readCCallee } from "./c.ts"
-import { type CalleeReader, type Extraction, collectCalls, dedupe, findErrors, toSymbolInfo } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, collectCalls, dedupe, findErrors, named, toSymbolInfo } from "./common.ts"
 import { GO_CALLS, extractGo, readGoCallee } from "./go.ts"
 import { JAVA_CALLS, extractJava, readJavaCallee } from "./java.ts"
 import { PYTHON_CALLS, extractPython, readPythonCallee } from "./python.ts"
@@ -35,7 +35,114 @@ const EXTRACTORS: Readonly<Record<Language, LanguageExtractor>> = {
  * Bumped whenever extraction output changes shape or content, so cached results from
  * an older version are re-extracted.
  */
-export const EXTRACTOR_VERSION = 1
+export const EXTRACTOR_VERSION = 2
+
+/**
+ * `class API_EXPORT Name : Base {` — an upper-case macro between `class`/`struct` and
+ * the name — reads as a class named after the macro followed by an error. The macro
+ * is replaced by spaces (offsets and lines unchanged) before parsing.
+ */
+const blankExportMacros = (source: string): string =>
+  source.replace(
+    /\b(class|struct)(\s+)([A-Z][A-Z0-9_]*[A-Z0-9])(?=\s+[A-Za-z_]\w*\s*(?::(?!:)|\{|final\b))/g,
+    (_match, keyword: string, space: string, macro: string) => `${keyword}${space}${" ".repeat(macro.length)}`
+  )
+
+/** Lines (at column 0) where a top-level declaration starts, for chunked recovery. */
+const TS_CHUNK = /^(?:export\s|import\s|class\s|abstract\s|function[\s*]|async\s|interface\s|type\s|enum\s|const\s|let\s|var\s|declare\s|namespace\s|module\s|@)/
+const CHUNK_START: Partial<Record<Language, RegExp>> = {
+  typescript: TS_CHUNK,
+  tsx: TS_CHUNK,
+  javascript: TS_CHUNK,
+  python: /^(?:def\s|async\s|class\s|@|import\s|from\s)/,
+  go: /^(?:func\s|type\s|var\s|const\s|import\s)/,
+  rust: /^(?:pub[\s(]|fn\s|struct\s|enum\s|trait\s|impl[\s<]|mod\s|use\s|const\s|static\s|type\s|async\s|unsafe\s|#\[|macro_rules!)/,
+  // C and C++: a line starting with a name or #include/#define, after a line that ended a declaration.
+  c: /^(?:[A-Za-z_]|#\s*(?:include|define)\b)(?!\w*:\s*$)/,
+  cpp: /^(?:[A-Za-z_]|#\s*(?:include|define)\b)(?!\w*:\s*$)/
+}
+
+/** For C and C++, a chunk may only start after a blank line or one that ended a declaration. */
+const ENDS_DECLARATION = /(?:^\s*$|[;}]\s*(?:\/\/.*)?$|\*\/\s*$|^\s*(?:#|\/\/))/
+
+/**
+ * Whether error recovery lost a large part of the file: the root itself is an
+ * error, or one top-level error spans at least 30 lines and a quarter of the file.
+ */
+const swallowed = (root: TSNode): boolean => {
+  if (root.type === "ERROR") return true
+  const lines = root.endPosition.row + 1
+  for (const child of named(root)) {
+    if (child.type !== "ERROR") continue
+    const span = child.endPosition.row - child.startPosition.row + 1
+    if (span >= 30 && span * 4 >= lines) return true
+  }
+  return false
+}
+
+interface Chunk {
+  readonly text: string
+  /** 0-based line and UTF-16 offset of the chunk in the file. */
+  readonly line: number
+  readonly offset: number
+}
+
+/** Split `source` before every line matching `start` (for C/C++, only after a declaration ended). */
+const chunks = (source: string, start: RegExp, language: Language): Array<Chunk> => {
+  const out: Array<Chunk> = []
+  let chunkLine = 0
+  let chunkOffset = 0
+  let offset = 0
+  const lines = source.split("\n")
+  const guarded = language === "c" || language === "cpp"
+  lines.forEach((text, line) => {
+    if (line > chunkLine && start.test(text) && (!guarded || ENDS_DECLARATION.test(lines[line - 1]!))) {
+      out.push({ text: source.slice(chunkOffset, offset), line: chunkLine, offset: chunkOffset })
+      chunkLine = line
+      chunkOffset = offset
+    }
+    offset += text.length + 1
+  })
+  out.push({ text: source.slice(chunkOffset), line: chunkLine, offset: chunkOffset })
+  return out
+}
+
+interface Part {
+  readonly imports: Array<ImportInfo>
+  readonly symbols: Array<Draft>
+  readonly calls: Array<CallSite>
+}
+
+const extractOne = (tree: TSTree, parsers: Parsers, language: Language, extractor: LanguageExtractor, declarationsOnly: boolean): Part => {
+  const { imports, symbols } = extractor.extract(tree.rootNode)
+  // Declaration files (`.d.ts`) have no bodies, so there are no calls to look for.
+  const calls = declarationsOnly ? [] : collectCalls(tree, parsers.query(language, extractor.calls), extractor.callee, symbols)
+  return { imports, symbols, calls }
+}
+
+const shift = (d: Draft, line: number, offset: number): void => {
+  d.line += line
+  d.endLine += line
+  d.start += offset
+  d.end += offset
+  for (const c of d.children) shift(c, line, offset)
+}
+
+const extractChunk = (parsers: Parsers, language: Language, extractor: LanguageExtractor, chunk: Chunk, declarationsOnly: boolean): Part => {
+  const tree = parsers.parse(language, chunk.text)
+  if (tree === null) return { imports: [], symbols: [], calls: [] }
+  try {
+    const part = extractOne(tree, parsers, language, extractor, declarationsOnly)
+    for (const d of part.symbols) shift(d, chunk.line, chunk.offset)
+    return {
+      imports: part.imports.map((i) => ({ ...i, line: i.line + chunk.line })),
+      symbols: part.symbols,
+      calls: part.calls.map((c) => ({ ...c, line: c.line + chunk.line }))
+    }
+  } finally {
+    tree.delete()
+  }
+}
 
 /**
  * Extract the symbols of `source` (the text of `path`). The grammar of the file's
@@ -53,19 +160,27 @@ export const EXTRACTOR_VERSION = 1
 export const extractSymbols = (parsers: Parsers, path: string, source: string, language: Language | undefined = languageOf(path)): FileSymbols => {
   if (language === undefined) return { path, language: "typescript", imports: [], symbols: [], calls: [], errors: [{ line: 0, message: "unknown language" }] }
   const extractor = EXTRACTORS[language]
+  if (language === "c" || language === "cpp") source = blankExportMacros(source)
   const tree = parsers.parse(language, source)
   if (tree === null) return { path, language, imports: [], symbols: [], calls: [], errors: [{ line: 0, message: "parser gave up" }] }
   try {
     const root = tree.rootNode
-    const { imports, symbols } = extractor.extract(root)
-    const calls = collectCalls(tree, parsers.query(language, extractor.calls), extractor.callee, symbols)
+    const errors = findErrors(root)
+    const chunkStart = CHUNK_START[language]
+    // When error recovery swallowed the whole file, parse it again one top-level
+    // declaration at a time, so one construct the grammar does not know costs only itself.
+    const declarationsOnly = /\.d\.[cm]?ts$/.test(path)
+    const parts =
+      chunkStart !== undefined && swallowed(root)
+        ? chunks(source, chunkStart, language).map((chunk) => extractChunk(parsers, language, extractor, chunk, declarationsOnly))
+        : [extractOne(tree, parsers, language, extractor, declarationsOnly)]
     return {
       path,
       language,
-      imports,
-      symbols: dedupe(symbols).map(toSymbolInfo),
-      calls,
-      errors: findErrors(root)
+      imports: parts.flatMap((p) => p.imports),
+      symbols: dedupe(parts.flatMap((p) => p.symbols)).map(toSymbolInfo),
+      calls: parts.flatMap((p) => p.calls),
+      errors
     }
   } catch (error) {
     // A grammar shape the extractor did not foresee must not cost the whole map.

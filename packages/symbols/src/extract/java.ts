@@ -120,7 +120,7 @@ export const readJavaCallee: CalleeReader = (node) => {
       return { name: node.text, qualifier: "" }
     case "generic_type": {
       const inner = named(node)[0]
-      return inner === undefined ? undefined : readJavaCallee(inner)
+      return inner === undefined ? undefined : readJavaCallee(inner, "callee")
     }
     case "scoped_type_identifier": {
       const text = node.text

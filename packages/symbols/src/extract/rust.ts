@@ -192,7 +192,7 @@ export const readRustCallee: CalleeReader = (node) => {
     }
     case "generic_function": {
       const inner = node.childForFieldName("function")
-      return inner === null ? undefined : readRustCallee(inner)
+      return inner === null ? undefined : readRustCallee(inner, "callee")
     }
     default:
       return undefined

@@ -6,7 +6,7 @@
  */
 import type { ImportInfo, ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeType } from "./common.ts"
+import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeType, tokens } from "./common.ts"
 
 const FUNCTION_VALUES = new Set(["arrow_function", "function_expression", "function", "generator_function"])
 const CLASS_VALUES = new Set(["class", "class_expression"])
@@ -73,9 +73,9 @@ export const tsParams = (list: TSNode | null): Array<Param> => {
 
 const isAsync = (node: TSNode): boolean => hasToken(node, "async")
 
-const functionDraft = (node: TSNode, name: string, kind: "function" | "method", at: TSNode = node): Draft =>
+const functionDraft = (node: TSNode, name: string, kind: "function" | "method", at: TSNode = node, async: boolean = isAsync(node)): Draft =>
   draft(kind, name, at, {
-    async: isAsync(node),
+    async,
     params: tsParams(node.childForFieldName("parameters")),
     returns: typeOf(node.childForFieldName("return_type"))
   })
@@ -135,10 +135,11 @@ const classMembers = (body: TSNode | null): Array<Draft> => {
       case "method_signature":
       case "abstract_method_signature": {
         const name = memberName(m.childForFieldName("name"))
-        if (hasToken(m, "get") || hasToken(m, "set")) {
-          methods.push(draft("property", name, m, { returns: hasToken(m, "get") ? typeOf(m.childForFieldName("return_type")) : "" }))
+        const flags = tokens(m)
+        if (flags.has("get") || flags.has("set")) {
+          methods.push(draft("property", name, m, { returns: flags.has("get") ? typeOf(m.childForFieldName("return_type")) : "" }))
         } else {
-          methods.push(functionDraft(m, name, "method"))
+          methods.push(functionDraft(m, name, "method", m, flags.has("async")))
           if (name === "constructor") constructorFields(m.childForFieldName("body"), fields, known)
         }
         break
@@ -327,6 +328,9 @@ const statement = (node: TSNode, at: TSNode, sink: Sink, topLevel: boolean): Arr
       const body = node.childForFieldName("body")
       return [draft("namespace", moduleName(node), at, { children: body === null ? [] : statements(named(body), sink, false) })]
     }
+    case "ERROR":
+      // Declarations tree-sitter completed inside an error region still count.
+      return topLevel ? statements(named(node), sink, true) : []
     case "expression_statement": {
       const expr = named(node)[0]
       if (expr === undefined) return []
@@ -359,23 +363,23 @@ export const TS_CALLS = `
 (new_expression constructor: (_) @callee)
 `
 export const TSX_CALLS = `${TS_CALLS}
-(jsx_opening_element name: (_) @callee)
-(jsx_self_closing_element name: (_) @callee)
+(jsx_opening_element name: (_) @jsx)
+(jsx_self_closing_element name: (_) @jsx)
 `
 
 const MEMBER = ["member_expression"]
 
 /** Reads `f`, `a.b.f`, `new A()`, `<Comp />`; skips `super`, `import()` and computed callees. */
-export const readTsCallee: CalleeReader = (node) => {
+export const readTsCallee: CalleeReader = (node, capture) => {
   switch (node.type) {
-    case "identifier":
+    case "identifier": {
+      const text = node.text
       // Lower-case JSX names are intrinsic elements (`<div>`), not components.
-      if ((node.parent?.type === "jsx_opening_element" || node.parent?.type === "jsx_self_closing_element") && /^[a-z]/.test(node.text)) {
-        return undefined
-      }
+      if (capture === "jsx" && /^[a-z]/.test(text)) return undefined
       // `require("x")` is an import, already recorded as one.
-      if (node.text === "require" && node.parent?.type === "call_expression") return undefined
-      return { name: node.text, qualifier: "" }
+      if (text === "require" && capture === "callee") return undefined
+      return { name: text, qualifier: "" }
+    }
     case "member_expression": {
       const property = node.childForFieldName("property")
       if (property === null) return undefined
