@@ -5,7 +5,7 @@
 // JSON.stringify the assembled request body (the floor), as a ratio.
 //
 // Run: npx --yes pnpm@10.34.9 --filter @strata/core --filter @strata/tiers --filter @strata/symbols build && node bench/assemble/run.mjs
-// Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --model=claude-sonnet-4-5 --json
+// Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --policy=threshold|gated|flux --model=claude-sonnet-4-5 --json
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
@@ -27,6 +27,8 @@ const SELECTED = Number(arg("selected", "5"))
 // 0: the changed file is any file; N: one of N "hot" files, as real sessions edit a few files.
 const HOT = Number(arg("hot", "0"))
 const MODEL = arg("model", "claude-sonnet-4-5")
+// The tracker's promotion policy (@strata/tiers); default: the tracker's own default.
+const POLICY = arg("policy", "")
 const JSON_OUT = process.argv.includes("--json")
 const TARGET_MS = 25
 const TARGET_RATIO = 5
@@ -121,7 +123,7 @@ try {
   const layer = Layer.mergeAll(
     Pipeline.layer,
     Tokenizer.layerFrom(counter),
-    TrackerLayer.memory(),
+    TrackerLayer.memory(POLICY === "" ? {} : { config: { policy: POLICY } }),
     Layer.succeed(SymbolIndex, { snapshot: Effect.sync(() => map) })
   )
   // Every stage wrapped with a timer (replacing a stage is one Layer each), so the run
@@ -221,6 +223,7 @@ try {
     historyTurns: TURNS,
     warmTurns: WARM,
     model: MODEL,
+    policy: POLICY || "default",
     encoding: counter.encoding,
     generateMs: gen.ms,
     coldIndexMs: coldIndex.ms,
@@ -247,7 +250,7 @@ try {
     console.log(JSON.stringify(result, null, 2))
   } else {
     const fmt = (n) => Math.round(n).toLocaleString("en-US")
-    console.log(`bench/assemble  files=${FILES} history=${TURNS} turns, warm turns=${WARM} (changed file: ${HOT > 0 ? `one of ${HOT} hot files` : "any file"}), model=${MODEL} (${counter.encoding})`)
+    console.log(`bench/assemble  files=${FILES} history=${TURNS} turns, warm turns=${WARM} (changed file: ${HOT > 0 ? `one of ${HOT} hot files` : "any file"}), policy=${POLICY || "default"}, model=${MODEL} (${counter.encoding})`)
     console.log(`generate repository                      ${ms(gen.ms)}`)
     console.log(`cold: index all files (tree-sitter)      ${ms(coldIndex.ms)}`)
     console.log(`cold: first assembly (count, place)      ${ms(cold.ms)}`)
