@@ -8,5 +8,6 @@ import { config } from "./config.ts"
 import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
+import { replayCommand } from "../replay/command.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, chat] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, chat, replayCommand] as const

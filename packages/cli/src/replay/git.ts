@@ -41,9 +41,17 @@ export interface TreeEntry {
   readonly size: number
 }
 
-/** Resolve a revision to a full commit id. */
-export const resolveRev = async (repo: string, rev: string): Promise<string> =>
-  (await git(repo, ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`])).trim()
+/** Resolve a revision to a full commit id; the error says whether the repository or the revision is the problem. */
+export const resolveRev = async (repo: string, rev: string): Promise<string> => {
+  try {
+    return (await git(repo, ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`])).trim()
+  } catch {
+    const inside = await git(repo, ["rev-parse", "--is-inside-work-tree"]).then(() => true, () => false)
+    const bare = inside ? false : await git(repo, ["rev-parse", "--is-bare-repository"]).then((out) => out.trim() === "true", () => false)
+    if (!inside && !bare) throw new Error(`${repo} is not a git repository`)
+    throw new Error(rev === "HEAD" ? `${repo} has no commits yet` : `unknown revision ${rev} in ${repo}`)
+  }
+}
 
 /**
  * The first-parent commits after `from` up to `to` (default HEAD), oldest first.

@@ -19,6 +19,7 @@ import {
   Tracker,
   withReminder,
   type AssemblyInput,
+  type AssemblyResult,
   type Block,
   type Breakpoint,
   type CachedTier,
@@ -90,6 +91,8 @@ export interface Strategy {
   /** The request was sent and answered: advance session state (tracker commit, transcript reply). */
   readonly answered: (turn: TurnInput) => Promise<void>
   readonly dispose: () => Promise<void>
+  /** Strata strategies: the last request's tier report and where its breakpoints landed. */
+  readonly inspect?: () => AssemblyResult | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -142,18 +145,14 @@ const assemblyInput = (env: SessionEnv, turn: TurnInput): AssemblyInput => ({
   history: turn.history
 })
 
-/** The pipeline's layers as the CLI composes them, over the turn's map and an in-memory tracker. */
-const pipelineRuntime = (env: SessionEnv, map: () => SymbolMapSnapshot, policy: PolicyName | undefined) => {
-  const base = Layer.mergeAll(
+/** The pipeline's layers as the CLI composes them, over the turn's symbol map (no tracker: flat assembly). */
+const pipelineLayer = (env: SessionEnv, map: () => SymbolMapSnapshot) =>
+  Layer.mergeAll(
     Pipeline.layer,
     Tokenizer.layerFrom(env.counter),
     Layer.succeed(SymbolIndex, { snapshot: Effect.sync(map) }),
     placementLayerFor(env.provider)
   )
-  return policy === undefined
-    ? ManagedRuntime.make(base)
-    : ManagedRuntime.make(Layer.mergeAll(base, TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } })))
-}
 
 const currentMap = () => {
   let map: SymbolMapSnapshot | undefined
@@ -178,7 +177,7 @@ const currentMap = () => {
  */
 const flatStrategy = (env: SessionEnv, name: "none" | "trailing"): Strategy => {
   const map = currentMap()
-  const runtime = pipelineRuntime(env, map.get, undefined)
+  const runtime = ManagedRuntime.make(pipelineLayer(env, map.get))
   return {
     name,
     request: async (turn) => {
@@ -279,10 +278,14 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
  */
 const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName): Strategy => {
   const map = currentMap()
-  const runtime = pipelineRuntime(env, map.get, policy)
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(pipelineLayer(env, map.get), TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } }))
+  )
   let commit: Effect.Effect<void, unknown> | undefined
+  let last: AssemblyResult | undefined
   return {
     name: strataStrategy(policy),
+    inspect: () => last,
     request: async (turn) => {
       map.set(turn.map)
       if (turn.historyCompacted) await runtime.runPromise(Effect.gen(function* () {
@@ -290,6 +293,7 @@ const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName): Strategy => 
       }))
       const result = await runtime.runPromise(assemble(assemblyInput(env, turn)))
       commit = result.commit
+      last = result
       return result.placed.body
     },
     answered: async () => {

@@ -1,0 +1,51 @@
+/**
+ * `strata replay`: replay a repository's git history as a coding session under every
+ * caching strategy and print what each would cost. The work lives in `run.ts`, loaded
+ * only when the command runs.
+ */
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { REPLAY_PROVIDERS, STRATEGIES } from "./strategies.ts"
+
+export const replayCommand = Command.make(
+  "replay",
+  {
+    from: Flag.String("from").pipe(
+      Flag.withMetavar("REV"),
+      Flag.withDescription("Start at this revision (default: the root commit); every later first-parent commit is one turn"),
+      Flag.optional
+    ),
+    turns: Flag.Int("turns").pipe(Flag.withMetavar("N"), Flag.withDescription("Replay at most N turns (default: all)"), Flag.optional),
+    provider: Flag.Literals("provider", REPLAY_PROVIDERS).pipe(
+      Flag.withDescription(`Provider whose request format and prompt cache are simulated: ${REPLAY_PROVIDERS.join(", ")}`),
+      Flag.withDefault("anthropic" as const)
+    ),
+    model: Flag.String("model").pipe(Flag.withDescription("Model id (default: the provider's default model)"), Flag.optional),
+    gapSeconds: Flag.Finite("gap-seconds").pipe(
+      Flag.withMetavar("S"),
+      Flag.withDescription("Seconds between turns, so cache lifetimes matter (default 90)"),
+      Flag.withDefault(90)
+    ),
+    strategy: Flag.Literals("strategy", ["all", ...STRATEGIES] as const).pipe(
+      Flag.withDescription(`Strategy to run: ${STRATEGIES.join(", ")} or all (none and oracle always run, for the ratios)`),
+      Flag.withDefault("all" as const)
+    ),
+    dump: Flag.String("dump").pipe(
+      Flag.withMetavar("FILE.jsonl"),
+      Flag.withDescription('Write every request as one JSON line {"t": seconds, "strategy": name, "request": <native body>}'),
+      Flag.optional
+    ),
+    plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG plot of the cost of each turn by strategy"), Flag.optional)
+  },
+  (flags) => Effect.flatMap(Effect.promise(() => import("./run.ts")), (m) => m.runReplayCommand(flags))
+).pipe(
+  Command.withDescription(
+    "Replay the repository's git history as a coding session (each commit one turn: the files it touches are selected, its message is the prompt) under each caching strategy, score every request with the provider's prompt-cache simulator, and print input tokens, cache reads and writes, hit rate and cost per strategy, relative to no caching and to the oracle bound. Nothing is checked out and nothing under .strata/ is written."
+  ),
+  Command.withShortDescription("Measure cache hit rate and cost on a git history, per strategy"),
+  Command.withExamples([
+    { command: "strata replay --turns 20", description: "The first 20 commits of this repository, every strategy" },
+    { command: "strata replay --repo examples/demo-repo --provider openai --plot replay.svg", description: "The demo repository on OpenAI, with a plot" },
+    { command: "strata replay --strategy strata-gated --dump requests.jsonl --json", description: "One strategy, every native request body saved for re-scoring" }
+  ])
+)

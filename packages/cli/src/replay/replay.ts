@@ -1,0 +1,224 @@
+/**
+ * `runReplay`: drives every strategy through the same simulated session of a git
+ * history and scores each request with the provider's prompt-cache simulator. The
+ * session is the one a live user would have: the symbol map, file tree and tracker
+ * update per turn, history is compacted at the CLI's trigger, time advances
+ * `gapSeconds` per turn. Deterministic: the same repository and options give the
+ * same report, byte for byte.
+ */
+import { Effect, Layer, ManagedRuntime } from "effect"
+import {
+  CompactionModel,
+  HistoryCompactor,
+  makeTokenCounter,
+  modelInfo,
+  Prompts,
+  Tokenizer,
+  type Message,
+  type TokenCounter
+} from "@strata/core/effect"
+import { lookupModel } from "@strata/providers"
+import { SymbolIndexer } from "@strata/symbols"
+import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
+import { listCommits } from "./git.ts"
+import { MemoryFileSystem } from "./memfs.ts"
+import { dumpLine, makeScorer, summarize, type RequestScore, type StrategyRow } from "./score.ts"
+import { replaySession } from "./session.ts"
+import { makeStrategy, STRATEGIES, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
+
+export interface ReplayOptions {
+  /** The repository whose history is replayed. */
+  readonly repo: string
+  /** Start revision (default: the root commit); each later first-parent commit is a turn. */
+  readonly from?: string | undefined
+  /** Most turns (default: every commit after `from`). */
+  readonly turns?: number | undefined
+  readonly provider?: ReplayProvider | undefined
+  /** Default: the CLI's default model for the provider. */
+  readonly model?: string | undefined
+  /** Seconds between turns (default 90). */
+  readonly gapSeconds?: number | undefined
+  /** Strategies to run (default all); `none` and `oracle` always run, for the ratios. */
+  readonly strategies?: ReadonlyArray<StrategyName> | undefined
+  /** History tokens at which the conversation is compacted (default: the CLI's, 24,000). */
+  readonly compactionTokens?: number | undefined
+  /** Tracker `cacheTargetTokens` for the Strata strategies (default: the model's minimum cacheable prefix). */
+  readonly cacheTargetTokens?: number | undefined
+  /** Tokens at which `transcript` compacts (default: 75% of the model's input window). */
+  readonly transcriptWindowTokens?: number | undefined
+  /** Called with each request's dump line (`{"t","strategy","request"}`), in send order. */
+  readonly onRequest?: ((line: string) => void | Promise<void>) | undefined
+  /** Called after each turn. */
+  readonly onTurn?: ((done: number, total: number) => void | Promise<void>) | undefined
+}
+
+/** One turn's cost per strategy (USD when the model has a price, else equivalent tokens). */
+export interface TurnCost {
+  readonly index: number
+  readonly t: number
+  readonly commit: string
+  readonly subject: string
+  readonly cost: Readonly<Partial<Record<StrategyName, number>>>
+}
+
+/** What a replay measured. */
+export interface ReplayReport {
+  readonly repo: string
+  readonly provider: ReplayProvider
+  readonly model: string
+  /** The commit the session starts at (not itself a turn). */
+  readonly start: string
+  readonly turns: number
+  readonly gapSeconds: number
+  /** `usd` when the model has a price in the table, else `input-equivalent tokens`. */
+  readonly costUnit: "usd" | "tokens"
+  readonly settings: {
+    readonly compactionTokens: number
+    readonly cacheTargetTokens: number
+    readonly transcriptWindowTokens: number
+    readonly tokenizer: string
+  }
+  readonly rows: ReadonlyArray<StrategyRow>
+  readonly perTurn: ReadonlyArray<TurnCost>
+}
+
+/** Root of the in-memory repository the indexer reads (no such directory exists on disk). */
+const MEM_ROOT = "/strata-replay"
+
+/**
+ * A deterministic stand-in for the compaction model (a replay makes no network calls):
+ * no topic boundary, and a summary listing the subjects of the compacted prompts.
+ */
+export const replayCompactionModel: Layer.Layer<CompactionModel> = Layer.succeed(CompactionModel, {
+  complete: (request) => {
+    const subjects = [...request.user.matchAll(/^\[\d+\] USER: (.*)$/gm)].map((m) => (m[1] ?? "").slice(0, 120))
+    const summary = `Earlier in this session: ${subjects.join("; ")}`.slice(0, Math.max(200, request.maxTokens * 2))
+    return Effect.succeed(JSON.stringify({ boundary_index: null, boundary_reason: "", confidence: 0, summary }))
+  }
+})
+
+const compactor = async (counter: TokenCounter, triggerTokens: number) => {
+  const runtime = ManagedRuntime.make(
+    HistoryCompactor.layer({ config: { triggerTokens } }).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), replayCompactionModel)))
+  )
+  const service = await runtime.runPromise(Effect.gen(function* () {
+    return yield* HistoryCompactor
+  }))
+  return { service, dispose: () => runtime.dispose() }
+}
+
+const bundledPrompts = () =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const prompts = yield* Prompts
+      return { system: (yield* prompts.systemPrompt).text, reminder: (yield* prompts.systemReminder).text }
+    }).pipe(Effect.provide(Prompts.layer()))
+  )
+
+/** The strategies a run needs: the requested ones plus `none` and `oracle`, in table order. */
+export const strategiesToRun = (requested: ReadonlyArray<StrategyName> | undefined): ReadonlyArray<StrategyName> => {
+  const wanted = new Set<StrategyName>(requested ?? STRATEGIES)
+  wanted.add("none")
+  wanted.add("oracle")
+  return STRATEGIES.filter((s) => wanted.has(s))
+}
+
+/**
+ * Replay a repository's history as a coding session under each strategy and score
+ * every request.
+ *
+ * @example
+ * ```ts
+ * const report = await runReplay({ repo: "examples/demo-repo", turns: 10, provider: "anthropic" })
+ * for (const row of report.rows) console.log(row.strategy, row.hitRate, row.vsOracle)
+ * ```
+ */
+export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> => {
+  const provider = options.provider ?? "anthropic"
+  const model = options.model ?? DEFAULT_MODELS[provider]
+  const gapSeconds = options.gapSeconds ?? 90
+  const limits = lookupModel(provider, model)
+  const compactionTokens = options.compactionTokens ?? DEFAULTS.budgets.compactionTokens
+  const cacheTargetTokens = options.cacheTargetTokens ?? limits.minCacheTokens
+  const transcriptWindowTokens = options.transcriptWindowTokens ?? Math.floor(0.75 * modelInfo(model).maxInputTokens)
+  const names = strategiesToRun(options.strategies)
+
+  const { start, commits } = await listCommits(options.repo, options.from === undefined ? {} : { from: options.from })
+  const total = Math.min(commits.length, options.turns ?? commits.length)
+  const counter = await makeTokenCounter(model)
+  const prompts = await bundledPrompts()
+  const history = await compactor(counter, compactionTokens)
+  const transcript = await compactor(counter, transcriptWindowTokens)
+  const env: SessionEnv = {
+    provider,
+    model,
+    systemPrompt: prompts.system,
+    systemReminder: prompts.reminder,
+    counter,
+    cacheTargetTokens,
+    transcriptCompactor: transcript.service
+  }
+  const scorer = makeScorer({ provider, model, countTokens: counter.count })
+  const fs = new MemoryFileSystem(MEM_ROOT)
+  const indexer = await SymbolIndexer.create(MEM_ROOT, { fs, git: false, cache: false })
+  const strategies: Array<Strategy> = names.map((name) => makeStrategy(name, env))
+  const scores: Array<RequestScore> = []
+  const perTurn: Array<TurnCost> = []
+  const costUnit = scorer.limits.price === undefined ? "tokens" : "usd"
+  let conversation: ReadonlyArray<Message> = []
+  try {
+    for await (const turn of replaySession(options.repo, { from: start, turns: total, gapSeconds })) {
+      const text = new Map(turn.files.map((f) => [f.path, f]))
+      fs.set(turn.allPaths.map((path) => {
+        const file = text.get(path)
+        return file === undefined ? { path, blob: `opaque:${path}`, content: undefined } : { path, blob: file.blob, content: file.content }
+      }))
+      const map = await indexer.refresh()
+      const compacted = await Effect.runPromise(history.service.compactHistoryIfNeeded(conversation))
+      if (compacted.compacted) conversation = compacted.history
+      const input: TurnInput = {
+        index: turn.index,
+        t: turn.t,
+        prompt: turn.prompt,
+        reply: turn.reply,
+        files: turn.selected.map((f) => ({ path: f.path, content: f.content })),
+        history: conversation,
+        historyCompacted: compacted.compacted,
+        map
+      }
+      const cost: Partial<Record<StrategyName, number>> = {}
+      for (const strategy of strategies) {
+        const body = await strategy.request(input)
+        const score = scorer.score(strategy.name, body, turn.t)
+        scores.push(score)
+        cost[strategy.name] = costUnit === "usd" ? (score.usd ?? 0) : score.equivalentTokens
+        if (options.onRequest !== undefined) await options.onRequest(dumpLine(turn.t, strategy.name, body))
+        await strategy.answered(input)
+      }
+      perTurn.push({ index: turn.index, t: turn.t, commit: turn.commit.sha, subject: turn.prompt.split("\n")[0] ?? "", cost })
+      conversation = [...conversation, { role: "user", content: turn.prompt }, { role: "assistant", content: turn.reply }]
+      if (options.onTurn !== undefined) await options.onTurn(turn.index + 1, total)
+    }
+  } finally {
+    for (const s of strategies) await s.dispose()
+    await history.dispose()
+    await transcript.dispose()
+  }
+  return {
+    repo: options.repo,
+    provider,
+    model,
+    start,
+    turns: perTurn.length,
+    gapSeconds,
+    costUnit,
+    settings: {
+      compactionTokens,
+      cacheTargetTokens,
+      transcriptWindowTokens,
+      tokenizer: `${counter.encoding}${counter.exact ? "" : " (approximate)"}`
+    },
+    rows: summarize(scores),
+    perTurn
+  }
+}

@@ -1,0 +1,266 @@
+// `strata replay`: deterministic tables, dumps that re-score to the same table, awkward
+// histories, the oracle and baseline layouts, the in-memory file system and the plot.
+import { execFileSync } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SymbolIndexer } from "@strata/symbols"
+import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
+import { MemoryFileSystem } from "../src/replay/memfs.ts"
+import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
+import { formatReport, formatTable, plotSvg } from "../src/replay/report.ts"
+import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
+import { STRATEGIES } from "../src/replay/strategies.ts"
+import { runBin, tempDir } from "./support.ts"
+
+const demo = tempDir("strata-replay-demo-")
+const awkward = tempDir("strata-replay-awkward-")
+const scratch = tempDir("strata-replay-out-")
+afterAll(() => [demo, awkward, scratch].forEach((d) => d.cleanup()))
+
+const MODEL = "claude-sonnet-4-5"
+
+beforeAll(() => {
+  makeDemoRepo({ out: demo.path, replace: true })
+  // Renames, deletions, a binary file changed and deleted, and a merge commit.
+  const repo = awkward.path
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com",
+    GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z"
+  }
+  const git = (...args: Array<string>) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", env })
+  const write = (path: string, content: string | Buffer) => {
+    mkdirSync(join(repo, path, ".."), { recursive: true })
+    writeFileSync(join(repo, path), content)
+  }
+  git("init", "-q", "-b", "main")
+  write("src/a.ts", "export const a = 1\nexport function f(x: number): number {\n  return x\n}\n")
+  write("src/b.py", "def g(y):\n    return y\n")
+  git("add", "-A"); git("commit", "-qm", "initial")
+  write("src/a.ts", "export const a = 2\nexport function f(x: number): number {\n  return x + a\n}\n")
+  write("logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2]))
+  git("add", "-A"); git("commit", "-qm", "change a, add a binary")
+  git("mv", "src/a.ts", "src/renamed.ts"); git("commit", "-qm", "rename a")
+  write("logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 3, 4]))
+  git("add", "-A"); git("commit", "-qm", "change the binary")
+  git("checkout", "-qb", "side"); write("side.go", "package side\n\nfunc Side() int { return 1 }\n"); git("add", "-A"); git("commit", "-qm", "side work")
+  git("checkout", "-q", "main"); write("main.txt", "main\n"); git("add", "-A"); git("commit", "-qm", "main work")
+  git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+  git("rm", "-q", "logo.png", "src/b.py"); git("commit", "-qm", "delete the binary and the python file")
+})
+
+const replayDemo = async (lines?: Array<string>): Promise<ReplayReport> =>
+  runReplay({
+    repo: demo.path,
+    turns: 10,
+    provider: "anthropic",
+    model: MODEL,
+    ...(lines === undefined ? {} : { onRequest: (line: string) => void lines.push(line) })
+  })
+
+describe("replay of the example repository's first 10 commits", () => {
+  let first: ReplayReport
+  const lines: Array<string> = []
+  beforeAll(async () => {
+    first = await replayDemo(lines)
+  }, 120_000)
+
+  it("is deterministic: the same table twice", async () => {
+    const second = await replayDemo()
+    expect(formatTable(second.rows)).toBe(formatTable(first.rows))
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first))
+    expect(first.turns).toBe(10)
+    expect(first.rows.map((r) => r.strategy)).toEqual([...STRATEGIES])
+    expect(first.rows.every((r) => r.requests === 10)).toBe(true)
+  })
+
+  it("has a sane table: none reads nothing, the oracle costs least, ratios are against none and oracle", () => {
+    const row = (s: string) => first.rows.find((r) => r.strategy === s)!
+    expect(row("none")).toMatchObject({ cacheRead: 0, cacheWrite: 0, hitRate: 0, vsNone: 1 })
+    expect(row("none").uncached).toBe(row("none").inputTokens)
+    expect(row("oracle").vsOracle).toBe(1)
+    for (const r of first.rows) {
+      expect(r.cacheRead + r.cacheWrite + r.uncached).toBe(r.inputTokens)
+      expect(r.vsOracle).toBeCloseTo((r.vsNone ?? 0) / (row("oracle").vsNone ?? 1), 9)
+    }
+    // Every strategy sends the same information; only the transcript keeps stale copies.
+    const base = row("none").inputTokens
+    for (const s of ["trailing", "segments", "strata-threshold", "strata-gated", "strata-flux", "oracle"]) {
+      expect(Math.abs(row(s).inputTokens - base) / base).toBeLessThan(0.05)
+    }
+    // The trailing breakpoint writes every request and reads nothing back (the flat layout is not append-only).
+    expect(row("trailing").vsNone).toBeGreaterThan(1)
+    expect(row("oracle").vsNone).toBeLessThan(0.5)
+  })
+
+  it("re-scoring the dump with the simulators reproduces the table", async () => {
+    expect(lines).toHaveLength(10 * STRATEGIES.length)
+    const parsed = parseDump(lines.join("\n"))
+    expect(parsed[0]).toMatchObject({ t: 0, strategy: "none" })
+    expect(parsed.at(-1)).toMatchObject({ t: 9 * 90, strategy: "oracle" })
+    const { rows } = await rescoreDump(lines.join("\n") + "\n", { provider: "anthropic", model: MODEL })
+    expect(rows).toEqual(first.rows)
+    expect(formatTable(rows)).toBe(formatTable(first.rows))
+  })
+
+  it("dumps native Anthropic bodies, with cache_control only where a strategy places breakpoints", () => {
+    const bodies = parseDump(lines.join("\n"))
+    const marks = (b: unknown) => JSON.stringify(b).split('"cache_control"').length - 1
+    for (const { strategy, request } of bodies) {
+      expect(request).toMatchObject({ model: MODEL, messages: expect.any(Array) })
+      if (strategy === "none" || strategy === "oracle") expect(marks(request)).toBe(0)
+      if (strategy === "trailing" || strategy === "transcript") expect(marks(request)).toBeLessThanOrEqual(1)
+      expect(marks(request)).toBeLessThanOrEqual(4)
+    }
+  })
+
+  it("the transcript is append-only: each request extends the previous one", () => {
+    const transcript = parseDump(lines.join("\n")).filter((l) => l.strategy === "transcript").map((l) => textsOf(l.request))
+    for (let i = 1; i < transcript.length; i++) {
+      const previous = transcript[i - 1]!
+      // the previous request's texts are a prefix of this one's (the prompt gained the reply after it)
+      expect(transcript[i]!.slice(0, previous.length)).toEqual(previous)
+    }
+  })
+
+  it("prints a heading, the settings and the table; plots every strategy", () => {
+    const text = formatReport(first)
+    expect(text).toContain("10 turns of")
+    expect(text).toMatch(/strata-gated +[\d,]+ +[\d,]+/)
+    const svg = plotSvg(first)
+    expect(svg.startsWith("<svg")).toBe(true)
+    expect(svg.trim().endsWith("</svg>")).toBe(true)
+    expect(svg.match(/<polyline /g)).toHaveLength(STRATEGIES.length)
+    expect(plotSvg(first)).toBe(svg)
+    for (const s of STRATEGIES) expect(svg).toContain(`>${s} (`)
+  })
+})
+
+describe("replay of an awkward history", () => {
+  it("replays renames, deletions, binary files and a merge commit without error", async () => {
+    const lines: Array<string> = []
+    const report = await runReplay({ repo: awkward.path, provider: "bedrock", onRequest: (l) => void lines.push(l) })
+    // the side branch's commit is not on the first-parent line: 6 turns after the initial commit
+    expect(report.turns).toBe(6)
+    expect(report.rows.every((r) => r.requests === 6)).toBe(true)
+    // The binary file is listed in the tree but never read as text.
+    expect(lines.join("\n")).toContain("logo.png")
+    expect(lines.join("\n")).not.toContain("\\u0000")
+    const { rows } = await rescoreDump(lines.join("\n"), { provider: "bedrock", model: report.model })
+    expect(rows).toEqual(report.rows)
+  }, 120_000)
+
+  it("honours --from and --turns, and runs only the requested strategies plus none and oracle", async () => {
+    const head = execFileSync("git", ["-C", awkward.path, "rev-list", "--first-parent", "--reverse", "HEAD"], { encoding: "utf8" }).trim().split("\n")
+    const report = await runReplay({ repo: awkward.path, from: head[2], turns: 2, strategies: ["segments"], provider: "openai", gapSeconds: 400 })
+    expect(report.start).toBe(head[2])
+    expect(report.perTurn.map((t) => [t.commit, t.t])).toEqual([[head[3], 0], [head[4], 400]])
+    expect(report.rows.map((r) => r.strategy)).toEqual(["none", "segments", "oracle"])
+  }, 120_000)
+})
+
+describe("scoring", () => {
+  const body = (texts: ReadonlyArray<string>) => ({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: texts.map((text) => ({ type: "text", text })) }] })
+
+  it("oracle: unchanged blocks are read, changed and new ones written (multiset, per the previous request)", () => {
+    const scorer = makeScorer({ provider: "anthropic", model: MODEL, countTokens: (t) => t.length })
+    const a = scorer.score("oracle", body(["aaaa", "bb", "bb"]), 0)
+    expect(a).toMatchObject({ cacheRead: 0, cacheWrite: 8, uncached: 0, promptTokens: 8 })
+    const b = scorer.score("oracle", body(["aaaa", "bb", "cc", "dddddd"]), 90)
+    expect(b).toMatchObject({ cacheRead: 6, cacheWrite: 8, uncached: 0 })
+    // Sonnet 4.5: reads at 0.1, 5-minute writes at 1.25
+    expect(b.equivalentTokens).toBeCloseTo(6 * 0.1 + 8 * 1.25, 9)
+  })
+
+  it("none: every input token at the base price, whatever the body asks for", () => {
+    const scorer = makeScorer({ provider: "anthropic", model: MODEL, countTokens: (t) => t.length })
+    const marked = { ...body(["x".repeat(5000)]), system: [{ type: "text", text: "y".repeat(3000), cache_control: { type: "ephemeral" } }] }
+    const first = scorer.score("none", marked, 0)
+    const again = scorer.score("none", marked, 10)
+    expect(again).toMatchObject({ cacheRead: 0, cacheWrite: 0, uncached: 8000, equivalentTokens: 8000 })
+    expect(again.usd).toBeCloseTo(first.usd ?? 0, 12)
+    // the same body as another strategy is cached by that strategy's own simulator
+    expect(scorer.score("segments", marked, 0).cacheWrite).toBe(3000)
+    expect(scorer.score("segments", marked, 10).cacheRead).toBe(3000)
+  })
+
+  it("textsOf finds the text of every provider's body shape", () => {
+    expect(textsOf({ system: [{ text: "s" }], messages: [{ role: "user", content: [{ text: "u" }, { cachePoint: { type: "default" } }] }] })).toEqual(["s", "u"])
+    expect(textsOf({ systemInstruction: { parts: [{ text: "s" }] }, contents: [{ role: "user", parts: [{ text: "u" }] }] })).toEqual(["s", "u"])
+  })
+
+  it("summarize orders rows by strategy and relates costs to none and oracle", () => {
+    const score = (strategy: "none" | "oracle" | "segments", usd: number) => ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd })
+    const rows = summarize([score("oracle", 1), score("segments", 2), score("none", 4)])
+    expect(rows.map((r) => [r.strategy, r.vsNone, r.vsOracle])).toEqual([["none", 1, 4], ["segments", 0.5, 2], ["oracle", 0.25, 1]])
+  })
+
+  it("parseDump refuses malformed lines with their line number", () => {
+    expect(() => parseDump(`${dumpLine(0, "none", {})}\nnot json`)).toThrow(/line 2/)
+    expect(() => parseDump(`{"t":0,"strategy":"bogus","request":{}}`)).toThrow(/line 1/)
+  })
+})
+
+describe("the in-memory file system the symbol index reads", () => {
+  it("indexes a turn's files, re-parses only what changed, and lists binary files in the tree only", async () => {
+    const fs = new MemoryFileSystem("/virtual/repo")
+    fs.set([
+      { path: "src/a.ts", blob: "1", content: "export function a(): number {\n  return 1\n}\n" },
+      { path: "src/b.ts", blob: "2", content: "import { a } from \"./a\"\nexport const b = a()\n" },
+      { path: "img/logo.png", blob: "3", content: undefined }
+    ])
+    expect(fs.readdir("/virtual/repo").map((e) => [e.name, e.isDirectory()])).toEqual([["src", true], ["img", true]])
+    expect(() => fs.stat("/virtual/repo/missing.ts")).toThrow(/ENOENT/)
+    expect(() => fs.writeFile("/virtual/repo/x")).toThrow(/EROFS/)
+    const indexer = await SymbolIndexer.create("/virtual/repo", { fs, git: false, cache: false })
+    const first = await indexer.refresh()
+    expect(first.files).toEqual(["img/logo.png", "src/a.ts", "src/b.ts"])
+    expect(first.symbolFiles).toEqual(["src/a.ts", "src/b.ts"])
+    const mtime = fs.stat("/virtual/repo/src/b.ts").mtimeMs
+    fs.set([
+      { path: "src/a.ts", blob: "1b", content: "export function a(x: number): number {\n  return x\n}\n" },
+      { path: "src/b.ts", blob: "2", content: "import { a } from \"./a\"\nexport const b = a()\n" }
+    ])
+    expect(fs.stat("/virtual/repo/src/b.ts").mtimeMs).toBe(mtime)
+    const second = await indexer.refresh()
+    expect(second.stats.parsed).toBe(1)
+    expect(second.files).toEqual(["src/a.ts", "src/b.ts"])
+    expect(second.block("src/a.ts")).toContain("a(x)")
+    expect(second.legend).toBe(first.legend)
+  })
+})
+
+describe("strata replay (the binary)", () => {
+  it("prints the table, writes the dump and the plot; --json gives the report", async () => {
+    const dump = join(scratch.path, "requests.jsonl")
+    const plot = join(scratch.path, "replay.svg")
+    const r = await runBin(["replay", "--repo", demo.path, "--turns", "3", "--strategy", "strata-flux", "--dump", dump, "--plot", plot])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^3 turns of /)
+    expect(r.stdout).toMatch(/strata-flux/)
+    expect(r.stdout).not.toMatch(/segments/)
+    expect(readFileSync(plot, "utf8")).toMatch(/^<svg/)
+    const lines = readFileSync(dump, "utf8").trim().split("\n")
+    expect(lines).toHaveLength(3 * 3)
+    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 0, strategy: "none", request: { model: expect.any(String), messages: expect.any(Array) } })
+    const json = await runBin(["replay", "--repo", demo.path, "--turns", "2", "--strategy", "oracle", "--provider", "gemini", "--json"])
+    expect(json.code, json.stderr).toBe(0)
+    const report = JSON.parse(json.stdout) as ReplayReport
+    expect(report).toMatchObject({ provider: "gemini", turns: 2 })
+    expect(report.rows.map((row) => row.strategy)).toEqual(["none", "oracle"])
+  }, 120_000)
+
+  it("reports bad input with a hint and the usage exit code", async () => {
+    const bad = await runBin(["replay", "--repo", demo.path, "--turns", "0"])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--turns must be a positive number/)
+    const notGit = await runBin(["replay", "--repo", scratch.path])
+    expect(notGit.code).toBe(1)
+    expect(notGit.stderr).toMatch(/Replay failed/)
+    expect(notGit.stderr).toMatch(/hint: pass --repo PATH naming a git repository/)
+    const rev = await runBin(["replay", "--repo", demo.path, "--from", "no-such-rev"])
+    expect(rev.code).toBe(1)
+    expect(rev.stderr).toMatch(/hint: --from takes a commit/)
+  }, 120_000)
+})
