@@ -66,6 +66,17 @@ if (process.argv[2] === "child") {
       result.edits.push({ file: f, wall: performance.now() - a, cpu: (cc.user + cc.system) / 1000, parsed: m.stats.parsed, timings: m.stats.timings })
       if (!m.block(f).includes(`benchAdded${i}`)) throw new Error(`edit of ${f} not reflected in its block`)
     }
+    // The same edits again, told to the indexer (`refresh({ changed })`): no listing, no stat of other files.
+    result.hinted = []
+    for (const [i, f] of files.entries()) {
+      appendFileSync(join(CORPUS, f), `\nexport function benchHinted${i}(a, b) { return a }\n`)
+      const a = performance.now()
+      const c = process.cpuUsage()
+      const m = await indexer.refresh({ changed: [f] })
+      const cc = process.cpuUsage(c)
+      result.hinted.push({ file: f, wall: performance.now() - a, cpu: (cc.user + cc.system) / 1000, parsed: m.stats.parsed })
+      if (!m.block(f).includes(`benchHinted${i}`)) throw new Error(`hinted edit of ${f} not reflected in its block`)
+    }
     for (const [f, text] of originals) writeFileSync(join(CORPUS, f), text)
     await indexer.refresh()
   }
@@ -291,9 +302,11 @@ const row = (label, wall, cpu = NaN) => console.log(`${label.padEnd(44)}${ms(wal
 row(`cold index, ${full.cold.stats.symbolFiles} files parsed (median of ${COLD_RUNS})`, coldWall, coldCpu)
 row(`warm, no change (median of ${WARM_RUNS})`, warmWall)
 row(`one file changed, re-index (median of ${EDIT_RUNS})`, editWall, editCpu)
+row(`  best of the ${EDIT_RUNS}`, Math.min(...full.edits.map((e) => e.wall)), Math.min(...full.edits.map((e) => e.cpu)))
+row(`  told which file: refresh({ changed }) (median)`, median(full.hinted.map((e) => e.wall)), median(full.hinted.map((e) => e.cpu)))
 row("warm start, new process, cache on disk", warmStart.warmStart.wall, warmStart.warmStart.cpu)
 console.log(`peak RSS ${peak.toFixed(0)} MB (cold run, whole process incl. WASM grammars); heap after cold ${full.heapMb.toFixed(0)} MB`)
-console.log(`files re-parsed: warm ${Math.max(...full.warm.map((w) => w.parsed))}, per edit ${[...new Set(full.edits.map((e) => e.parsed))].join("/")}, warm start ${warmStart.warmStart.stats.parsed}; problems reported: ${full.cold.problems} (mostly .d.ts syntax the grammar does not know)`)
+console.log(`files re-parsed: warm ${Math.max(...full.warm.map((w) => w.parsed))}, per edit ${[...new Set([...full.edits, ...full.hinted].map((e) => e.parsed))].join("/")}, warm start ${warmStart.warmStart.stats.parsed}; problems reported: ${full.cold.problems} (mostly .d.ts syntax the grammar does not know)`)
 const phases = Object.keys(full.edits[0].timings)
 console.log(`one-file re-index by phase (median ms): ${phases.map((p) => `${p} ${median(full.edits.map((e) => e.timings[p])).toFixed(1)}`).join(", ")}`)
 
@@ -307,7 +320,7 @@ if (ctagsVersion !== undefined) {
   console.log(`cold / ctags: ${ratioCpu.toFixed(2)}x cpu, ${ratioWall.toFixed(2)}x wall  (target <= 5x on cpu: ${ratioCpu <= 5 ? "PASS" : "FAIL"})`)
   if (ratioCpu > 5) failed = true
 }
-console.log(`one-file re-index median ${ms(editWall)}  (target < 50 ms: ${editWall < 50 ? "PASS" : "FAIL"})`)
+console.log(`one-file re-index median ${ms(editWall)} wall, ${ms(editCpu)} cpu  (target < 50 ms wall: ${editWall < 50 ? "PASS" : "FAIL"})`)
 if (editWall >= 50) failed = true
 
 if (ctagsVersion !== undefined) {

@@ -81,6 +81,18 @@ export interface IndexOptions {
   readonly fs?: FileSystem
 }
 
+/** Options of one `SymbolIndexer.refresh`. */
+export interface RefreshOptions {
+  /**
+   * Repository-relative paths that may have been created, modified or deleted since
+   * the previous refresh; every other file is trusted unchanged, so nothing else is
+   * listed or stat-ed. For callers that know what they wrote (an editor, an agent
+   * applying edits). The paths must be files of the tree (not ignored); a refresh
+   * without hints afterwards catches up on anything the hints missed.
+   */
+  readonly changed?: ReadonlyArray<string>
+}
+
 /** Counters of one refresh. */
 export interface IndexStats {
   /** Files in the tree. */
@@ -190,6 +202,8 @@ export class SymbolIndexer {
   private readonly configs = new Map<string, ConfigText>()
   private readonly defs = new WeakMap<FileSymbols, ReadonlySet<string>>()
   private readonly callNames = new WeakMap<FileSymbols, ReadonlySet<string>>()
+  private readonly parseProblems = new WeakMap<FileSymbols, Problem>()
+  private skipped = new Map<string, Problem>()
   private previousSelection = new Set<string>()
   private memo: Memo = emptyMemo()
   private files: ReadonlyArray<string> = []
@@ -219,9 +233,12 @@ export class SymbolIndexer {
     return new SymbolIndexer(root, await Parsers.load(), options)
   }
 
-  /** Bring the index up to date with the working tree and return the map. Calls are serialized. */
-  refresh(): Promise<SymbolMap> {
-    const run = this.running.then(() => this.refreshNow())
+  /**
+   * Bring the index up to date with the working tree and return the map. Calls are
+   * serialized. With `changed`, only those paths are looked at (see `RefreshOptions`).
+   */
+  refresh(options: RefreshOptions = {}): Promise<SymbolMap> {
+    const run = this.running.then(() => this.refreshNow(options.changed === undefined ? undefined : new Set(options.changed)))
     this.running = run.catch(() => undefined)
     return run
   }
@@ -289,6 +306,24 @@ export class SymbolIndexer {
     return { files, stats, problems }
   }
 
+  /** The previous listing with `changed` paths added (when they exist) or removed (when not). */
+  private patchListing(changed: ReadonlySet<string>): { readonly files: ReadonlyArray<string>; readonly stats: ReadonlyMap<string, FileStat>; readonly problems: ReadonlyArray<Problem> } {
+    const stats = new Map<string, FileStat>()
+    const files = new Set(this.files)
+    for (const path of changed) {
+      try {
+        const stat = this.fs.lstat(`${this.root}/${path}`)
+        stats.set(path, stat)
+        if (stat.isDirectory()) files.delete(path)
+        else files.add(path)
+      } catch {
+        files.delete(path)
+      }
+    }
+    this.files = [...files].sort(byCodeUnit)
+    return { files: this.files, stats, problems: this.watch?.problems ?? [] }
+  }
+
   /** mtimes of `paths` (-1 for a path that does not exist). */
   private mtimes(paths: ReadonlyArray<string>): Array<number> {
     return paths.map((p) => {
@@ -300,7 +335,7 @@ export class SymbolIndexer {
     })
   }
 
-  private async refreshNow(): Promise<SymbolMap> {
+  private async refreshNow(hint: ReadonlySet<string> | undefined): Promise<SymbolMap> {
     const timings: Record<string, number> = {}
     const clock = phaseClock(timings)
     const rootStat = (() => {
@@ -313,7 +348,9 @@ export class SymbolIndexer {
     if (!rootStat.isDirectory()) throw new Error("not a directory")
     const realRoot = this.fs.realpath(this.root)
     const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
-    const listing = await this.list()
+    // A hint is only usable once a full listing exists to patch.
+    const changed = hint !== undefined && this.watch !== undefined ? hint : undefined
+    const listing = changed === undefined ? await this.list() : this.patchListing(changed)
     clock("list")
     const problems: Array<Problem> = [...listing.problems]
     if (this.diskEntries === undefined) {
@@ -326,14 +363,30 @@ export class SymbolIndexer {
     let parsed = 0
     let rehashed = 0
     let reused = 0
-    let changed = false
+    let dirty = false
+    const skipped = new Map<string, Problem>()
     for (const path of listing.files) {
       const language = languageOf(path)
       if (language === undefined) continue
+      if (changed !== undefined && !changed.has(path)) {
+        // Trusted unchanged: keep its entry, or the reason it was skipped.
+        const kept = this.entries.get(path)
+        const reason = this.skipped.get(path)
+        if (kept !== undefined) {
+          next.set(path, kept)
+          reused++
+        } else if (reason !== undefined) {
+          skipped.set(path, reason)
+          problems.push(reason)
+        }
+        continue
+      }
       const stat = statSource(this.root, path, this.fs, maxBytes, realRoot, listing.stats.get(path))
       if (stat.kind === "not-a-file") continue
       if (stat.kind === "skipped") {
-        problems.push({ path, reason: stat.reason })
+        const problem = { path, reason: stat.reason }
+        skipped.set(path, problem)
+        problems.push(problem)
         continue
       }
       const prev = this.entries.get(path)
@@ -353,10 +406,12 @@ export class SymbolIndexer {
       }
       const read = readSource(this.root, path, this.fs)
       if (read.kind === "skipped") {
-        problems.push({ path, reason: read.reason })
+        const problem = { path, reason: read.reason }
+        skipped.set(path, problem)
+        problems.push(problem)
         continue
       }
-      changed = true
+      dirty = true
       const hash = sha256(read.text)
       if (prev !== undefined && prev.hash === hash && prev.symbols.language === language) {
         next.set(path, { ...prev, mtimeMs: stat.mtimeMs, size: stat.size })
@@ -377,9 +432,10 @@ export class SymbolIndexer {
       parsed++
       this.writeCache(problems, () => this.cache?.saveObject(objectKey(hash, language), symbols))
     }
-    if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) changed = true
+    if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) dirty = true
     this.entries = next
-    if (changed || this.diskEntries.size !== next.size) {
+    this.skipped = skipped
+    if (dirty || this.diskEntries.size !== next.size) {
       this.writeCache(problems, () => {
         this.cache?.saveIndex(new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }])))
         this.diskEntries = new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }]))
@@ -391,11 +447,9 @@ export class SymbolIndexer {
       this.collected = true
       this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
     }
-    for (const [path, entry] of next) {
-      const errors = entry.symbols.errors
-      if (errors.length === 0) continue
-      const where = errors.map((e) => (e.line > 0 ? `line ${e.line}: ${e.message}` : e.message)).join("; ")
-      problems.push({ path, reason: `parse errors (${where}); kept what tree-sitter recovered` })
+    for (const entry of next.values()) {
+      const problem = this.parseProblem(entry.symbols)
+      if (problem !== undefined) problems.push(problem)
     }
     clock("scan")
     return this.buildMap(listing.files, next, problems, { files: listing.files.length, symbolFiles: next.size, parsed, rehashed, reused }, timings)
@@ -426,6 +480,18 @@ export class SymbolIndexer {
       if (this.configs.delete(path)) this.configChanged = true
       return undefined
     }
+  }
+
+  /** The report entry for a file tree-sitter could not parse cleanly (built once per extraction). */
+  private parseProblem(symbols: FileSymbols): Problem | undefined {
+    if (symbols.errors.length === 0) return undefined
+    let problem = this.parseProblems.get(symbols)
+    if (problem === undefined) {
+      const where = symbols.errors.map((e) => (e.line > 0 ? `line ${e.line}: ${e.message}` : e.message)).join("; ")
+      problem = { path: symbols.path, reason: `parse errors (${where}); kept what tree-sitter recovered` }
+      this.parseProblems.set(symbols, problem)
+    }
+    return problem
   }
 
   /** Whether any call of the file uses one of `names` (then its resolution may change). */
@@ -575,7 +641,8 @@ export class SymbolIndexer {
       this.memo.tree = { files, text: fileTree, hash: sha256(fileTree) }
     }
     const tree = this.memo.tree
-    const refCounts = new Map([...graph.fileRefs].filter(([path]) => entries.has(path)))
+    if (this.memo.refCounts?.graph !== graph) this.memo.refCounts = { graph, counts: new Map([...graph.fileRefs].filter(([path]) => entries.has(path))) }
+    const refCounts = this.memo.refCounts.counts
     const render = (exclude: ReadonlySet<string> = new Set()): string =>
       renderMap(
         legend,
@@ -658,6 +725,7 @@ interface Memo {
       }
     | undefined
   tree: { readonly files: ReadonlyArray<string>; readonly text: string; readonly hash: string } | undefined
+  refCounts: { readonly graph: ReferenceGraph; readonly counts: ReadonlyMap<string, number> } | undefined
 }
 
 const emptyMemo = (): Memo => ({
@@ -668,7 +736,8 @@ const emptyMemo = (): Memo => ({
   graph: undefined,
   blocks: new Map(),
   rank: undefined,
-  tree: undefined
+  tree: undefined,
+  refCounts: undefined
 })
 
 /** Equal per-symbol counts (the graph shares unchanged maps, so identity usually decides). */

@@ -558,6 +558,17 @@ export const definedNames = (symbols: ReadonlyArray<SymbolInfo>): ReadonlySet<st
   return names
 }
 
+const TYPE_KINDS = new Set(["class", "struct", "interface", "enum", "namespace", "impl", "type"])
+
+/** Names of the file's classes, structs, interfaces, enums and namespaces (namespace members too). */
+const typeNames = (symbols: ReadonlyArray<SymbolInfo>, out = new Set<string>()): Set<string> => {
+  for (const s of symbols) {
+    if (TYPE_KINDS.has(s.kind)) out.add(s.name)
+    if (s.kind === "namespace") typeNames(s.children, out)
+  }
+  return out
+}
+
 const memberNames = (symbols: ReadonlyArray<SymbolInfo>, out = new Set<string>()): Set<string> => {
   for (const s of symbols) {
     for (const c of s.children) if (c.kind === "method" || c.kind === "function") out.add(c.name)
@@ -594,6 +605,7 @@ export const resolveCalls = (
 ): Array<ResolvedCall> => {
   const out: Array<ResolvedCall> = []
   const own = defs(file.path) ?? new Set<string>()
+  const ownTypes = typeNames(file.symbols)
   // Java and C++ call their own class's methods without a receiver.
   const members = file.language === "java" || file.language === "cpp" || file.language === "c" ? memberNames(file.symbols) : new Set<string>()
   const siblings =
@@ -622,7 +634,8 @@ export const resolveCalls = (
         continue
       }
       // `User.parse()` on a class of this file, or `Circle::unit()` on a class an include declares.
-      if (own.has(last)) {
+      // (Not `cache.get()` on a variable of this file: that calls into the variable's type.)
+      if (ownTypes.has(last)) {
         push(file.path, last)
         continue
       }
@@ -631,7 +644,7 @@ export const resolveCalls = (
         push(declaring, last)
         continue
       }
-      if (own.has(head)) {
+      if (ownTypes.has(head)) {
         push(file.path, head)
         continue
       }

@@ -77,6 +77,13 @@ declare module "m" { export function inner(): void }
     expect(file.calls).toEqual([])
   })
 
+  it("leaves out an ES module's unexported variables, but not its functions", () => {
+    const file = extract("m.ts", `import x from "x"\nconst cache = new Map()\nconst helper = () => cache.get(1)\nexport const PUBLIC = 1\n`)
+    expect(outline(file.symbols)).toEqual(["function helper()", "variable PUBLIC"])
+    // Outside a module (a script, CommonJS) every top-level variable is kept.
+    expect(outline(extract("s.js", `const cache = new Map()\n`).symbols)).toEqual(["variable cache"])
+  })
+
   it("skips intrinsic JSX elements but records components", () => {
     const file = extract("a.tsx", `export const View = () => <div><Card title="x" /></div>\n`)
     expect(file.calls.map((c) => c.name)).toEqual(["Card"])
@@ -216,5 +223,12 @@ export const last = (y: string) => y
     expect(outline(file.symbols)).toEqual(expect.arrayContaining(["function before(a)", "class After", "  method run(x)", "function last(y)"]))
     expect(file.symbols.find((s) => s.name === "After")!.line).toBe(15)
     expect(file.calls).toContainEqual({ name: "before", qualifier: "", line: 16, caller: "After.run" })
+  })
+})
+
+describe("Python class bodies", () => {
+  it("reads methods defined under platform guards", () => {
+    const file = extract("p.py", `class P:\n    if WINDOWS:\n        def run(self, a): pass\n    else:\n        def run(self, a, b): pass\n        def posix_only(self): pass\n    try:\n        x = 1\n    except E:\n        pass\n`)
+    expect(outline(file.symbols)).toEqual(["class P", "  field x", "  method run(a)", "  method posix_only()"])
   })
 })

@@ -105,7 +105,12 @@ const classDraft = (cls: TSNode, at: TSNode): Draft => {
   const methods: Array<Draft> = []
   const known = new Set<string>()
   const body = cls.childForFieldName("body")
-  for (const statement of body === null ? [] : named(body)) {
+  // Methods defined under `if sys.platform == ...:` or `try:` in the class body count too.
+  const flatten = (nodes: ReadonlyArray<TSNode>): Array<TSNode> =>
+    nodes.flatMap((n) =>
+      GUARDS.has(n.type) ? flatten(named(n).flatMap((part) => (part.type === "block" ? named(part) : part.type.endsWith("_clause") ? [part] : []))) : [n]
+    )
+  for (const statement of body === null ? [] : flatten(named(body))) {
     const decorated = statement.type === "decorated_definition" ? statement : null
     const def = decorated === null ? statement : decorated.childForFieldName("definition")
     if (def === null) continue
@@ -131,6 +136,8 @@ const classDraft = (cls: TSNode, at: TSNode): Draft => {
   }
   return draft("class", fieldText(cls, "name"), at, { bases, children: [...fields, ...methods] })
 }
+
+const GUARDS = new Set(["if_statement", "try_statement", "with_statement", "else_clause", "elif_clause", "except_clause", "finally_clause"])
 
 const importedName = (node: TSNode): ImportName | undefined => {
   if (node.type === "dotted_name") return { name: node.text, alias: node.text }

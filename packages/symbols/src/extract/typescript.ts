@@ -202,10 +202,12 @@ const requireCall = (value: TSNode | null): string | undefined => {
 
 interface Sink {
   readonly imports: Array<ImportInfo>
+  /** An ES module: its unexported top-level variables are private state, left out of the map. */
+  readonly module: boolean
 }
 
 /** Drafts for a `lexical_declaration` / `variable_declaration`; `require` calls become imports. */
-const declarators = (decl: TSNode, sink: Sink, at: TSNode): Array<Draft> => {
+const declarators = (decl: TSNode, sink: Sink, at: TSNode, privateState: boolean): Array<Draft> => {
   const out: Array<Draft> = []
   for (const d of named(decl)) {
     if (d.type !== "variable_declarator") continue
@@ -227,8 +229,8 @@ const declarators = (decl: TSNode, sink: Sink, at: TSNode): Array<Draft> => {
       const name = nameNode.text
       if (value !== null && FUNCTION_VALUES.has(value.type)) out.push(functionDraft(value, name, "function", d === named(decl)[0] ? at : d))
       else if (value !== null && CLASS_VALUES.has(value.type)) out.push(classDraft(value, name, "class", d === named(decl)[0] ? at : d))
-      else out.push(draft("variable", name, d === named(decl)[0] ? at : d))
-    } else {
+      else if (!privateState) out.push(draft("variable", name, d === named(decl)[0] ? at : d))
+    } else if (!privateState) {
       for (const n of named(nameNode)) {
         const name =
           n.type === "shorthand_property_identifier_pattern" || n.type === "identifier"
@@ -317,7 +319,8 @@ const statement = (node: TSNode, at: TSNode, sink: Sink, topLevel: boolean): Arr
       return [functionDraft(node, fieldText(node, "name") || "default", "function", at)]
     case "lexical_declaration":
     case "variable_declaration":
-      return declarators(node, sink, at)
+      // `at` is the export statement when the declaration is exported.
+      return declarators(node, sink, at, sink.module && topLevel && at.type !== "export_statement")
     case "ambient_declaration": {
       const out: Array<Draft> = []
       for (const c of named(node)) out.push(...statement(c, c === named(node)[0] ? at : c, sink, topLevel))
@@ -352,8 +355,9 @@ const statement = (node: TSNode, at: TSNode, sink: Sink, topLevel: boolean): Arr
 
 /** Extract imports and symbols from a TypeScript/TSX/JavaScript tree. */
 export const extractTypeScript = (root: TSNode): Extraction => {
-  const sink: Sink = { imports: [] }
-  const symbols = statements(named(root), sink, true)
+  const top = named(root)
+  const sink: Sink = { imports: [], module: top.some((n) => n.type === "import_statement" || n.type === "export_statement") }
+  const symbols = statements(top, sink, true)
   return { imports: sink.imports, symbols }
 }
 
