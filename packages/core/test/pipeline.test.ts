@@ -7,6 +7,7 @@ import {
   assemble,
   assembleMessages,
   assembleTieredMessages,
+  decodeAssemblyInput,
   extraStages,
   FileTiersStage,
   fileTiers,
@@ -258,6 +259,18 @@ describe("the pipeline's layout rules", () => {
       expect(texts[review - 2]?.startsWith("# URL Context")).toBe(true)
       expect(texts[review + 2]?.startsWith("# Working Files")).toBe(true)
     }).pipe(Effect.provide(seed({}))))
+})
+
+describe("input", () => {
+  it.effect("untrusted input is decoded; a bad field fails with InvalidInput naming it", () =>
+    Effect.gen(function* () {
+      const ok = yield* decodeAssemblyInput({ model: "gpt-4o", prompt: "Hi", systemPrompt: "S", files: [{ path: "a.ts", content: "x" }] })
+      expect(ok.files).toEqual([{ path: "a.ts", content: "x" }])
+      const bad = yield* Effect.flip(decodeAssemblyInput({ model: "gpt-4o", prompt: "Hi", systemPrompt: "S", history: [{ role: "robot", content: "x" }] }))
+      expect(bad._tag).toBe("InvalidInput")
+      expect(bad.message).toMatch(/history/)
+      expect(bad.message).toMatch(/role/)
+    }))
 })
 
 describe("tracker updates", () => {

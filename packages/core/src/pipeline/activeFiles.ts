@@ -6,7 +6,7 @@ import { Context, Effect, Layer } from "effect"
 import { formatFile } from "../assembly/headers.ts"
 import { ItemKeys } from "../domain/Item.ts"
 import { sha256 } from "../tokens/TokenCounter.ts"
-import type { FileEntry, Stage } from "./state.ts"
+import type { FileContent, FileEntry, Stage } from "./state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveFilesStage, myStage)`. */
 export class ActiveFilesStage extends Context.Service<ActiveFilesStage, Stage>()("@strata/core/pipeline/ActiveFiles") {
@@ -24,13 +24,17 @@ export const activeFiles: Stage = {
   name: "activeFiles",
   run: (state) =>
     Effect.sync(() => {
-      const byPath = new Map<string, string>()
-      for (const f of state.input.files ?? []) byPath.set(normalizePath(f.path), f.content)
-      const files = [...byPath.keys()].sort().map((path): FileEntry => {
-        const content = byPath.get(path) ?? ""
+      const files = selectedFiles(state.input.files ?? []).map(({ path, content }): FileEntry => {
         const text = formatFile(path, content)
         return { path, content, key: ItemKeys.file(path), hash: sha256(content), text, tokens: state.counter.count(text) }
       })
       return { ...state, files }
     })
+}
+
+/** Selected files with normalized paths, without duplicates (the last one given wins), sorted by path. */
+export const selectedFiles = (files: ReadonlyArray<FileContent>): ReadonlyArray<FileContent> => {
+  const byPath = new Map<string, string>()
+  for (const f of files) byPath.set(normalizePath(f.path), f.content)
+  return [...byPath.keys()].sort().map((path) => ({ path, content: byPath.get(path) ?? "" }))
 }

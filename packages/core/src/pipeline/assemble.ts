@@ -18,6 +18,7 @@ import { SymbolIndex } from "../services/SymbolIndex.ts"
 import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
 import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
+import { selectedFiles } from "./activeFiles.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
 import { PlacementStage } from "./placement.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "./report.ts"
@@ -125,7 +126,8 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
   const state = initialState(input, counter, services, EMPTY_TRACKER, normalized)
   const index = services.symbolIndex
   const map = input.useRepoMap === false || index === undefined ? undefined : yield* index.snapshot
-  const selected = new Set((input.files ?? []).map((f) => f.path))
+  const files = selectedFiles(input.files ?? [])
+  const selected = new Set(files.map((f) => f.path))
   const symbolMap = map?.symbolFiles
     .filter((p) => !selected.has(p))
     .flatMap((p) => map.block(p)?.replace(/\n$/, "") ?? [])
@@ -136,7 +138,7 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
     symbolMap,
     fileTree: map?.fileTree,
     urlContext: normalized.urls.map((u) => u.content.text),
-    files: input.files ?? [],
+    files,
     history: input.history ?? [],
     prompt: input.prompt,
     systemReminder: input.systemReminder ?? "",

@@ -2,9 +2,10 @@
  * The assembly pipeline's data: the plain input a request is built from, the immutable
  * `AssemblyState` each stage reads and extends, and the `Stage` contract itself.
  */
-import { Schema, type Context, type Effect } from "effect"
+import { Effect, Schema, type Context } from "effect"
 import type { CountedUrl, Counted, LayoutBlock, Part } from "../assembly/tiered.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
+import { InvalidInput } from "../domain/errors.ts"
 import type { ItemKey, TierChange } from "../domain/Item.ts"
 import { ImagePart, Message } from "../domain/Message.ts"
 import { TIERS, type CachedTier, type Tier } from "../domain/Tier.ts"
@@ -60,6 +61,20 @@ export const AssemblyInput = Schema.Struct({
   useRepoMap: Schema.optionalKey(Schema.Boolean)
 })
 export type AssemblyInput = typeof AssemblyInput.Type
+
+/**
+ * Decode untrusted input (JSON from a UI or a file) into an `AssemblyInput`; a bad field
+ * fails with `InvalidInput` naming it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { decodeAssemblyInput } from "@strata/core/effect"
+ * const input = Effect.runSync(decodeAssemblyInput({ model: "gpt-4o", prompt: "Hi", systemPrompt: "Be brief." }))
+ * ```
+ */
+export const decodeAssemblyInput = (input: unknown): Effect.Effect<AssemblyInput, InvalidInput> =>
+  Effect.mapError(Schema.decodeUnknownEffect(AssemblyInput)(input), (error) => new InvalidInput({ what: "assembly input", issue: error.message }))
 
 /** An item as a stage holds it: key, content hash, rendered text and its tokens. */
 export interface Entry extends Counted {
