@@ -1,11 +1,11 @@
 // End-to-end: the built binary as a real process (pipes, so no TTY and no colour).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { runBin, tempDir } from "./support.ts"
 
 const cleanups: Array<() => void> = []
-afterEach(() => {
+afterAll(() => {
   for (const c of cleanups.splice(0)) c()
 })
 const fresh = () => {
@@ -16,7 +16,7 @@ const fresh = () => {
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[/
 
-describe("strata (conventions)", () => {
+describe.concurrent("strata (conventions)", () => {
   it("--help lists the commands with examples, exit 0, no colour on a pipe", async () => {
     const r = await runBin(["--help"])
     expect(r.code).toBe(0)
@@ -132,7 +132,7 @@ describe("strata init", () => {
   })
 })
 
-describe("strata config", () => {
+describe.concurrent("strata config", () => {
   it("reports values and their sources with precedence flag > env > file > default", async () => {
     const repo = fresh()
     mkdirSync(join(repo, ".strata"))

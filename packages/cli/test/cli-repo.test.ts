@@ -1,5 +1,5 @@
 // End-to-end on a copy of the example repository: the built binary as a real process.
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
@@ -14,13 +14,19 @@ beforeAll(() => {
 })
 afterAll(() => dirs.forEach((d) => d.cleanup()))
 
-/** A fresh copy of the demo repository (with its .git), initialised with `strata init --yes`. */
+/**
+ * A fresh copy of the demo repository (with its .git) and, by default, the config file
+ * `strata init` writes (written directly: `init` has its own tests, and a spawn costs seconds).
+ */
 const demo = async (init = true): Promise<string> => {
   const d = tempDir("strata-demo-")
   dirs.push(d)
   const repo = join(d.path, "harbor")
   cpSync(master, repo, { recursive: true })
-  if (init) expect((await runBin(["init", "--yes", "--repo", repo])).code).toBe(0)
+  if (init) {
+    mkdirSync(join(repo, ".strata"), { recursive: true })
+    writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider: "anthropic", policy: "threshold" }))
+  }
   return repo
 }
 
@@ -51,7 +57,7 @@ const snapshot = (repo: string, options: { readonly withCache?: boolean } = {}):
   return out
 }
 
-describe("strata map and tree", () => {
+describe.concurrent("strata map and tree", () => {
   it("map prints the symbol map as the model sees it; --budget keeps fewer files", async () => {
     const repo = await demo(false)
     const full = await runBin(["map", "--repo", repo])
@@ -110,8 +116,10 @@ describe("strata assemble", () => {
     }
   }
 
+  let shared = ""
   it.each(Object.keys(shapes))("--provider %s --json prints that provider's request body, with the file once", async (provider) => {
-    const repo = await demo()
+    if (shared === "") shared = await demo()
+    const repo = shared
     const r = await runBin(["assemble", "--repo", repo, "--provider", provider, "--prompt", "Where is pricing done?", "--file", PRICING, "--json", "--dry-run"])
     expect(r.code, r.stderr).toBe(0)
     const body = JSON.parse(r.stdout) as Record<string, unknown>
@@ -185,7 +193,7 @@ describe("strata assemble", () => {
   })
 })
 
-describe("strata hud and breakdown", () => {
+describe.concurrent("strata hud and breakdown", () => {
   it("hud shows the cache blocks, the token breakdown and the last request's usage", async () => {
     const repo = await demo()
     for (const prompt of ["a", "b", "c"]) expect((await runBin(["assemble", "--repo", repo, "--prompt", prompt, "--file", PRICING])).code).toBe(0)
