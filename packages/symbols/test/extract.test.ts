@@ -84,6 +84,14 @@ declare module "m" { export function inner(): void }
     expect(outline(extract("s.js", `const cache = new Map()\n`).symbols)).toEqual(["variable cache"])
   })
 
+  it("elides long base-class arguments and strips comments from types", () => {
+    const file = extract(
+      "e.ts",
+      `export class E extends Schema.TaggedError<E>()("E", { /** the path */ path: Schema.String, root: Schema.String }) {}\nexport function f(): /* why */ Promise<void> {}\n`
+    )
+    expect(outline(file.symbols)).toEqual(["class E [Schema.TaggedError<…>]", "function f()->Promise<void>"])
+  })
+
   it("skips intrinsic JSX elements but records components", () => {
     const file = extract("a.tsx", `export const View = () => <div><Card title="x" /></div>\n`)
     expect(file.calls.map((c) => c.name)).toEqual(["Card"])

@@ -7,7 +7,7 @@
  */
 import type { ImportInfo, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
 
 const WRAPPERS = new Set(["pointer_declarator", "reference_declarator", "array_declarator", "parenthesized_declarator", "attributed_declarator"])
 
@@ -91,7 +91,7 @@ const RECORDS: Readonly<Record<string, "class" | "struct">> = { class_specifier:
 const recordDraft = (spec: TSNode, name: string, at: TSNode): Draft => {
   const bases: Array<string> = []
   const clause = named(spec).find((c) => c.type === "base_class_clause")
-  if (clause !== undefined) for (const b of named(clause)) if (b.type !== "access_specifier") bases.push(normalizeType(b.text))
+  if (clause !== undefined) for (const b of named(clause)) if (b.type !== "access_specifier") bases.push(normalizeBase(b.text))
   const body = spec.childForFieldName("body")
   return draft(RECORDS[spec.type] ?? "struct", name, at, { bases, children: body === null ? [] : members(named(body)) })
 }

@@ -40,10 +40,30 @@ const MAX_TYPE_CHARS = 60
  */
 export const normalizeType = (text: string, max = MAX_TYPE_CHARS): string => {
   const collapsed = text
+    .replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, " ")
     .replace(/\s+/g, " ")
     .replace(/ ?([^\w\s$]) ?/g, "$1")
     .trim()
   return collapsed.length > max ? `${collapsed.slice(0, max - 1)}…` : collapsed
+}
+
+const MAX_BASE_CHARS = 40
+
+/**
+ * A base class or interface as the map shows it: normalized, and when long, its
+ * type or call arguments elided (`Context.Service<…>`), since they are mostly noise.
+ *
+ * @example
+ * ```ts
+ * normalizeBase("Schema.TaggedError<E>()(\"E\", { a: Schema.String, b: Schema.Number })") // "Schema.TaggedError<…>"
+ * ```
+ */
+export const normalizeBase = (text: string): string => {
+  const base = normalizeType(text, Number.MAX_SAFE_INTEGER)
+  if (base.length <= MAX_BASE_CHARS) return base
+  const cut = base.search(/[<(]/)
+  if (cut > 0) return `${base.slice(0, cut)}${base[cut] === "<" ? "<…>" : "(…)"}`
+  return normalizeType(base, MAX_BASE_CHARS)
 }
 
 /** A draft for `node`, named `name`. */

@@ -5,7 +5,7 @@
  */
 import type { ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
 
 const goParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -45,7 +45,7 @@ const typeDraft = (spec: TSNode): Draft | undefined => {
     for (const f of list === undefined ? [] : named(list)) {
       if (f.type !== "field_declaration") continue
       const names = f.childrenForFieldName("name").filter((n): n is TSNode => n !== null)
-      if (names.length === 0) bases.push(normalizeType(fieldText(f, "type").replace(/^\*/, "")))
+      if (names.length === 0) bases.push(normalizeBase(fieldText(f, "type").replace(/^\*/, "")))
       for (const n of names) fields.push(draft("field", n.text, f))
     }
     return draft("struct", name, spec, { bases, children: fields })
@@ -57,7 +57,7 @@ const typeDraft = (spec: TSNode): Draft | undefined => {
       if (m.type === "method_elem" || m.type === "method_spec") {
         methods.push(draft("method", fieldText(m, "name"), m, { params: goParams(m.childForFieldName("parameters")), returns: resultOf(m) }))
       } else if (m.type === "type_elem" || m.type === "constraint_elem") {
-        bases.push(normalizeType(m.text))
+        bases.push(normalizeBase(m.text))
       }
     }
     return draft("interface", name, spec, { bases, children: methods })

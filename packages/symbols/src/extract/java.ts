@@ -5,7 +5,7 @@
  */
 import type { ImportInfo, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
 
 const javaParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -25,12 +25,12 @@ const TYPE_DECLS = new Set(["class_declaration", "interface_declaration", "enum_
 const basesOf = (decl: TSNode): Array<string> => {
   const bases: Array<string> = []
   const superclass = decl.childForFieldName("superclass")
-  if (superclass !== null) for (const t of named(superclass)) bases.push(normalizeType(t.text))
+  if (superclass !== null) for (const t of named(superclass)) bases.push(normalizeBase(t.text))
   const interfaces = decl.childForFieldName("interfaces")
   const extendsInterfaces = named(decl).find((c) => c.type === "extends_interfaces")
   for (const clause of [interfaces, extendsInterfaces]) {
     if (clause === null || clause === undefined) continue
-    for (const list of named(clause)) for (const t of list.type === "type_list" ? named(list) : [list]) bases.push(normalizeType(t.text))
+    for (const list of named(clause)) for (const t of list.type === "type_list" ? named(list) : [list]) bases.push(normalizeBase(t.text))
   }
   return bases
 }

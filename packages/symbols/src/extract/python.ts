@@ -6,7 +6,7 @@
  */
 import type { ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, dottedName, fieldText, hasToken, named, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType } from "./common.ts"
 
 const paramOf = (p: TSNode): Param | undefined => {
   switch (p.type) {
@@ -99,7 +99,7 @@ const classDraft = (cls: TSNode, at: TSNode): Draft => {
   const bases: Array<string> = []
   const superclasses = cls.childForFieldName("superclasses")
   if (superclasses !== null) {
-    for (const b of named(superclasses)) if (b.type !== "keyword_argument" && b.type !== "comment") bases.push(normalizeType(b.text))
+    for (const b of named(superclasses)) if (b.type !== "keyword_argument" && b.type !== "comment") bases.push(normalizeBase(b.text))
   }
   const fields: Array<Draft> = []
   const methods: Array<Draft> = []

@@ -6,7 +6,7 @@
  */
 import type { ImportInfo, ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, named, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, named, normalizeBase, normalizeType } from "./common.ts"
 
 const rustParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -132,7 +132,7 @@ const items = (nodes: ReadonlyArray<TSNode>, imports: Array<ImportInfo>, inTrait
         const body = item.childForFieldName("body")
         out.push(
           draft("interface", fieldText(item, "name"), item, {
-            bases: bounds === null ? [] : named(bounds).map((b) => normalizeType(b.text)),
+            bases: bounds === null ? [] : named(bounds).map((b) => normalizeBase(b.text)),
             children: body === null ? [] : items(named(body), imports, true)
           })
         )

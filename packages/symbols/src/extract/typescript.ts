@@ -6,7 +6,7 @@
  */
 import type { ImportInfo, ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeType, tokens } from "./common.ts"
+import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType, tokens } from "./common.ts"
 
 const FUNCTION_VALUES = new Set(["arrow_function", "function_expression", "function", "generator_function"])
 const CLASS_VALUES = new Set(["class", "class_expression"])
@@ -19,9 +19,8 @@ const stringValue = (node: TSNode | null): string => {
 
 const typeOf = (annotation: TSNode | null): string => {
   if (annotation === null) return ""
-  // A type_annotation's text starts with ":"; `asserts x is T` and predicates read fine as text.
-  const text = annotation.type === "type_annotation" ? annotation.text.replace(/^:\s*/, "") : annotation.text
-  return normalizeType(text)
+  // Annotations (plain, predicate `x is T`, `asserts x`) start with ":".
+  return normalizeType(annotation.text.replace(/^:\s*/, ""))
 }
 
 const patternName = (node: TSNode): string => {
@@ -88,18 +87,18 @@ const heritage = (node: TSNode): Array<string> => {
         if (clause.type === "extends_clause") {
           // `extends Base<T>`: the value and its type arguments are sibling nodes.
           for (const t of named(clause)) {
-            if (t.type === "type_arguments" && bases.length > 0) bases[bases.length - 1] += normalizeType(t.text)
-            else if (t.type !== "comment") bases.push(normalizeType(t.text))
+            if (t.type === "type_arguments" && bases.length > 0) bases[bases.length - 1] = normalizeBase(bases[bases.length - 1]! + t.text)
+            else if (t.type !== "comment") bases.push(normalizeBase(t.text))
           }
         } else if (clause.type === "implements_clause") {
-          for (const t of named(clause)) if (t.type !== "comment") bases.push(normalizeType(t.text))
+          for (const t of named(clause)) if (t.type !== "comment") bases.push(normalizeBase(t.text))
         } else if (clause.type !== "comment") {
           // JavaScript: `class A extends B` puts the expression straight under class_heritage.
-          bases.push(normalizeType(clause.text))
+          bases.push(normalizeBase(clause.text))
         }
       }
     } else if (child.type === "extends_type_clause") {
-      for (const t of named(child)) bases.push(normalizeType(t.text))
+      for (const t of named(child)) bases.push(normalizeBase(t.text))
     }
   }
   return bases
