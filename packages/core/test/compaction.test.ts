@@ -20,6 +20,7 @@ import {
   type Message,
   parseDetection,
   Prompts,
+  RepoFiles,
   shouldCompact,
   SUMMARY_ACK,
   SUMMARY_PREFIX,
@@ -31,6 +32,7 @@ import {
   type TrackerSnapshot,
   verbatimStart
 } from "../src/index.ts"
+import { ContextManager } from "../src/effect.ts"
 import { it } from "./support.ts"
 
 // One token per character plus 4 per message: easy to reason about.
@@ -324,7 +326,7 @@ describe("HistoryCompactor: every path, exact history", () => {
       const result = yield* compact(history, model.layer, { config: { detectionModel: "cheap-model", summaryBudgetTokens: 300 } })
       expect(result.history).toEqual([...summaryPair("Built the lexer."), ...history.slice(16)])
       expect(model.requests).toEqual([{ system: "detect within 300 tokens", user: formatDetectionTranscript(history), maxTokens: 600, model: "cheap-model" }])
-      expect(result).toMatchObject({ compacted: true, kind: "summarized", warnings: [], cacheTokensInvalidated: 0 })
+      expect(result).toMatchObject({ compacted: true, kind: "summarized", warnings: [], cacheTokensInvalidated: 0, cacheTokensRewritten: 0 })
     }))
 
   it.effect("boundary: a confident boundary inside the window truncates there", () =>
@@ -401,8 +403,10 @@ describe("HistoryCompactor: every path, exact history", () => {
       ])
       const model = recording(() => Effect.succeed(reply({ boundary_index: null, boundary_reason: "", confidence: 0, summary: "S" })))
       const result = yield* compact(conversation(10), Layer.merge(model.layer, tracker.layer))
-      // L2 held history: L2 and L3 are rewritten (400 + 107 + 300 + 107); L0 is untouched.
+      // L2 held history: L2 and L3 are invalid (400 + 107 + 300 + 107); L0 is untouched.
       expect(result.cacheTokensInvalidated).toBe(914)
+      // The symbols of L2 and L3 are written again; the purged history is not.
+      expect(result.cacheTokensRewritten).toBe(700)
       expect(tracker.state.purges).toBe(1)
       expect(tracker.state.items.map((i) => i.key)).toEqual(["system", "symbol:a.ts", "symbol:b.ts"])
     }))
@@ -462,5 +466,24 @@ describe("HistoryCompactor: the compaction prompt", () => {
       expect(plain.warnings).toEqual([])
       expect(bundled).toContain("{summary_budget}")
       expect(bundled).toContain("[History Summary]")
+    }))
+})
+
+describe("ContextManager without a HistoryCompactor", () => {
+  it.effect("emergency truncation reports the cache it invalidates too", () =>
+    Effect.gen(function* () {
+      const root = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "strata-repo-")))
+      const tracker = stubTracker([
+        { key: "symbol:a.ts", tier: "L3", n: 3, hash: "a", tokens: 300 },
+        { key: "history:0", tier: "L3", n: 3, hash: "h0", tokens: 107 }
+      ])
+      const layer = ContextManager.layer({ compaction: { triggerTokens: 500 } }).pipe(
+        Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), RepoFiles.layer({ root }), tracker.layer))
+      )
+      const history = conversation(10)
+      const result = yield* ContextManager.use((m) => Effect.andThen(m.setHistory(history), m.compactHistoryIfNeeded)).pipe(Effect.provide(layer))
+      expect(result).toMatchObject({ compacted: true, kind: "emergency", cacheTokensInvalidated: 407, cacheTokensRewritten: 300 })
+      expect(result.history).toEqual(history.slice(16))
+      expect(tracker.state.purges).toBe(1)
     }))
 })

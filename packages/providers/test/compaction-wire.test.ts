@@ -192,7 +192,7 @@ describe.each(["anthropic", "openai"] as const)("compaction through the %s clien
       const s = yield* scripted([{ answer: detection(null, 0.1, "Fixed the CI cache key; lint passes. Parser work started."), chunks: 7 }])
       const result = yield* compact(provider, s.url)
       expect(result.history).toEqual(summarized("Fixed the CI cache key; lint passes. Parser work started."))
-      expect(result).toMatchObject({ compacted: true, kind: "summarized", warnings: [], cacheTokensInvalidated: 0 })
+      expect(result).toMatchObject({ compacted: true, kind: "summarized", warnings: [], cacheTokensInvalidated: 0, cacheTokensRewritten: 0 })
       expect(result.tokensSaved).toBe(counter.countMessages(history) - counter.countMessages(result.history))
       expect(s.requests).toHaveLength(1)
       expect(s.requests[0]!.path).toBe(provider === "anthropic" ? "/v1/messages" : "/v1/chat/completions")
@@ -406,8 +406,10 @@ describe("compaction under the ContextManager and the Promise facade", () => {
           expect(yield* m.getCompactionStatus).toEqual({ enabled: true, tokens: counter.countMessages(history), threshold: 1000, percent: Math.round(counter.countMessages(history) / 10) })
           const result = yield* m.compactHistoryIfNeeded
           expect(yield* m.getHistory).toEqual(summarized("CI fixed."))
-          // L3 held history: all of L3 (symbols and history, 500 + 600) must be written again; L0 stays.
+          // L3 held history: all of L3 (symbols and history, 500 + 600) is invalid; L0 stays.
           expect(result.cacheTokensInvalidated).toBe(1100)
+          // The symbol entry is written again; the history is gone.
+          expect(result.cacheTokensRewritten).toBe(500)
           expect(tracker.state.purges).toBe(1)
           expect(yield* m.shouldCompact).toBe(false)
         })).pipe(Effect.provide(layer))
@@ -436,7 +438,7 @@ describe("compaction under the ContextManager and the Promise facade", () => {
     expect(await engine.shouldCompact()).toBe(true)
     const result = await engine.compactHistoryIfNeeded()
     expect(await engine.getHistory()).toEqual(history.slice(PARSER_START))
-    expect(result).toMatchObject({ compacted: true, kind: "truncated", cacheTokensInvalidated: 1100, warnings: [] })
+    expect(result).toMatchObject({ compacted: true, kind: "truncated", cacheTokensInvalidated: 1100, cacheTokensRewritten: 500, warnings: [] })
     expect(s.requests).toHaveLength(2)
     expect(sentPrompt(s.requests[1]!).system).toBe("Project rules for compaction: 200 tokens.")
     expect(await engine.getCompactionStatus()).toMatchObject({ percent: Math.round(counter.countMessages(history.slice(PARSER_START)) / 10) })

@@ -70,12 +70,18 @@ export interface CompactionResult {
   readonly tokensAfter: number
   readonly tokensSaved: number
   /**
-   * Tokens the provider must write to its cache again because this compaction changed
-   * cached blocks: every item of the most stable cached tier that held history and of
-   * each less stable cached tier after it (a prefix cache is invalid from the first
-   * changed byte on). 0 when no history sat in a cached tier or no `Tracker` is provided.
+   * Cached tokens this compaction made useless: every item of the most stable cached
+   * tier that held history and of each less stable cached tier after it (a prefix cache
+   * is invalid from the first changed byte on), history included. 0 when no history sat
+   * in a cached tier or no `Tracker` is provided.
    */
   readonly cacheTokensInvalidated: number
+  /**
+   * The part of `cacheTokensInvalidated` the next request writes to the cache again: the
+   * items of those tiers that stay (symbols, files...). The purged history is not
+   * rewritten; the compacted history starts over in active.
+   */
+  readonly cacheTokensRewritten: number
   readonly reason: string
   /** Why the detector's answer was not used, when it was not, and other things to tell the user. */
   readonly warnings: ReadonlyArray<string>
@@ -98,18 +104,30 @@ export const compactionStatus = (tokens: number, config: CompactionConfig): Comp
 })
 
 /**
- * Cached tokens a history purge invalidates: all items from the most stable cached
- * tier holding a `history:` entry down to L3.
+ * What purging history costs the provider cache: the tokens of every item from the most
+ * stable cached tier holding a `history:` entry down to L3 (`invalidated`), and the part
+ * of them that is not history (`rewritten`: written again by the next request).
+ *
+ * @example
+ * ```ts
+ * import { cacheImpactOfHistoryPurge } from "@strata/core"
+ * // with a tracker snapshot where L3 holds a 500-token symbol entry and 600 tokens of history:
+ * // cacheImpactOfHistoryPurge(snapshot) // { invalidated: 1100, rewritten: 500 }
+ * ```
  */
-export const cacheTokensInvalidatedBy = (snapshot: Pick<TrackerSnapshot, "itemsIn">): number => {
+export const cacheImpactOfHistoryPurge = (snapshot: Pick<TrackerSnapshot, "itemsIn">): { readonly invalidated: number; readonly rewritten: number } => {
   const firstWithHistory = CACHED_TIERS.find((tier) => snapshot.itemsIn(tier).some((item) => item.key.startsWith("history:")))
-  if (firstWithHistory === undefined) return 0
-  let tokens = 0
+  if (firstWithHistory === undefined) return { invalidated: 0, rewritten: 0 }
+  let invalidated = 0
+  let rewritten = 0
   for (const tier of CACHED_TIERS) {
     if (tierRank(tier) < tierRank(firstWithHistory)) continue
-    for (const item of snapshot.itemsIn(tier)) tokens += item.tokens
+    for (const item of snapshot.itemsIn(tier)) {
+      invalidated += item.tokens
+      if (!item.key.startsWith("history:")) rewritten += item.tokens
+    }
   }
-  return tokens
+  return { invalidated, rewritten }
 }
 
 export interface HistoryCompactorOptions {
@@ -164,14 +182,14 @@ const make = (options: HistoryCompactorOptions = {}) =>
         )
       })
 
-    /** Purge tracker history entries; returns the cached tokens that must be written again. */
+    /** Purge tracker history entries; returns what that costs the provider cache. */
     const purgeTracker = (warnings: Array<string>) =>
       Effect.gen(function* () {
-        if (Option.isNone(tracker)) return 0
-        const invalidated = cacheTokensInvalidatedBy(yield* tracker.value.current)
+        if (Option.isNone(tracker)) return { invalidated: 0, rewritten: 0 }
+        const impact = cacheImpactOfHistoryPurge(yield* tracker.value.current)
         const purged = yield* tracker.value.purgeHistory.pipe(Effect.result)
         if (Result.isFailure(purged)) warnings.push(`the tracker's history entries could not be purged: ${purged.failure.message}`)
-        return invalidated
+        return impact
       })
 
     const compactHistoryIfNeeded = Effect.fn("HistoryCompactor.compactHistoryIfNeeded")(function* (
@@ -187,6 +205,7 @@ const make = (options: HistoryCompactorOptions = {}) =>
         tokensAfter: tokensBefore,
         tokensSaved: 0,
         cacheTokensInvalidated: 0,
+        cacheTokensRewritten: 0,
         reason,
         warnings
       })
@@ -225,7 +244,7 @@ const make = (options: HistoryCompactorOptions = {}) =>
       }
       if (next === history) return unchanged(reason)
 
-      const cacheTokensInvalidated = yield* purgeTracker(warnings)
+      const impact = yield* purgeTracker(warnings)
       const tokensAfter = historyTokens(next)
       return {
         compacted: true,
@@ -234,7 +253,8 @@ const make = (options: HistoryCompactorOptions = {}) =>
         tokensBefore,
         tokensAfter,
         tokensSaved: tokensBefore - tokensAfter,
-        cacheTokensInvalidated,
+        cacheTokensInvalidated: impact.invalidated,
+        cacheTokensRewritten: impact.rewritten,
         reason,
         warnings
       } satisfies CompactionResult

@@ -17,6 +17,7 @@ import {
   shouldCompact as overTrigger
 } from "../compaction/algorithm.ts"
 import {
+  cacheImpactOfHistoryPurge,
   type CompactionResult,
   type CompactionStatus,
   compactionStatus,
@@ -244,10 +245,12 @@ const make = (options: ContextManagerOptions) =>
         tokensAfter: tokensBefore,
         tokensSaved: 0,
         cacheTokensInvalidated: 0,
+        cacheTokensRewritten: 0,
         reason,
         warnings: []
       })
       if (!overTrigger(tokensBefore, compactionConfig)) return none("history is below the trigger")
+      const impact = Option.isSome(tracker) ? cacheImpactOfHistoryPurge(yield* tracker.value.current) : { invalidated: 0, rewritten: 0 }
       const truncated = yield* emergencyTruncate()
       if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
       return {
@@ -257,7 +260,8 @@ const make = (options: ContextManagerOptions) =>
         tokensBefore,
         tokensAfter: truncated.tokensAfter,
         tokensSaved: tokensBefore - truncated.tokensAfter,
-        cacheTokensInvalidated: 0,
+        cacheTokensInvalidated: impact.invalidated,
+        cacheTokensRewritten: impact.rewritten,
         reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
         warnings: []
       } satisfies CompactionResult
