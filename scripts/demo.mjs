@@ -78,9 +78,12 @@ for (const [i, t] of turns.entries()) {
 
 strata(["hud"])
 
-console.log(`
-${bold("Next")}
-  pnpm strata breakdown --repo ${REPO}             ${dim("# every block, item and token, as JSON with --json")}
-  pnpm strata chat --repo ${REPO} --dry-run        ${dim("# chat without an API key: each request and its HUD")}
-  pnpm strata init --repo /path/to/your/repo --yes ${dim("# then map, assemble, hud on your own code")}
-Docs: docs/getting-started.md`)
+const next = [
+  [`pnpm strata breakdown --repo ${REPO}`, "every block, item and token (--json for the JSON a UI reads)"],
+  [`pnpm strata chat --repo ${REPO} --dry-run`, "chat without an API key: each request and its HUD"],
+  ["pnpm strata init --repo /path/to/your/repo --yes", "then map, assemble and hud on your own code"]
+]
+const width = Math.max(...next.map(([c]) => c.length))
+console.log(`\n${bold("Next")}`)
+for (const [command, what] of next) console.log(`  ${command.padEnd(width)}  ${dim(`# ${what}`)}`)
+console.log("Docs: docs/getting-started.md")
