@@ -75,26 +75,35 @@ const isHidden = (tracker: StabilityTracker, key: string) => key.startsWith("sym
 const entryTier = (key: string): Tier =>
   key.startsWith("symbol:") || key === "tree" ? "L3" : key === "system" ? "L0" : "active"
 
+/** A cheap assertion: these run thousands of times per property. */
+const check = (ok: boolean, message: () => string): void => {
+  if (!ok) throw new Error(message())
+}
+const show = (x: unknown) => JSON.stringify(x)
+
 /** The invariants every policy keeps, checked around one update. */
 const checkUpdate = (before: StabilityTracker, request: ReadonlyArray<Item>, after: StabilityTracker, changes: ReadonlyArray<TierChange>) => {
   // every tracked, visible key is in exactly one tier; hidden symbol entries are in none
   const seen = new Map<string, Tier>()
   for (const tier of TIERS) {
     for (const entry of StabilityTracker.itemsIn(after, tier)) {
-      expect(seen.has(entry.key), `${entry.key} listed twice`).toBe(false)
-      expect(entry.tier).toBe(tier)
+      check(!seen.has(entry.key), () => `${entry.key} listed twice`)
+      check(entry.tier === tier, () => `${entry.key} listed in ${tier} but in ${entry.tier}`)
       seen.set(entry.key, tier)
     }
   }
+  let visible = 0
   for (const [key, entry] of after.items) {
-    expect(TIERS).toContain(entry.tier)
-    expect(Number.isInteger(entry.n) && entry.n >= 0, `n of ${key} is ${entry.n}`).toBe(true)
+    check((TIERS as ReadonlyArray<string>).includes(entry.tier), () => `${key} in tier ${entry.tier}`)
+    check(Number.isInteger(entry.n) && entry.n >= 0, () => `n of ${key} is ${entry.n}`)
     if (isHidden(after, key)) {
-      expect(seen.has(key)).toBe(false)
-      expect(StabilityTracker.tierOf(after, key)).toBeUndefined()
-    } else expect(seen.get(key)).toBe(entry.tier)
+      check(!seen.has(key) && StabilityTracker.tierOf(after, key) === undefined, () => `hidden ${key} is in a tier`)
+    } else {
+      visible++
+      check(seen.get(key) === entry.tier, () => `${key} missing from itemsIn(${entry.tier})`)
+    }
   }
-  expect(seen.size).toBe([...after.items.keys()].filter((k) => !isHidden(after, k)).length)
+  check(seen.size === visible, () => `itemsIn lists ${seen.size} keys, ${visible} are visible`)
 
   const requested = new Map(request.map((i) => [i.key as string, i]))
   const changedHash = (key: string) => {
@@ -106,23 +115,25 @@ const checkUpdate = (before: StabilityTracker, request: ReadonlyArray<Item>, aft
   // a changed hash always lands in active (system is pinned to L0)
   for (const key of requested.keys()) {
     if (!changedHash(key)) continue
-    expect(after.items.get(key)?.tier, `${key} changed`).toBe(key === "system" ? "L0" : "active")
+    const tier = after.items.get(key)?.tier
+    check(tier === (key === "system" ? "L0" : "active"), () => `${key} changed but is in ${tier}`)
   }
 
   // a new file, history or URL item enters active with N=0
   for (const key of requested.keys()) {
     if (before.items.has(key) || !/^(file|history|url):/.test(key)) continue
-    expect(after.items.get(key), `new ${key}`).toMatchObject({ tier: "active", n: 0 })
+    const entry = after.items.get(key)
+    check(entry?.tier === "active" && entry.n === 0, () => `new ${key} is ${show(entry)}`)
   }
 
   // nothing moves down except by a change, and the change log matches the state diff exactly
   const byKey = new Map<string, TierChange>()
   for (const change of changes) {
-    expect(byKey.has(change.key), `two changes for ${change.key}`).toBe(false)
+    check(!byKey.has(change.key), () => `two changes for ${change.key}`)
     byKey.set(change.key, change)
-    if (change.to === null) expect(["not in request", "stale"]).toContain(change.reason)
-    else if (change.from !== null && tierRank(change.to) > tierRank(change.from)) expect(change.reason).toBe("hash changed")
-    else if (change.from !== null) expect(["graduated", "promoted"]).toContain(change.reason)
+    if (change.to === null) check(change.reason === "not in request" || change.reason === "stale", () => `removal ${show(change)}`)
+    else if (change.from !== null && tierRank(change.to) > tierRank(change.from)) check(change.reason === "hash changed", () => `down move ${show(change)}`)
+    else if (change.from !== null) check(change.reason === "graduated" || change.reason === "promoted", () => `up move ${show(change)}`)
   }
   const keys = new Set([...before.items.keys(), ...after.items.keys()])
   for (const key of keys) {
@@ -130,14 +141,14 @@ const checkUpdate = (before: StabilityTracker, request: ReadonlyArray<Item>, aft
     const now = after.items.get(key)
     const change = byKey.get(key)
     if (was !== undefined && now !== undefined) {
-      if (tierRank(now.tier) > tierRank(was.tier)) expect(changedHash(key), `${key} moved down ${was.tier}->${now.tier}`).toBe(true)
-      if (was.tier === now.tier) expect(change, `spurious change for ${key}`).toBeUndefined()
-      else expect(change).toEqual({ key, from: was.tier, to: now.tier, reason: change?.reason })
+      if (tierRank(now.tier) > tierRank(was.tier)) check(changedHash(key), () => `${key} moved down ${was.tier}->${now.tier}`)
+      if (was.tier === now.tier) check(change === undefined, () => `spurious change ${show(change)}`)
+      else check(change?.from === was.tier && change.to === now.tier, () => `${key} moved ${was.tier}->${now.tier}, reported ${show(change)}`)
     } else if (was !== undefined) {
-      expect(change).toMatchObject({ key, from: was.tier, to: null })
+      check(change?.from === was.tier && change.to === null, () => `${key} left ${was.tier}, reported ${show(change)}`)
     } else if (now !== undefined) {
-      if (now.tier === entryTier(key)) expect(change).toBeUndefined()
-      else expect(change).toMatchObject({ key, from: entryTier(key), to: now.tier })
+      if (now.tier === entryTier(key)) check(change === undefined, () => `registration of ${key} reported ${show(change)}`)
+      else check(change?.from === entryTier(key) && change.to === now.tier, () => `${key} entered ${now.tier}, reported ${show(change)}`)
     }
   }
 }
@@ -222,7 +233,7 @@ describe.each(["threshold", "gated", "flux"] as const)("properties of the %s pol
       }),
       { numRuns: 500 }
     )
-  })
+  }, 180_000)
 })
 
 describe("threshold policy: tier is a function of N", () => {
