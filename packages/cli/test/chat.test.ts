@@ -4,7 +4,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
-import { runBin, tempDir } from "./support.ts"
+import { spawn } from "node:child_process"
+import { BIN, runBin, tempDir } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -100,7 +101,7 @@ describe("strata chat", () => {
     expect(session.turns).toBe(2)
     expect(session.last.usageSource).toBe("provider")
     const hud = await runBin(["hud", "--repo", repo])
-    expect(hud.stdout).toMatch(/usage reported by the provider/)
+    expect(hud.stdout).toMatch(/Usage source: reported by the provider/)
   })
 
   it("a failed request leaves the tracker and the session untouched (exit 1)", async () => {
@@ -150,6 +151,28 @@ describe("strata chat", () => {
     } finally {
       server.setReply(["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."])
     }
+  })
+
+  it("Ctrl-C (SIGINT) interrupts the loop and exits 130", async () => {
+    const repo = await demo()
+    const child = spawn(process.execPath, [BIN, "chat", "--repo", repo, "--dry-run"], { env: { ...process.env, NO_COLOR: "1" } })
+    let stderr = ""
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL")
+        reject(new Error(`no exit after SIGINT; stderr: ${stderr}`))
+      }, 60_000)
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString("utf8")
+        // The banner means the loop is waiting for input: interrupt it there.
+        if (/strata chat on/.test(stderr)) child.kill("SIGINT")
+      })
+      child.on("close", (c) => {
+        clearTimeout(timer)
+        resolve(c)
+      })
+    })
+    expect(code).toBe(130)
   })
 
   it("providers without an LLM client are refused with a pointer to --dry-run", async () => {

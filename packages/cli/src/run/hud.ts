@@ -34,7 +34,7 @@ export const hudLines = (report: TierReport, session: SessionFile, options: { re
       ...(usage === undefined ? {} : { lastRequest: usage }),
       ...(session.turns === 0 ? {} : { session: { ...asHud(session.totals), requests: session.turns } })
     }),
-    ...(last === null ? [] : [`Last request: ${last.usageSource === "provider" ? "usage reported by the provider" : last.usageSource === "simulated" ? `usage from the ${last.provider} cache simulator` : "no usage"}`]),
+    ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
     ...renderTierChanges(shown, options)
   ]
 }
