@@ -96,6 +96,23 @@ export const parseSessionText = (text: string): { readonly messages: ReadonlyArr
   return { messages, warnings }
 }
 
+/**
+ * Make a new file's directory entry durable, so a synced exchange is not lost with the
+ * file itself after a crash. Best effort: some platforms cannot open a directory.
+ */
+const syncDirectory = async (directory: string): Promise<void> => {
+  try {
+    const handle = await open(directory, "r")
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // Windows cannot fsync a directory; the file's own fsync is all there is.
+  }
+}
+
 const makeStore = (directory: string) => {
   const pathOf = (id: string) => join(directory, `${id}.jsonl`)
   const fail = (path: string) => (error: unknown) =>
@@ -137,6 +154,7 @@ const makeStore = (directory: string) => {
         try {
           const handle = await open(pathOf(id), "wx")
           await handle.close()
+          await syncDirectory(directory)
           return true
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
