@@ -9,7 +9,6 @@ import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
 import { renderMap, selectWithinBudget } from "./budget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
-import { extractSymbols } from "./extract/index.ts"
 import {
   type FileStat,
   type FileSystem,
@@ -48,6 +47,7 @@ import {
 } from "./graph.ts"
 import { type FileSymbols, languageOf } from "./model.ts"
 import { Parsers } from "./parser.ts"
+import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
 import {
   type ResolveContext,
   type ResolvedCall,
@@ -79,6 +79,11 @@ export interface IndexOptions {
   readonly format?: FormatOptions
   /** The file system (default node:fs). */
   readonly fs?: FileSystem
+  /**
+   * Worker threads for large batches of files to parse (a cold index): default one per
+   * core, at most 4; 0 parses in this thread. Used only from the built package.
+   */
+  readonly workers?: number
 }
 
 /** Options of one `SymbolIndexer.refresh`. */
@@ -365,6 +370,7 @@ export class SymbolIndexer {
     let reused = 0
     let dirty = false
     const skipped = new Map<string, Problem>()
+    const jobs: Array<ExtractJob & { readonly mtimeMs: number; readonly size: number; readonly hash: string }> = []
     for (const path of listing.files) {
       const language = languageOf(path)
       if (language === undefined) continue
@@ -426,11 +432,14 @@ export class SymbolIndexer {
           continue
         }
       }
-      await this.parsers.ensure(language)
-      const symbols = extractSymbols(this.parsers, path, read.text, language)
-      next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols })
+      jobs.push({ path, language, source: read.text, mtimeMs: stat.mtimeMs, size: stat.size, hash })
+    }
+    const extracted = await extractAll(this.parsers, jobs, this.options.workers ?? defaultWorkers())
+    for (const [i, job] of jobs.entries()) {
+      const symbols = extracted[i]!
+      next.set(job.path, { mtimeMs: job.mtimeMs, size: job.size, hash: job.hash, symbols })
       parsed++
-      this.writeCache(problems, () => this.cache?.saveObject(objectKey(hash, language), symbols))
+      this.writeCache(problems, () => this.cache?.saveObject(objectKey(job.hash, job.language), symbols))
     }
     if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) dirty = true
     this.entries = next
