@@ -18,9 +18,11 @@ import {
   SymbolIndex,
   SymbolIndexError,
   Tokenizer,
-  withReminder,
   type AssemblyInput,
   type FileContent,
+  type InvalidInput,
+  type StageServices,
+  type Tracker,
   type Message,
   type Placement
 } from "@strata/core/effect"
@@ -76,11 +78,12 @@ export interface EngineOptions {
 }
 
 /** One repository's composed services, and the symbol indexer behind `SymbolIndex`. */
+/** Every service a command's work may use. */
+export type EngineServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | SessionStore | StageServices | Tracker
+
 export interface Engine {
-  readonly layer: Layer.Layer<
-    Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | SessionStore | import("@strata/core/effect").StageServices | import("@strata/core").Tracker,
-    unknown
-  >
+  /** Fails with `InvalidInput` only if the tracker's configuration is malformed. */
+  readonly layer: Layer.Layer<EngineServices, InvalidInput>
   /** The symbol map of the last snapshot (after the pipeline or `symbolMap` ran). */
   readonly lastMap: () => SymbolMap | undefined
   /** Index the repository now (with a progress line on a terminal) and return the map. */
@@ -199,7 +202,7 @@ export const requestInput = (options: {
     return { input, warnings: [...system.warnings, ...reminder.warnings, ...history.warnings] }
   })
 
-export { assemble, getContextBreakdown, withReminder }
+export { assemble, getContextBreakdown }
 
 /** Where the last request's native body is kept, so the next one can be scored against it. */
 export const LAST_REQUEST_PATH = join(".strata", "last-request.json")
