@@ -207,7 +207,8 @@ export { assemble, getContextBreakdown }
 /** Where the last request's native body is kept, so the next one can be scored against it. */
 export const LAST_REQUEST_PATH = join(".strata", "last-request.json")
 
-interface StoredRequest {
+/** A request as the simulator needs it: provider, model, send time and native body. */
+export interface StoredRequest {
   readonly provider: string
   readonly model: string
   /** Seconds since the epoch. */
@@ -220,24 +221,38 @@ interface StoredRequest {
  * provider's prompt-cache simulator primed by the previous request of the session.
  * `undefined` for providers without a simulator.
  */
-export const simulateUsage = (root: string, provider: ProviderName, model: string, body: unknown, atSeconds: number) =>
+export const simulateUsage = (
+  root: string,
+  provider: ProviderName,
+  model: string,
+  body: unknown,
+  atSeconds: number,
+  /** Score against this request instead of the session's last one (chat --dry-run's previous turn). */
+  before?: StoredRequest
+) =>
   Effect.gen(function* () {
     const sim = simulatorFor(provider)
     if (sim === undefined) return undefined
-    const text = yield* readTextIfExists(join(root, LAST_REQUEST_PATH)).pipe(Effect.orElseSucceed(() => undefined))
-    let previous: StoredRequest | undefined
-    try {
-      previous = text === undefined ? undefined : (JSON.parse(text) as StoredRequest)
-    } catch {
-      previous = undefined
+    let previous: StoredRequest | undefined = before
+    if (previous === undefined) {
+      const text = yield* readTextIfExists(join(root, LAST_REQUEST_PATH)).pipe(Effect.orElseSucceed(() => undefined))
+      try {
+        previous = text === undefined ? undefined : (JSON.parse(text) as StoredRequest)
+      } catch {
+        previous = undefined
+      }
     }
     return yield* Effect.try({
       try: (): Usage => {
         const simulator = makeSimulator(sim, { model })
+        let at = atSeconds
         if (previous !== undefined && previous.provider === provider && previous.model === model && previous.at <= atSeconds) {
           simulator.send(previous.body, previous.at)
+          // A prompt follows the previous reply, so it cannot arrive before that reply's
+          // cache writes are readable (the simulators wait ~1 s for the first token).
+          at = Math.max(atSeconds, previous.at + 2)
         }
-        const r = simulator.send(body, atSeconds)
+        const r = simulator.send(body, at)
         return { input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }
       },
       catch: (error) => error

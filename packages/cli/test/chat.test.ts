@@ -72,10 +72,14 @@ describe("strata chat", () => {
 
   it("the interactive loop reads prompts and commands from stdin", async () => {
     const repo = await demo()
-    const r = await runBin(["chat", "--repo", repo, "--dry-run", "--no-hud"], { input: `/add ${PRICING}\n/files\nWhat does quote() do?\n/quit\n` })
+    const r = await runBin(["chat", "--repo", repo, "--dry-run", "--no-hud"], { input: `/add ${PRICING}\n/files\nWhat does quote() do?\nAnd priceFor()?\n/quit\n` })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(new RegExp(PRICING.replace(/\./g, "\\.")))
-    expect(r.stdout).toMatch(/\(dry run\) would send/)
+    const usage = r.stdout.split("\n").filter((l) => l.startsWith("simulated anthropic cache"))
+    expect(usage).toHaveLength(2)
+    // The second dry turn is simulated against the first: its unchanged prefix is a read.
+    expect(usage[0]).toMatch(/read 0, write [1-9]/)
+    expect(usage[1]).toMatch(/read [1-9][\d,]*, write/)
   })
 
   it("sends real requests to the provider, streams the reply and reports its cache usage per turn", async () => {

@@ -8,7 +8,7 @@ import { Clock, Effect, Layer, Option, Stream } from "effect"
 import { HistoryCompactor, SessionStore, formatTokens } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../config.ts"
-import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage } from "../engine.ts"
+import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
 import { ApiKeyMissing, diagnose, Unavailable } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { Output } from "../output.ts"
@@ -64,6 +64,8 @@ interface Turn {
   readonly reply: string | undefined
   readonly usage: Usage | undefined
   readonly session: SessionFile
+  /** A dry turn's request, which the next dry turn is simulated against (nothing is saved). */
+  readonly dryRequest?: StoredRequest
 }
 
 export const runChat = (flags: ChatFlags) =>
@@ -106,10 +108,12 @@ export const runChat = (flags: ChatFlags) =>
       if (once === undefined && !ctx.json) {
         yield* output.err(output.errStyle.dim(`strata chat on ${ctx.root} (${provider}, ${ctx.config.model}${dryRun ? ", dry run: nothing is sent" : ""}). /help for commands, Ctrl-D to leave.`))
       }
+      let lastDry: StoredRequest | undefined
       const runTurn = (prompt: string) =>
         Effect.gen(function* () {
-          const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud)
+          const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud, lastDry)
           session = turn.session
+          lastDry = turn.dryRequest ?? lastDry
         })
       if (once !== undefined) return yield* runTurn(once)
       while (true) {
@@ -158,7 +162,8 @@ const chatTurn = (
   selected: ReadonlyArray<string>,
   prompt: string,
   llm: LlmClientShape | undefined,
-  noHud: boolean
+  noHud: boolean,
+  lastDry: StoredRequest | undefined
 ) =>
   Effect.gen(function* () {
     const { ctx, engine } = prepared
@@ -168,7 +173,8 @@ const chatTurn = (
     yield* warn([...warnings, ...result.warnings])
     const atMs = yield* Clock.currentTimeMillis
     if (llm === undefined) {
-      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
+      const at = Math.floor(atMs / 1000)
+      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
       if (ctx.json) {
         yield* output.out(JSON.stringify({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
       } else {
@@ -179,7 +185,8 @@ const chatTurn = (
         if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }), s)) yield* output.out(line)
         yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
       }
-      return { reply: undefined, usage, session } satisfies Turn
+      const dryRequest: StoredRequest = { provider: ctx.config.provider, model: ctx.config.model, at, body: result.placed.body }
+      return { reply: undefined, usage, session, dryRequest } satisfies Turn
     }
 
     let reply = ""
