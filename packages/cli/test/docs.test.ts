@@ -191,6 +191,26 @@ describe("docs shell samples", () => {
   }
 })
 
+describe("docs fences", () => {
+  it("every fence names a language the harness knows, so no sample escapes it", () => {
+    const known = /^(ts|typescript|tsx|sh|bash|shell|console|json|text|txt)(\s|$)/
+    const unknown: Array<string> = []
+    for (const page of pages) {
+      const lines = page.text.split("\n")
+      let open: string | undefined
+      lines.forEach((line, i) => {
+        const m = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line)
+        if (m === null) return
+        if (open === undefined) {
+          open = m[1]!
+          if (!known.test(m[2]!.trim())) unknown.push(`${page.file}:${i + 1}: \`${line.trim()}\``)
+        } else if (m[1]!.startsWith(open) && m[2]!.trim() === "") open = undefined
+      })
+    }
+    expect(unknown, "label the fence: ts (typechecked), sh, json or text (see docs/index.md)").toEqual([])
+  })
+})
+
 describe("docs links", () => {
   it("every relative link in the docs points at a file that exists", () => {
     const broken: Array<string> = []
