@@ -47,12 +47,15 @@ export class SymbolCache {
   private readonly dir: string
   private readonly objectsDir: string
   private readonly written = new Set<string>()
+  private readonly dirs = new Set<string>()
+  private present: Set<string> | undefined
   private readonly fs: FileSystem
 
   constructor(root: string, fs: FileSystem, cacheDir = ".strata") {
     this.fs = fs
     this.dir = join(root, cacheDir, "symbols")
-    this.objectsDir = join(this.dir, "objects")
+    // Objects are versioned with the extractor: an upgrade never reads an older shape.
+    this.objectsDir = join(this.dir, `objects-${CACHE_VERSION}`)
   }
 
   /** Load the index; a missing file is an empty cache, an unreadable one is reported. */
@@ -74,6 +77,9 @@ export class SymbolCache {
 
   /** The cached extraction of `key` for `path`, or undefined when absent or corrupt. */
   loadObject(path: string, key: string): FileSymbols | undefined {
+    // One directory listing per session answers "absent" without a failing read per new file.
+    this.present ??= this.listObjects()
+    if (!this.present.has(key) && !this.written.has(key)) return undefined
     try {
       const text = this.fs.readFile(this.objectPath(key)).toString("utf8")
       return { path, ...decodeObject(JSON.parse(text)) }
@@ -94,6 +100,24 @@ export class SymbolCache {
   saveIndex(entries: ReadonlyMap<string, CacheEntry>): void {
     const list = [...entries].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([path, e]) => [path, e.mtimeMs, e.size, e.hash] as const)
     this.atomicWrite(join(this.dir, "index.json"), JSON.stringify({ version: CACHE_VERSION, entries: list }))
+  }
+
+  private listObjects(): Set<string> {
+    const keys = new Set<string>()
+    let shards: ReadonlyArray<string>
+    try {
+      shards = this.fs.readdir(this.objectsDir).map((d) => d.name)
+    } catch {
+      return keys
+    }
+    for (const shard of shards) {
+      try {
+        for (const d of this.fs.readdir(join(this.objectsDir, shard))) if (d.name.endsWith(".json")) keys.add(d.name.slice(0, -5))
+      } catch {
+        // An unreadable shard holds nothing usable.
+      }
+    }
+    return keys
   }
 
   /** Delete objects no entry refers to (keys are `hash.language`). */
@@ -118,6 +142,7 @@ export class SymbolCache {
         try {
           this.fs.unlink(join(this.objectsDir, shard, name))
           this.written.delete(key)
+          this.present?.delete(key)
           removed++
         } catch {
           // Another process may have removed it; nothing to do.
@@ -132,7 +157,11 @@ export class SymbolCache {
   }
 
   private atomicWrite(path: string, data: string): void {
-    this.fs.mkdir(dirname(path))
+    const dir = dirname(path)
+    if (!this.dirs.has(dir)) {
+      this.fs.mkdir(dir)
+      this.dirs.add(dir)
+    }
     const tmp = `${path}.${process.pid}.tmp`
     this.fs.writeFile(tmp, data)
     this.fs.rename(tmp, path)

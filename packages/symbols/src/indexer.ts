@@ -58,6 +58,9 @@ import {
   resolveImports
 } from "./resolve.ts"
 
+/** A refresh that parsed or re-hashed at least this many files writes the cache index at once. */
+const INDEX_BULK = 16
+
 /** Default size limit: larger files appear in the tree only. */
 export const DEFAULT_MAX_FILE_BYTES = 512 * 1024
 
@@ -80,10 +83,12 @@ export interface IndexOptions {
   /** The file system (default node:fs). */
   readonly fs?: FileSystem
   /**
-   * Worker threads for large batches of files to parse (a cold index): default one per
-   * core, at most 4; 0 parses in this thread. Used only from the built package.
+   * Worker threads for large batches of files to parse (a cold index): a number, or
+   * "auto" for one per core (at most 4). Default 0: parse in this thread, which costs
+   * the least CPU and wins on a busy machine; workers win on an idle multi-core one.
+   * Used only from the built package (the worker is `dist/worker.js`).
    */
-  readonly workers?: number
+  readonly workers?: number | "auto"
 }
 
 /** Options of one `SymbolIndexer.refresh`. */
@@ -220,6 +225,8 @@ export class SymbolIndexer {
   private running: Promise<unknown> = Promise.resolve()
   private cacheBroken = false
   private collected = false
+  private indexStale = false
+  private indexWritten = false
 
   private readonly parsers: Parsers
   private readonly options: IndexOptions
@@ -424,8 +431,9 @@ export class SymbolIndexer {
         rehashed++
         continue
       }
-      if (cached !== undefined && cached.hash === hash) {
-        const symbols = this.cache?.loadObject(path, objectKey(hash, language))
+      // Objects are content-addressed: whatever the index says, an object for this content is reusable.
+      if (this.cache !== undefined) {
+        const symbols = this.cache.loadObject(path, objectKey(hash, language))
         if (symbols !== undefined && symbols.language === language) {
           next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols })
           rehashed++
@@ -434,7 +442,8 @@ export class SymbolIndexer {
       }
       jobs.push({ path, language, source: read.text, mtimeMs: stat.mtimeMs, size: stat.size, hash })
     }
-    const extracted = await extractAll(this.parsers, jobs, this.options.workers ?? defaultWorkers())
+    const workers = this.options.workers === "auto" ? defaultWorkers() : (this.options.workers ?? 0)
+    const extracted = await extractAll(this.parsers, jobs, workers)
     for (const [i, job] of jobs.entries()) {
       const symbols = extracted[i]!
       next.set(job.path, { mtimeMs: job.mtimeMs, size: job.size, hash: job.hash, symbols })
@@ -444,12 +453,12 @@ export class SymbolIndexer {
     if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) dirty = true
     this.entries = next
     this.skipped = skipped
-    if (dirty || this.diskEntries.size !== next.size) {
-      this.writeCache(problems, () => {
-        this.cache?.saveIndex(new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }])))
-        this.diskEntries = new Map([...next].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }]))
-      })
-    }
+    if (dirty || this.diskEntries.size !== next.size) this.indexStale = true
+    // Objects are written as files are parsed; the index (path → mtime, size, hash) is
+    // written on the session's first change, after a bulk change, and otherwise on the
+    // next quiet refresh. An index left behind only costs the next session a re-read
+    // and hash of those files, never a parse.
+    if (this.indexStale && (!dirty || !this.indexWritten || jobs.length + rehashed >= INDEX_BULK)) this.writeIndex(problems)
     // Objects no file refers to are collected once per session, on its first refresh, so
     // an edit that is undone within the session finds its old object still there.
     if (!this.collected) {
@@ -462,6 +471,22 @@ export class SymbolIndexer {
     }
     clock("scan")
     return this.buildMap(listing.files, next, problems, { files: listing.files.length, symbolFiles: next.size, parsed, rehashed, reused }, timings)
+  }
+
+  /** Write the cache index now if it lags behind (for a caller about to exit). */
+  flush(): void {
+    if (this.indexStale) this.writeIndex([])
+  }
+
+  private writeIndex(problems: Array<Problem>): void {
+    const entries = this.entries
+    this.writeCache(problems, () => {
+      const index = new Map([...entries].map(([p, e]) => [p, { mtimeMs: e.mtimeMs, size: e.size, hash: e.hash }]))
+      this.cache?.saveIndex(index)
+      this.diskEntries = index
+    })
+    this.indexStale = false
+    this.indexWritten = true
   }
 
   private writeCache(problems: Array<Problem>, write: () => void): void {

@@ -88,7 +88,8 @@ describe("on-disk cache", () => {
     await (await SymbolIndexer.create(root, { git: false })).refresh()
     writeFileSync(join(root, ".strata/symbols/index.json"), "{ not json")
     const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
-    expect(map.stats.parsed).toBe(3)
+    // The content-addressed objects survive: every file is re-hashed, none re-parsed.
+    expect(map.stats).toMatchObject({ parsed: 0, rehashed: 3 })
     expect(map.problems).toEqual([{ path: ".strata/symbols/index.json", reason: expect.stringMatching(/^symbol cache unreadable .*; rebuilt$/) }])
     const healed = await (await SymbolIndexer.create(root, { git: false })).refresh()
     expect(healed.stats.parsed).toBe(0)
@@ -98,7 +99,8 @@ describe("on-disk cache", () => {
   it("a corrupt object is re-parsed silently", async () => {
     const root = repo()
     await (await SymbolIndexer.create(root, { git: false })).refresh()
-    const objects = join(root, ".strata/symbols/objects")
+    const symbolsDir = join(root, ".strata/symbols")
+    const objects = join(symbolsDir, readdirSync(symbolsDir).find((d) => d.startsWith("objects-"))!)
     for (const shard of readdirSync(objects)) for (const name of readdirSync(join(objects, shard))) writeFileSync(join(objects, shard, name), "[]")
     const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
     expect(map.stats.parsed).toBe(3)
@@ -110,7 +112,7 @@ describe("on-disk cache", () => {
     await (await SymbolIndexer.create(root, { git: false })).refresh()
     writeFileSync(join(root, ".strata/symbols/index.json"), JSON.stringify({ version: "0.0", entries: [] }))
     const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
-    expect(map.stats.parsed).toBe(3)
+    expect(map.stats).toMatchObject({ parsed: 0, rehashed: 3 })
     expect(map.problems).toEqual([])
   })
 
@@ -177,5 +179,22 @@ describe("refresh with hints", () => {
     expect(hinted.problems.map((p) => p.path)).toEqual(["big.ts"])
     const full = await indexer.refresh()
     expect(full.block("src/c.py")).toBe("src/c.py:\nf c(changed_but_not_hinted)\n")
+  })
+})
+
+describe("cache index writes", () => {
+  it("a small change is written on the next quiet refresh or on flush; a lagging index costs no parse", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false })
+    await indexer.refresh()
+    write(root, "src/c.py", "def c(x):\n    pass\n")
+    expect((await indexer.refresh()).stats.parsed).toBe(1)
+    // The index still has the old entry: a new session re-hashes c.py and finds its object.
+    const other = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(other.stats).toMatchObject({ parsed: 0, rehashed: 1, reused: 2 })
+    expect(other.block("src/c.py")).toBe("src/c.py:\nf c(x)\n")
+    indexer.flush()
+    const after = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(after.stats).toMatchObject({ parsed: 0, rehashed: 0, reused: 3 })
   })
 })
