@@ -3,7 +3,7 @@
 // received and streams back recorded-shape SSE with the simulated usage; the decoded
 // usage must match. Also: retries on 429/5xx with retry-after, timeouts, typed errors.
 import { CompactionModel } from "@strata/core"
-import { ConfigProvider, Effect, Layer, Stream } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Option, Stream } from "effect"
 import { afterEach, describe, expect } from "vitest"
 import {
   compactionModelLayer,
@@ -206,6 +206,20 @@ describe("Anthropic client on the wire", () => {
       expect(error.message).toContain("no response within 150 ms (2 attempts)")
       expect(server.requests).toHaveLength(2)
       expect(performance.now() - started).toBeLessThan(3000)
+    })
+  )
+
+  it.effect("stops at once when the caller's own timeout fires while the request is opening", () =>
+    Effect.gen(function* () {
+      server = yield* Effect.promise(() => startServer(() => undefined))
+      // The client would wait 10 s per attempt and retry; the caller gives up after 100 ms.
+      const llm = yield* clientOf(client({ baseUrl: server.url, timeoutMs: 10_000, retry: { maxRetries: 3, baseDelayMs: 5 } }))
+      const started = performance.now()
+      const outcome = yield* llm.complete({ body: simpleBody("anthropic", { model: MODEL, messages: [{ role: "user", content: "hi" }], maxTokens: 16 }) }).pipe(
+        Effect.timeoutOption(Duration.millis(100))
+      )
+      expect(Option.isNone(outcome)).toBe(true)
+      expect(performance.now() - started).toBeLessThan(2000)
     })
   )
 

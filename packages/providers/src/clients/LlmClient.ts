@@ -195,7 +195,9 @@ export const makeLlmClient = (
     Stream.unwrap(
       Effect.gen(function* () {
         const body = yield* validate(request)
-        const opened = yield* Effect.acquireRelease(openWithRetry(driver, body, settings), (o) => Effect.sync(() => o.controller.abort()))
+        // Interruptible: a caller's timeout or abort must not wait out the open and its retries;
+        // openWithRetry aborts its own controller when interrupted.
+        const opened = yield* Effect.acquireRelease(openWithRetry(driver, body, settings), (o) => Effect.sync(() => o.controller.abort()), { interruptible: true })
         return Stream.fromAsyncIterable(toEvents(driver, opened.iterable), (e): LlmError =>
           e instanceof LlmStreamError ? e : new LlmStreamError({ provider: driver.provider, reason: driver.classify(e).detail })
         ).pipe(
