@@ -111,6 +111,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
     const refresh = Effect.tryPromise({
       try: async () => {
         last = await indexer.refresh()
+        // A command is short-lived: write the symbol cache's index now rather than lazily.
+        indexer.flush()
         return last
       },
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
