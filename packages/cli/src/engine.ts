@@ -117,12 +117,23 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       },
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     })
+    // A map `symbolMap` just built is handed to the pipeline's next snapshot instead of
+    // indexing twice in one command; later snapshots (chat's next turns) refresh.
+    let fresh = false
     const symbolMap = Effect.gen(function* () {
       const output = yield* Output
       const progress = yield* output.progress(`Indexing ${root}`)
       const map = yield* refresh.pipe(Effect.onError(() => progress.finish()))
       yield* progress.finish(`Indexed ${map.stats.files} files (${map.stats.parsed} parsed, ${map.stats.reused + map.stats.rehashed} unchanged)`)
+      fresh = true
       return map
+    })
+    const snapshot = Effect.suspend(() => {
+      if (fresh && last !== undefined) {
+        fresh = false
+        return Effect.succeed(last)
+      }
+      return refresh
     })
     const sessionLayer = Layer.effect(
       AssemblySession,
@@ -141,7 +152,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       Pipeline.layer,
       sessionLayer,
       Tokenizer.layer(config.model),
-      Layer.succeed(SymbolIndex, { snapshot: refresh }),
+      Layer.succeed(SymbolIndex, { snapshot }),
       placementLayer(config.provider),
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
