@@ -1,25 +1,26 @@
 /**
  * The on-disk extraction cache under `<repo>/.strata/symbols/`: a small index
- * (path → mtime, size, content hash) plus one content-addressed object per
- * extracted file, so a one-file change rewrites the index and one object, never the
- * whole cache. Writes are atomic (temp file, then rename); anything unreadable or
- * from another version is ignored and rebuilt.
+ * (path → mtime, size, content hash) and packs of content-addressed extractions. A
+ * refresh appends one pack holding what it parsed (one write, however many files), so
+ * a one-file change writes one small pack; packs are compacted at session start.
+ * Writes are atomic (temp file, then rename); anything unreadable or from another
+ * version is ignored and rebuilt.
  */
 import { Schema } from "effect"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { EXTRACTOR_VERSION } from "./extract/index.ts"
 import type { FileSystem } from "./files.ts"
 import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./model.ts"
 
-/** Bumped when the cache layout changes; the extractor version is part of the key too. */
-export const CACHE_VERSION = `1.${EXTRACTOR_VERSION}`
+/** Bumped when the cache layout changes; the extractor version is part of it. */
+export const CACHE_VERSION = `2.${EXTRACTOR_VERSION}`
 
 const IndexFile = Schema.Struct({
   version: Schema.String,
   entries: Schema.Array(Schema.Tuple([Schema.String, Schema.Number, Schema.Number, Schema.String]))
 })
 
-/** What an object stores: the extraction without the path (content-addressed). */
+/** What a pack stores per key: the extraction without the path (content-addressed). */
 const ObjectFile = Schema.Struct({
   language: Language,
   imports: Schema.Array(ImportInfo),
@@ -27,6 +28,7 @@ const ObjectFile = Schema.Struct({
   calls: Schema.Array(CallSite),
   errors: Schema.Array(ParseIssue)
 })
+type ObjectFile = typeof ObjectFile.Type
 
 const decodeIndex = Schema.decodeUnknownSync(IndexFile)
 const decodeObject = Schema.decodeUnknownSync(ObjectFile)
@@ -42,20 +44,25 @@ export interface CacheEntry {
 /** The object key of a content hash read as `language`. */
 export const objectKey = (hash: string, language: Language): string => `${hash}.${language}`
 
+/** Packs beyond this count (or mostly dead ones) are compacted into one at session start. */
+const MAX_PACKS = 16
+
 /** The extraction cache of one repository. */
 export class SymbolCache {
   private readonly dir: string
-  private readonly objectsDir: string
-  private readonly written = new Set<string>()
-  private readonly dirs = new Set<string>()
-  private present: Set<string> | undefined
+  private readonly packsDir: string
   private readonly fs: FileSystem
+  /** Raw objects by key, and the pack each came from; read on first use. */
+  private objects: Map<string, { readonly raw: unknown; readonly pack: string }> | undefined
+  private pending = new Map<string, ObjectFile>()
+  private madeDirs = false
+  private sequence = 0
 
   constructor(root: string, fs: FileSystem, cacheDir = ".strata") {
     this.fs = fs
     this.dir = join(root, cacheDir, "symbols")
-    // Objects are versioned with the extractor: an upgrade never reads an older shape.
-    this.objectsDir = join(this.dir, `objects-${CACHE_VERSION}`)
+    // Packs are versioned with the extractor: an upgrade never reads an older shape.
+    this.packsDir = join(this.dir, `packs-${CACHE_VERSION}`)
   }
 
   /** Load the index; a missing file is an empty cache, an unreadable one is reported. */
@@ -77,23 +84,32 @@ export class SymbolCache {
 
   /** The cached extraction of `key` for `path`, or undefined when absent or corrupt. */
   loadObject(path: string, key: string): FileSymbols | undefined {
-    // One directory listing per session answers "absent" without a failing read per new file.
-    this.present ??= this.listObjects()
-    if (!this.present.has(key) && !this.written.has(key)) return undefined
+    const pending = this.pending.get(key)
+    if (pending !== undefined) return { path, ...pending }
+    const found = this.packs().get(key)
+    if (found === undefined) return undefined
     try {
-      const text = this.fs.readFile(this.objectPath(key)).toString("utf8")
-      return { path, ...decodeObject(JSON.parse(text)) }
+      return { path, ...decodeObject(found.raw) }
     } catch {
       return undefined
     }
   }
 
-  /** Store the extraction of `key` (once per key per session). */
+  /** Queue the extraction of `key`; `flush` writes everything queued as one pack. */
   saveObject(key: string, symbols: FileSymbols): void {
-    if (this.written.has(key)) return
+    if (this.pending.has(key) || this.objects?.has(key) === true) return
     const { path: _path, ...object } = symbols
-    this.atomicWrite(this.objectPath(key), JSON.stringify(object))
-    this.written.add(key)
+    this.pending.set(key, object)
+  }
+
+  /** Write the queued extractions as one new pack. */
+  flush(): void {
+    if (this.pending.size === 0) return
+    const name = `${this.stamp()}.json`
+    this.atomicWrite(join(this.packsDir, name), JSON.stringify(Object.fromEntries(this.pending)))
+    const objects = this.packs()
+    for (const [key, raw] of this.pending) objects.set(key, { raw, pack: name })
+    this.pending = new Map()
   }
 
   /** Replace the index. */
@@ -102,65 +118,67 @@ export class SymbolCache {
     this.atomicWrite(join(this.dir, "index.json"), JSON.stringify({ version: CACHE_VERSION, entries: list }))
   }
 
-  private listObjects(): Set<string> {
-    const keys = new Set<string>()
-    let shards: ReadonlyArray<string>
-    try {
-      shards = this.fs.readdir(this.objectsDir).map((d) => d.name)
-    } catch {
-      return keys
-    }
-    for (const shard of shards) {
-      try {
-        for (const d of this.fs.readdir(join(this.objectsDir, shard))) if (d.name.endsWith(".json")) keys.add(d.name.slice(0, -5))
-      } catch {
-        // An unreadable shard holds nothing usable.
-      }
-    }
-    return keys
-  }
-
-  /** Delete objects no entry refers to (keys are `hash.language`). */
+  /**
+   * Drop objects no entry refers to: when there are many packs or most objects are
+   * dead, the live ones are rewritten as one pack and the old packs deleted.
+   * Returns how many objects were dropped.
+   */
   collect(live: ReadonlySet<string>): number {
-    let removed = 0
-    let shards: ReadonlyArray<string>
-    try {
-      shards = this.fs.readdir(this.objectsDir).map((d) => d.name)
-    } catch {
-      return 0
-    }
-    for (const shard of shards) {
-      let names: ReadonlyArray<string>
+    const objects = this.packs()
+    const packNames = new Set([...objects.values()].map((o) => o.pack))
+    const dead = [...objects.keys()].filter((k) => !live.has(k)).length
+    if (packNames.size <= MAX_PACKS && dead * 2 <= objects.size) return 0
+    const keep = new Map([...objects].filter(([key]) => live.has(key)).map(([key, o]) => [key, o.raw]))
+    const name = `${this.stamp()}.json`
+    this.atomicWrite(join(this.packsDir, name), JSON.stringify(Object.fromEntries(keep)))
+    for (const pack of packNames) {
       try {
-        names = this.fs.readdir(join(this.objectsDir, shard)).map((d) => d.name)
+        this.fs.unlink(join(this.packsDir, pack))
       } catch {
-        continue
-      }
-      for (const name of names) {
-        const key = name.replace(/\.json$/, "")
-        if (live.has(key)) continue
-        try {
-          this.fs.unlink(join(this.objectsDir, shard, name))
-          this.written.delete(key)
-          this.present?.delete(key)
-          removed++
-        } catch {
-          // Another process may have removed it; nothing to do.
-        }
+        // Already gone (another session compacted): nothing to do.
       }
     }
-    return removed
+    this.objects = new Map([...keep].map(([key, raw]) => [key, { raw, pack: name }]))
+    return dead
   }
 
-  private objectPath(key: string): string {
-    return join(this.objectsDir, key.slice(0, 2), `${key}.json`)
+  /** Every object of every pack, read once; unreadable packs are skipped. */
+  private packs(): Map<string, { readonly raw: unknown; readonly pack: string }> {
+    if (this.objects !== undefined) return this.objects
+    const objects = new Map<string, { readonly raw: unknown; readonly pack: string }>()
+    let names: ReadonlyArray<string> = []
+    try {
+      names = this.fs
+        .readdir(this.packsDir)
+        .map((d) => d.name)
+        .filter((n) => n.endsWith(".json"))
+        .sort()
+    } catch {
+      // No packs yet.
+    }
+    for (const name of names) {
+      try {
+        const pack: unknown = JSON.parse(this.fs.readFile(join(this.packsDir, name)).toString("utf8"))
+        if (typeof pack !== "object" || pack === null || Array.isArray(pack)) continue
+        for (const [key, raw] of Object.entries(pack)) objects.set(key, { raw, pack: name })
+      } catch {
+        // A torn or foreign pack: its objects are simply re-parsed.
+      }
+    }
+    this.objects = objects
+    return objects
+  }
+
+  /** A pack name that sorts after existing ones and is unique to this process. */
+  private stamp(): string {
+    this.sequence++
+    return `${process.pid}-${String(this.sequence).padStart(6, "0")}-${Math.random().toString(36).slice(2, 8)}`
   }
 
   private atomicWrite(path: string, data: string): void {
-    const dir = dirname(path)
-    if (!this.dirs.has(dir)) {
-      this.fs.mkdir(dir)
-      this.dirs.add(dir)
+    if (!this.madeDirs) {
+      this.fs.mkdir(this.packsDir)
+      this.madeDirs = true
     }
     const tmp = `${path}.${process.pid}.tmp`
     this.fs.writeFile(tmp, data)

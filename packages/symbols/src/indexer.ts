@@ -448,8 +448,10 @@ export class SymbolIndexer {
       const symbols = extracted[i]!
       next.set(job.path, { mtimeMs: job.mtimeMs, size: job.size, hash: job.hash, symbols })
       parsed++
-      this.writeCache(problems, () => this.cache?.saveObject(objectKey(job.hash, job.language), symbols))
+      this.cache?.saveObject(objectKey(job.hash, job.language), symbols)
     }
+    // Everything parsed in this refresh goes to disk as one pack.
+    this.writeCache(problems, () => this.cache?.flush())
     if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) dirty = true
     this.entries = next
     this.skipped = skipped

@@ -96,15 +96,35 @@ describe("on-disk cache", () => {
     expect(healed.problems).toEqual([])
   })
 
-  it("a corrupt object is re-parsed silently", async () => {
+  it("a corrupt pack is re-parsed silently", async () => {
     const root = repo()
     await (await SymbolIndexer.create(root, { git: false })).refresh()
     const symbolsDir = join(root, ".strata/symbols")
-    const objects = join(symbolsDir, readdirSync(symbolsDir).find((d) => d.startsWith("objects-"))!)
-    for (const shard of readdirSync(objects)) for (const name of readdirSync(join(objects, shard))) writeFileSync(join(objects, shard, name), "[]")
+    const packs = join(symbolsDir, readdirSync(symbolsDir).find((d) => d.startsWith("packs-"))!)
+    const names = readdirSync(packs)
+    expect(names).toHaveLength(1)
+    for (const name of names) writeFileSync(join(packs, name), "[]")
     const map = await (await SymbolIndexer.create(root, { git: false })).refresh()
     expect(map.stats.parsed).toBe(3)
     expect(map.problems).toEqual([])
+  })
+
+  it("packs from many small refreshes are compacted at the next session start", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false })
+    await indexer.refresh()
+    for (let i = 0; i < 20; i++) {
+      write(root, "src/b.ts", `export function b${i}() { return ${i} }\n`)
+      await indexer.refresh()
+    }
+    indexer.flush()
+    const symbolsDir = join(root, ".strata/symbols")
+    const packs = join(symbolsDir, readdirSync(symbolsDir).find((d) => d.startsWith("packs-"))!)
+    expect(readdirSync(packs).length).toBe(21)
+    const next = await (await SymbolIndexer.create(root, { git: false })).refresh()
+    expect(next.stats).toMatchObject({ parsed: 0, reused: 3 })
+    expect(readdirSync(packs)).toHaveLength(1)
+    expect((await (await SymbolIndexer.create(root, { git: false })).refresh()).stats.parsed).toBe(0)
   })
 
   it("an index from another version is ignored", async () => {
