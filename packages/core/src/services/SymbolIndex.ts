@@ -22,13 +22,22 @@ export interface SymbolMapSnapshot {
   readonly blockHash: (path: string) => string | undefined
   /** Legend: abbreviation key and path aliases; fixed for the session. */
   readonly legend: string
-  /** The flat sorted file tree, rendered. */
+  /**
+   * The flat sorted file tree, rendered: one path per line, each line ending with a
+   * newline ("" for no files), and no header. The pipeline puts it under
+   * `FILE_TREE_HEADER` ("# Repository Files …", seed 002), so the v1 count line
+   * `# File Tree (N files)` is not part of it.
+   */
   readonly fileTree: string
-  /** SHA-256 of the file tree's file list. */
+  /** SHA-256 of the rendered file tree (a pure function of the file list). */
   readonly fileTreeHash: string
-  /** Connected components of mutually referencing files (paths), for initial placement. */
+  /**
+   * Connected components of mutually referencing files (paths), for initial placement.
+   * Every file with a block appears once (isolated files as singletons); members are
+   * sorted, components largest first.
+   */
   readonly components: ReadonlyArray<ReadonlyArray<string>>
-  /** Incoming reference count per file. */
+  /** Incoming reference count per file: the number of distinct other files referencing it. */
   readonly refCounts: ReadonlyMap<string, number>
   /** Files skipped or partly parsed, with reasons. */
   readonly problems: ReadonlyArray<IndexProblem>
