@@ -354,10 +354,11 @@ export class SymbolIndexer {
       try {
         return this.fs.stat(this.root)
       } catch (error) {
-        throw new Error(describeError(error))
+        const code = typeof error === "object" && error !== null && "code" in error ? error.code : ""
+        throw new Error(code === "ENOENT" ? "the directory does not exist; pass the repository root" : describeError(error))
       }
     })()
-    if (!rootStat.isDirectory()) throw new Error("not a directory")
+    if (!rootStat.isDirectory()) throw new Error("not a directory; pass the repository root")
     const realRoot = this.fs.realpath(this.root)
     const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     // A hint is only usable once a full listing exists to patch.

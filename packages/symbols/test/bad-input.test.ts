@@ -105,7 +105,7 @@ describe("bad input", () => {
 
   it("a missing root fails the refresh with a reason", async () => {
     const indexer = await SymbolIndexer.create(join(tempDir(), "nope"), { git: false, cache: false })
-    await expect(indexer.refresh()).rejects.toThrow(/missing/)
+    await expect(indexer.refresh()).rejects.toThrow(/does not exist/)
   })
 })
 

@@ -45,7 +45,7 @@ describe("symbolIndexLayer", () => {
       )
       expect(error).toBeInstanceOf(SymbolIndexError)
       expect(error.root).toBe(root)
-      expect(error.reason).toMatch(/missing/)
+      expect(error.reason).toMatch(/does not exist/)
       expect(error.message).toBe(`Could not index the repository at ${root}: ${error.reason}`)
     })
   )
