@@ -257,6 +257,6 @@ const compact = (prepared: Prepared, session: SessionFile, llm: LlmClientShape) 
     yield* saveSession(prepared.ctx.root, next)
     return {
       session: next,
-      note: `Compacted history (${result.kind}): ${formatTokens(result.tokensBefore)} -> ${formatTokens(result.tokensAfter)} tokens; ${formatTokens(result.cacheTokensInvalidated)} cached tokens to write again.`
+      note: `Compacted history (${result.kind}): ${formatTokens(result.tokensBefore)} -> ${formatTokens(result.tokensAfter)} tokens; ${formatTokens(result.cacheTokensRewritten)} cached tokens to write again (${formatTokens(result.cacheTokensInvalidated)} cached tokens invalidated).`
     }
   })
