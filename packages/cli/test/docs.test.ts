@@ -1,6 +1,6 @@
 // Every code sample in docs/ (and the root README) is compiled or run here; see the fence
 // markers in docs-samples.ts and docs/index.md ("Writing docs").
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -224,6 +224,15 @@ describe("docs links", () => {
       }
     }
     expect(broken).toEqual([])
+  })
+
+  it("docs/benchmarks.md has a section for every benchmark under bench/", () => {
+    const page = readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8")
+    const benches = readdirSync(join(REPO_ROOT, "bench"), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== "out" && existsSync(join(REPO_ROOT, "bench", e.name, "run.mjs")))
+      .map((e) => e.name)
+    const missing = benches.filter((b) => !new RegExp(`^## ${b}$`, "m").test(page) || !page.includes(`bench/${b}/run.mjs`))
+    expect(missing, "collect their figures and rerun command from bench/README.md into docs/benchmarks.md").toEqual([])
   })
 
   it("the README opens with exactly the two commands", () => {
