@@ -115,6 +115,18 @@ describe("replay of the example repository's first 10 commits", () => {
     }
   })
 
+  it("each turn's file tree and symbol map follow the history (files added by earlier commits are there)", () => {
+    const oracle = parseDump(lines.join("\n")).filter((l) => l.strategy === "oracle")
+    const shas = execFileSync("git", ["-C", demo.path, "rev-list", "--first-parent", "--reverse", "HEAD"], { encoding: "utf8" }).trim().split("\n")
+    // turn 9 sees the tree of commit 9 (the tenth commit's parent)
+    const tree = execFileSync("git", ["-C", demo.path, "ls-tree", "-r", "--name-only", shas[9]!], { encoding: "utf8" }).trim().split("\n")
+    const texts = textsOf(oracle[9]!.request).join("\n")
+    for (const path of tree) expect(texts).toContain(path)
+    const typescript = tree.filter((p) => p.endsWith(".ts") && !first.perTurn[9]!.subject.includes(p))
+    expect(typescript.length).toBeGreaterThan(3)
+    for (const path of typescript) expect(texts).toMatch(new RegExp(`(^|\\n)${path.replace(/[.]/g, "\\.")}(:| )`, "m"))
+  })
+
   it("the transcript is append-only: each request extends the previous one", () => {
     const transcript = parseDump(lines.join("\n")).filter((l) => l.strategy === "transcript").map((l) => textsOf(l.request))
     for (let i = 1; i < transcript.length; i++) {
@@ -218,16 +230,27 @@ describe("the in-memory file system the symbol index reads", () => {
     expect(first.files).toEqual(["img/logo.png", "src/a.ts", "src/b.ts"])
     expect(first.symbolFiles).toEqual(["src/a.ts", "src/b.ts"])
     const mtime = fs.stat("/virtual/repo/src/b.ts").mtimeMs
+    const srcTime = fs.stat("/virtual/repo/src").mtimeMs
     fs.set([
       { path: "src/a.ts", blob: "1b", content: "export function a(x: number): number {\n  return x\n}\n" },
       { path: "src/b.ts", blob: "2", content: "import { a } from \"./a\"\nexport const b = a()\n" }
     ])
     expect(fs.stat("/virtual/repo/src/b.ts").mtimeMs).toBe(mtime)
+    expect(fs.stat("/virtual/repo/src").mtimeMs).toBe(srcTime) // same entries
     const second = await indexer.refresh()
     expect(second.stats.parsed).toBe(1)
     expect(second.files).toEqual(["src/a.ts", "src/b.ts"])
     expect(second.block("src/a.ts")).toContain("a(x)")
     expect(second.legend).toBe(first.legend)
+    // A new file moves its directory's mtime, so the indexer lists the tree again and sees it.
+    fs.set([
+      { path: "src/a.ts", blob: "1b", content: "export function a(x: number): number {\n  return x\n}\n" },
+      { path: "src/b.ts", blob: "2", content: "import { a } from \"./a\"\nexport const b = a()\n" },
+      { path: "src/c.ts", blob: "4", content: "export class C {}\n" }
+    ])
+    expect(fs.stat("/virtual/repo/src").mtimeMs).toBeGreaterThan(srcTime)
+    const third = await indexer.refresh()
+    expect(third.symbolFiles).toEqual(["src/a.ts", "src/b.ts", "src/c.ts"])
   })
 })
 

@@ -1,8 +1,9 @@
 /**
  * An in-memory, synchronous `FileSystem` for `@strata/symbols` over one replay turn's
  * files, so the symbol map, legend and file tree update per turn exactly as in a live
- * session without checking anything out. A file whose blob changed gets a new mtime,
- * which is what makes the indexer re-parse it (and only it).
+ * session without checking anything out. Like a real file system, a file whose blob
+ * changed gets a new mtime (the indexer re-parses it, and only it) and a directory
+ * whose entries changed gets a new mtime (the indexer lists the tree again).
  */
 import type { DirEntry, FileStat, FileSystem } from "@strata/symbols"
 
@@ -56,6 +57,7 @@ export class MemoryFileSystem implements FileSystem {
   readonly root: string
   private files = new Map<string, MemFile>()
   private dirs = new Map<string, Map<string, "file" | "dir">>()
+  private dirTimes = new Map<string, number>()
   private clock = 0
 
   constructor(root: string) {
@@ -92,7 +94,15 @@ export class MemoryFileSystem implements FileSystem {
         dir = dir === "" ? name : `${dir}/${name}`
       }
     }
+    // A directory's mtime moves when an entry is added or removed, as on disk.
+    const times = new Map<string, number>()
+    for (const [dir, children] of dirs) {
+      const before = this.dirs.get(dir)
+      const same = before !== undefined && before.size === children.size && [...children.keys()].every((name) => before.has(name))
+      times.set(dir, same ? (this.dirTimes.get(dir) ?? 0) : this.clock * 1000)
+    }
     this.dirs = dirs
+    this.dirTimes = times
   }
 
   /** Repository-relative path of an absolute one, or undefined outside the root. */
@@ -107,7 +117,7 @@ export class MemoryFileSystem implements FileSystem {
     if (rel === undefined) throw enoent(path)
     const file = this.files.get(rel)
     if (file !== undefined) return stat("file", file.bytes.length, file.mtimeMs)
-    if (this.dirs.has(rel)) return stat("dir", 0, 0)
+    if (this.dirs.has(rel)) return stat("dir", 0, this.dirTimes.get(rel) ?? 0)
     throw enoent(path)
   }
 
