@@ -21,6 +21,7 @@ import {
   type AssemblyInput,
   type FileContent,
   type InvalidInput,
+  type JournalMemory,
   type StageServices,
   type Tracker,
   type Message,
@@ -140,7 +141,9 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       Effect.gen(function* () {
         return {
           emptyTiers: yield* Ref.make(session.emptyTiersTotal),
-          lastChanges: yield* Ref.make(session.last?.changes ?? [])
+          lastChanges: yield* Ref.make(session.last?.changes ?? []),
+          // The journal layout's memory lives in this process: a new run rebuilds once.
+          journal: yield* Ref.make<JournalMemory | undefined>(undefined)
         }
       })
     )

@@ -43,14 +43,16 @@ describe("ContextEngine.assemble", () => {
     expect(ms.map(text)).toContain("# Working Files\n\nHere are the files:\n\nsrc/a.ts\n```\nexport const a = 1\n\n```")
     expect(text(ms.at(-1))).toBe("Rename a\n\nKeep edits small.")
     expect(first.userText).toBe("Rename a")
-    expect(first.report.tiers.active.history).toBe(2)
+    // The default journal layout journals history in L3 as soon as it exists.
+    expect(first.report.tiers.L3.history).toBe(2)
+    expect(first.report.tiers.active.history).toBe(0)
     expect(Effect.runSync(t.service.current).version).toBe(0)
     await first.commit()
     expect(Effect.runSync(t.service.current).version).toBe(1)
 
     writeFileSync(join(root, "prompts/system.md"), "You are version two.\n")
     const breakdown = await engine.getContextBreakdown()
-    expect(breakdown.blocks.map((b) => b.tier)).toEqual(["L0", "L1", "active"])
+    expect(breakdown.blocks.map((b) => b.tier)).toEqual(["L0", "L1", "L2", "L3", "active"])
     const second = await engine.assemble({ prompt: "Again" })
     expect(text(messages(second.placed.body)[0])).toMatch(/^You are version two\./)
     // The breakdown shows the cached blocks exactly as the next request sends them.

@@ -19,7 +19,7 @@ import {
   type TrackedItem,
   type ItemKey
 } from "../src/effect.ts"
-import { Pipeline } from "../src/effect.ts"
+import { LayoutMode, Pipeline } from "../src/effect.ts"
 
 /** A repository as the stub index serves it. */
 export interface StubRepo {
@@ -129,6 +129,15 @@ export const stubTrackerLayer = (options: StubTrackerOptions = {}): Layer.Layer<
 /** One token per character: additive, so piecewise counts equal whole-string counts. */
 export const charCounter = () => makeCustomCounter("chars", (text) => text.length)
 
-/** Pipeline, a per-char tokenizer, and the given tracker/index layers. */
-export const testLayer = (...layers: ReadonlyArray<Layer.Layer<never, never, never> | Layer.Layer<Tracker> | Layer.Layer<SymbolIndex>>) =>
+type TestLayers = ReadonlyArray<Layer.Layer<never, never, never> | Layer.Layer<Tracker> | Layer.Layer<SymbolIndex>>
+
+/**
+ * Pipeline in seed 002's layout (the one these tests check tier by tier), a per-char
+ * tokenizer, and the given tracker/index layers.
+ */
+export const testLayer = (...layers: TestLayers) =>
+  Layer.mergeAll(Pipeline.layer, Tokenizer.layerFrom(charCounter()), Layer.succeed(LayoutMode, "seed"), ...layers)
+
+/** The same in the default journal layout. */
+export const journalTestLayer = (...layers: TestLayers) =>
   Layer.mergeAll(Pipeline.layer, Tokenizer.layerFrom(charCounter()), ...layers)

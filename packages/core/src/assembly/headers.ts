@@ -9,6 +9,12 @@ export const REPO_MAP_HEADER =
 export const REPO_MAP_CONTINUATION = "# Repository Structure (continued)\n\n"
 export const TIER_SYMBOLS_HEADER = REPO_MAP_CONTINUATION
 export const FILE_TREE_HEADER = "# Repository Files\n\nComplete list of files in the repository:\n\n"
+/** Journal layout: symbol blocks that changed since the model saw them (they supersede earlier entries). */
+export const REPO_MAP_UPDATES_HEADER = "# Repository Structure (updated)\n\nThese entries replace earlier entries for the same files:\n\n"
+/** Journal layout: files added (`+`) to and removed (`-`) from the repository since the file list above. */
+export const FILE_TREE_CHANGES_HEADER = "# Repository Files (changes)\n\nFiles added (+) and removed (-) since the list above:\n\n"
+/** Journal layout: selected files that became stable, shown once in the journal instead of every turn. */
+export const FILES_JOURNAL_HEADER = "# Reference Files (updated)\n\nThese files replace earlier copies of the same files:\n\n"
 export const URL_CONTEXT_HEADER =
   "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n"
 export const REVIEW_CONTEXT_HEADER = "# Code Review Context\n\n"

@@ -4,9 +4,11 @@
  * large step. Any model failure falls back to summary-less truncation; nothing here
  * fails the turn. After compaction the tracker's history entries are purged.
  */
-import { Context, Duration, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Ref, Result, Schema } from "effect"
 import type { Message } from "../domain/Message.ts"
 import { CACHED_TIERS, tierRank } from "../domain/Tier.ts"
+import { cacheImpactOfJournalRestart } from "../pipeline/journal.ts"
+import { AssemblySession } from "../pipeline/session.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import { Tracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
@@ -130,6 +132,21 @@ export const cacheImpactOfHistoryPurge = (snapshot: Pick<TrackerSnapshot, "items
   return { invalidated, rewritten }
 }
 
+/**
+ * What purging history costs the cache in the layout the pipeline uses: the journal's
+ * restart when the session has journal memory (the default layout), else the tracker's
+ * tiers from the most stable one holding history (seed layout). Zero without either.
+ */
+export const historyPurgeImpact = (
+  tracker: Option.Option<Tracker["Service"]>,
+  session: Option.Option<AssemblySession["Service"]>
+): Effect.Effect<{ readonly invalidated: number; readonly rewritten: number }> =>
+  Effect.gen(function* () {
+    const memory = Option.isSome(session) ? yield* Ref.get(session.value.journal) : undefined
+    if (memory !== undefined) return cacheImpactOfJournalRestart(memory)
+    return Option.isSome(tracker) ? cacheImpactOfHistoryPurge(yield* tracker.value.current) : { invalidated: 0, rewritten: 0 }
+  })
+
 export interface HistoryCompactorOptions {
   readonly config?: Partial<CompactionConfig>
   /**
@@ -148,6 +165,7 @@ const make = (options: HistoryCompactorOptions = {}) =>
     const tokenizer = yield* Tokenizer
     const model = yield* Effect.serviceOption(CompactionModel)
     const tracker = yield* Effect.serviceOption(Tracker)
+    const session = yield* Effect.serviceOption(AssemblySession)
     const prompts = yield* Effect.serviceOption(Prompts)
     const minStep = minStepTokens(config)
 
@@ -185,8 +203,8 @@ const make = (options: HistoryCompactorOptions = {}) =>
     /** Purge tracker history entries; returns what that costs the provider cache. */
     const purgeTracker = (warnings: Array<string>) =>
       Effect.gen(function* () {
-        if (Option.isNone(tracker)) return { invalidated: 0, rewritten: 0 }
-        const impact = cacheImpactOfHistoryPurge(yield* tracker.value.current)
+        const impact = yield* historyPurgeImpact(tracker, session)
+        if (Option.isNone(tracker)) return impact
         const purged = yield* tracker.value.purgeHistory.pipe(Effect.result)
         if (Result.isFailure(purged)) warnings.push(`the tracker's history entries could not be purged: ${purged.failure.message}`)
         return impact

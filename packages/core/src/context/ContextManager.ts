@@ -10,6 +10,7 @@ import { InvalidInput } from "../domain/errors.ts"
 import { ContentPart, Message, Role } from "../domain/Message.ts"
 import type { TrackerPersistError } from "../services/Tracker.ts"
 import { Tracker } from "../services/Tracker.ts"
+import { AssemblySession } from "../pipeline/session.ts"
 import {
   type CompactionConfig,
   DEFAULT_COMPACTION_CONFIG,
@@ -17,7 +18,7 @@ import {
   shouldCompact as overTrigger
 } from "../compaction/algorithm.ts"
 import {
-  cacheImpactOfHistoryPurge,
+  historyPurgeImpact,
   type CompactionResult,
   type CompactionStatus,
   compactionStatus,
@@ -118,6 +119,7 @@ const make = (options: ContextManagerOptions) =>
     const counter: TokenCounter = yield* Tokenizer
     const repoFiles = yield* RepoFiles
     const tracker = yield* Effect.serviceOption(Tracker)
+    const session = yield* Effect.serviceOption(AssemblySession)
     const compactor = yield* Effect.serviceOption(HistoryCompactor)
     const store = yield* Effect.serviceOption(SessionStore)
     // One writer at a time, so two messages never race to create the session file.
@@ -250,7 +252,7 @@ const make = (options: ContextManagerOptions) =>
         warnings: []
       })
       if (!overTrigger(tokensBefore, compactionConfig)) return none("history is below the trigger")
-      const impact = Option.isSome(tracker) ? cacheImpactOfHistoryPurge(yield* tracker.value.current) : { invalidated: 0, rewritten: 0 }
+      const impact = yield* historyPurgeImpact(tracker, session)
       const truncated = yield* emergencyTruncate()
       if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
       return {

@@ -2,7 +2,8 @@
  * Stage 7, `activeBlock`: the uncached tail. File tree, URL context, Working Files
  * (active files only; graduated files render in their tier), active history, and the
  * prompt with the system reminder appended (images as parts). Extra stages insert
- * their sections between these parts by name.
+ * their sections between these parts by name. In journal mode the tree sits in L2 and
+ * history in the journal, so the block holds URLs, Working Files and the prompt.
  */
 import { Context, Effect, Layer } from "effect"
 import { counted, historyPart, promptPart, sectionOf, treePart, urlsPart, workingFilesPart } from "../assembly/tiered.ts"
@@ -22,14 +23,15 @@ export const activeBlock: Stage = {
   run: (state) =>
     Effect.sync(() => {
       const c = state.counter
-      const tree = state.symbols.tree
+      const plan = state.journal
+      const tree = plan === undefined ? state.symbols.tree : undefined
       return withBlock(state, {
         tier: "active",
         parts: [
           ...(tree === undefined ? [] : treePart(tree, c, [tree.key])),
           ...urlsPart(state.urls, c),
-          ...workingFilesPart(sectionOf(state.fileTiers.active, c), c),
-          ...historyPart(state.historyTiers.active),
+          ...workingFilesPart(sectionOf(plan?.workingFiles ?? state.fileTiers.active, c), c),
+          ...historyPart(plan === undefined ? state.historyTiers.active : []),
           promptPart(counted(withReminder(state.input.prompt, state.input.systemReminder ?? ""), c), state.images)
         ]
       })

@@ -23,6 +23,7 @@ import { pipelineStages, type StageServices } from "./index.ts"
 import { PlacementStage } from "./placement.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "./report.ts"
 import { openAICompatiblePlacement } from "./openAICompatible.ts"
+import { LayoutMode, type JournalMemory, type RebuildReason } from "./journal.ts"
 import { AssemblySession } from "./session.ts"
 import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type PipelineServices, type Stage } from "./state.ts"
 
@@ -41,12 +42,23 @@ export interface AssemblyResult {
   readonly warnings: ReadonlyArray<string>
   /** The prompt without the system reminder, to store in history. */
   readonly userText: string
+  /** Journal layout only: why this request rebuilt (undefined: it appended) and the journal's size. */
+  readonly journal?: JournalSummary
   /**
    * Commit this request's tracker update. Run it when the request succeeded; a failed
    * request skips it and leaves the tracker untouched. Fails with `TrackerConflict` when
    * another commit happened since this request read the tracker.
    */
   readonly commit: Effect.Effect<void, TrackerConflict | TrackerPersistError>
+}
+
+/** What the journal layout did in one request. */
+export interface JournalSummary {
+  readonly rebuild: RebuildReason
+  /** Tokens in the journal (L3): history and updates. */
+  readonly journalTokens: number
+  /** Tokens of superseded copies the request still carries. */
+  readonly staleTokens: number
 }
 
 /** Services `assemble` and `getContextBreakdown` need (a `Tracker`, `SymbolIndex` and `AssemblySession` are optional). */
@@ -98,6 +110,7 @@ interface Setup {
   readonly session: AssemblySession["Service"] | undefined
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
+  readonly layout: { readonly mode: LayoutMode; readonly memory: JournalMemory | undefined }
 }
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
@@ -113,7 +126,8 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     tracker: yield* Effect.serviceOption(Tracker),
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
-    stages: yield* pipelineStages
+    stages: yield* pipelineStages,
+    layout: { mode: yield* LayoutMode, memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
   }
 })
 
@@ -174,7 +188,7 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
  * ```
  */
 export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyInput) {
-  const { counter, services, tracker, session, emptyTiersBefore, stages } = yield* setup
+  const { counter, services, tracker, session, emptyTiersBefore, stages, layout } = yield* setup
   if (Option.isNone(tracker)) {
     const flat = yield* flatState(input, counter, services)
     const state = yield* (yield* PlacementStage).run(flat)
@@ -182,8 +196,9 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
     return yield* result(state, "flat", summary, Effect.void)
   }
   const current = yield* tracker.value.current
-  const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter)))
+  const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter), layout))
   const pending = state.pending
+  const journal = state.journal?.memory
   const summary = summaryOf(state, "tiered", pending?.changes ?? state.changes, emptyTiersBefore)
   const report = tierReport(summary)
   const commit = pending === undefined
@@ -193,6 +208,7 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
       if (session === undefined) return
       yield* Ref.update(session.emptyTiers, (n) => n + report.emptyTiers)
       yield* Ref.set(session.lastChanges, pending.changes)
+      yield* Ref.set(session.journal, journal)
     })
   return yield* result(state, "tiered", summary, commit, report)
 })
@@ -214,7 +230,14 @@ const result = (
       breakdown: contextBreakdown(summary),
       warnings: state.warnings,
       userText: state.input.prompt,
-      commit
+      commit,
+      ...(state.journal === undefined ? {} : {
+        journal: {
+          rebuild: state.journal.rebuild,
+          journalTokens: state.journal.journal.reduce((n, p) => n + p.tokens, 0),
+          staleTokens: state.journal.memory.staleTokens
+        }
+      })
     })
 
 /**
@@ -228,13 +251,13 @@ const result = (
  * ```
  */
 export const getContextBreakdown = Effect.fn("Strata.getContextBreakdown")(function* (input: AssemblyInput) {
-  const { counter, services, tracker, session, emptyTiersBefore, stages } = yield* setup
+  const { counter, services, tracker, session, emptyTiersBefore, stages, layout } = yield* setup
   const lastChanges = session === undefined ? [] : yield* Ref.get(session.lastChanges)
   if (Option.isNone(tracker)) {
     const state = yield* flatState(input, counter, services)
     return contextBreakdown(summaryOf(state, "flat", lastChanges, emptyTiersBefore))
   }
   const current = yield* tracker.value.current
-  const state = yield* runStages(layoutStages(stages), initialState(input, counter, services, current, normalize(input, counter)))
+  const state = yield* runStages(layoutStages(stages), initialState(input, counter, services, current, normalize(input, counter), layout))
   return contextBreakdown(summaryOf(state, "tiered", lastChanges, emptyTiersBefore))
 })

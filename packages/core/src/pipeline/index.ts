@@ -10,6 +10,7 @@ import { AssemblySession } from "./session.ts"
 import { CachedBlocksStage } from "./cachedBlocks.ts"
 import { FileTiersStage } from "./fileTiers.ts"
 import { HistoryTiersStage } from "./historyTiers.ts"
+import { JournalStage } from "./journal.ts"
 import { L0BlockStage } from "./l0Block.ts"
 import { PlacementStage } from "./placement.ts"
 import { reviewContext } from "./reviewContext.ts"
@@ -54,19 +55,21 @@ export type StageServices =
   | FileTiersStage
   | SymbolDataStage
   | HistoryTiersStage
+  | JournalStage
   | L0BlockStage
   | CachedBlocksStage
   | ActiveBlockStage
   | PlacementStage
   | TrackStage
 
-/** The stages of one request, in order: the nine seed stages, with extra stages slotted in. */
+/** The stages of one request, in order: the nine seed stages and `journal`, with extra stages slotted in. */
 export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, StageServices> = Effect.gen(function* () {
   const stages: ReadonlyArray<Stage> = [
     yield* ActiveFilesStage, //   selected files: normalized, hashed, counted
     yield* FileTiersStage, //     each file's tier (untracked: active)
     yield* SymbolDataStage, //    symbol blocks by tier; first request: initial placement
     yield* HistoryTiersStage, //  each history message's tier
+    yield* JournalStage, //       journal mode: frozen tiers, journal, Working Files
     yield* L0BlockStage, //       system message + L0 history
     yield* CachedBlocksStage, //  L1, L2, L3: symbols + files / "Ok." + history
     yield* ActiveBlockStage, //   tree, URLs, Working Files, history, prompt
@@ -97,6 +100,7 @@ export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
   FileTiersStage.layer,
   SymbolDataStage.layer,
   HistoryTiersStage.layer,
+  JournalStage.layer,
   L0BlockStage.layer,
   CachedBlocksStage.layer,
   ActiveBlockStage.layer,
@@ -127,6 +131,7 @@ export * from "./activeFiles.ts"
 export * from "./cachedBlocks.ts"
 export * from "./fileTiers.ts"
 export * from "./historyTiers.ts"
+export * from "./journal.ts"
 export * from "./l0Block.ts"
 export * from "./openAICompatible.ts"
 export * from "./placement.ts"

@@ -1,7 +1,8 @@
 /**
  * Stage 5, `l0Block`: the system message (system prompt, `# Repository Structure` header
  * with the legend and L0 symbols, `# Reference Files (Stable)`), then L0 history. Its
- * breakpoint sits on the system message, or on the last L0 history message if any.
+ * breakpoint sits on the system message, or on the last L0 history message if any. In
+ * journal mode it renders the frozen L0 and no history (history is journaled in L3).
  */
 import { Context, Effect, Layer } from "effect"
 import { buildL0Block, counted, sectionOf } from "../assembly/tiered.ts"
@@ -21,9 +22,9 @@ export const l0Block: Stage = {
         system: counted(state.input.systemPrompt, state.counter),
         systemItems: [ItemKeys.system],
         legend: state.symbols.legend,
-        symbols: sectionOf(state.symbols.tiers.L0, state.counter),
-        files: sectionOf(state.fileTiers.L0, state.counter),
-        history: state.historyTiers.L0
+        symbols: state.journal?.frozen.L0.symbols ?? sectionOf(state.symbols.tiers.L0, state.counter),
+        files: state.journal?.frozen.L0.files ?? sectionOf(state.fileTiers.L0, state.counter),
+        history: state.journal === undefined ? state.historyTiers.L0 : []
       }, state.counter))
     )
 }

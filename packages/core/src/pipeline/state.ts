@@ -13,6 +13,7 @@ import type { Placement, PlacementError, PlacementResult } from "../services/Pla
 import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
 import type { TrackerSnapshot } from "../services/Tracker.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
+import type { JournalMemory, JournalPlan, LayoutMode } from "./journal.ts"
 
 /** A selected file and its content (repo-relative path). */
 export const FileContent = Schema.Struct({ path: Schema.String, content: Schema.String })
@@ -183,6 +184,11 @@ export interface AssemblyState {
   readonly historyTiers: TierLists<HistoryEntry>
   /** l0Block, cachedBlocks, activeBlock (and extra stages): the layout, in request order. */
   readonly blocks: ReadonlyArray<LayoutBlock>
+  /** The layout mode (`LayoutMode`) and, in journal mode, the last committed request's memory. */
+  readonly layoutMode: LayoutMode
+  readonly journalMemory: JournalMemory | undefined
+  /** journal: the frozen tiers, journal and Working Files of this request (journal mode only). */
+  readonly journal: JournalPlan | undefined
   /** placement */
   readonly request: NeutralRequest | undefined
   readonly placed: PlacementResult | undefined
@@ -254,7 +260,8 @@ export const initialState = (
   counter: TokenCounter,
   services: PipelineServices,
   tracker: TrackerSnapshot,
-  normalized: { readonly urls: ReadonlyArray<CountedUrl>; readonly images: ReadonlyArray<ImagePart>; readonly warnings: ReadonlyArray<string> }
+  normalized: { readonly urls: ReadonlyArray<CountedUrl>; readonly images: ReadonlyArray<ImagePart>; readonly warnings: ReadonlyArray<string> },
+  layout: { readonly mode: LayoutMode; readonly memory: JournalMemory | undefined } = { mode: "seed", memory: undefined }
 ): AssemblyState => ({
   input,
   counter,
@@ -269,6 +276,9 @@ export const initialState = (
   symbols: NO_SYMBOLS,
   historyTiers: emptyTierLists(),
   blocks: [],
+  layoutMode: layout.mode,
+  journalMemory: layout.memory,
+  journal: undefined,
   request: undefined,
   placed: undefined,
   pending: undefined

@@ -1,0 +1,328 @@
+/**
+ * The journal layout: how a Strata request keeps its cached prefix when the repository
+ * changes under it.
+ *
+ * Seed 002's layout rewrites a tier whenever one of its items changes, and everything
+ * after it too, so one edited file busts the symbol map and the history behind it; in a
+ * replayed coding session that happens almost every turn. The journal layout freezes
+ * the stable tiers instead and appends what changed:
+ *
+ * - L0, L1 and L2 are *frozen*: at a rebuild they take the tracker's tiers (symbols
+ *   and reference files; the tracker's L3 and newer entries go to L2, with the file
+ *   tree), then they render byte-identically until the next rebuild.
+ * - L3 is the *journal*: every history message as soon as it exists, and after it, per
+ *   request, one update pair with the symbol blocks that changed since the model last
+ *   saw them (and files added or removed). It only grows, so the previous request's
+ *   prefix stays cached and each request writes only what is new.
+ * - The active block keeps the Working Files (selected files the frozen tiers do not
+ *   show with their current content) and the prompt.
+ *
+ * A rebuild happens on the first request, when the history is no longer an extension of
+ * the journaled one (compaction), when the system prompt or legend changes, and when the
+ * stale copies cost more to keep reading than a rebuild costs to write (rent or buy:
+ * `READ_RATIO` x superseded tokens per request, summed, against `WRITE_RATIO` x the
+ * tokens a rebuild rewrites). The model is told that update entries replace earlier
+ * ones, as in a transcript.
+ */
+import { Context, Effect, Layer } from "effect"
+import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../assembly/headers.ts"
+import {
+  counted,
+  historyPart,
+  joinCounted,
+  sectionOf,
+  SECTION_SEPARATOR,
+  userAckPart,
+  type Counted,
+  type Part,
+  type Section
+} from "../assembly/tiered.ts"
+import { ItemKeys, type ItemKey } from "../domain/Item.ts"
+import { sha256 } from "../tokens/TokenCounter.ts"
+import type { AssemblyState, Entry, FileEntry, HistoryEntry, Stage, SymbolEntry } from "./state.ts"
+import { TIERS } from "../domain/Tier.ts"
+
+/**
+ * How the pipeline lays out a tiered request: `journal` (the default; frozen tiers and
+ * an append-only L3, see this module) or `seed` (seed 002's layout: every tier
+ * re-rendered from the tracker on every request, history graduating by N).
+ */
+export type LayoutMode = "journal" | "seed"
+
+export const LayoutMode = Context.Reference<LayoutMode>("@strata/core/pipeline/LayoutMode", {
+  defaultValue: () => "journal"
+})
+
+/** Price of a cache read relative to base input (Anthropic, OpenAI, Gemini: 0.1). */
+export const READ_RATIO = 0.1
+/** Price of a cache write relative to base input (Anthropic 5 min: 1.25). */
+export const WRITE_RATIO = 1.25
+
+/** The frozen tiers (rendered at the last rebuild). */
+export type FrozenTier = "L0" | "L1" | "L2"
+export const FROZEN_TIERS: ReadonlyArray<FrozenTier> = ["L0", "L1", "L2"]
+
+/** One frozen tier's content: symbol blocks and reference files, sorted by path. */
+export interface FrozenContent {
+  readonly symbols: ReadonlyArray<SymbolEntry>
+  readonly files: ReadonlyArray<FileEntry>
+}
+
+/** What the journal layout remembers between requests (advanced only on commit). */
+export interface JournalMemory {
+  readonly systemHash: string
+  readonly legend: string
+  readonly frozen: Readonly<Record<FrozenTier, FrozenContent>>
+  /** The file tree rendered at the rebuild (with L2), if any, and the files it lists. */
+  readonly tree: Entry | undefined
+  readonly frozenTreeFiles: ReadonlySet<string>
+  /** The files the model was last told exist (tree plus journaled changes). */
+  readonly treeFiles: ReadonlySet<string>
+  /** Per path, the hash of the symbol block the model saw last (frozen or journaled). */
+  readonly shownSymbols: ReadonlyMap<string, string>
+  /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
+  readonly shownFiles: ReadonlyMap<string, string>
+  /** Hashes of the history messages already in the journal, in order. */
+  readonly history: ReadonlyArray<string>
+  /** The journal (L3): history and update parts, in the order they were appended. */
+  readonly journal: ReadonlyArray<Part>
+  /** Tokens of superseded copies the request still carries (stale symbol blocks). */
+  readonly staleTokens: number
+  /** Cache reads spent on stale copies since the rebuild, in base-input tokens. */
+  readonly waste: number
+  /** Requests since the last full rebuild (its own included). */
+  readonly requests: number
+}
+
+/** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
+export type RebuildReason = "first request" | "system prompt changed" | "legend changed" | "history rewritten" | "stale copies" | undefined
+
+/** What the journal stage decided for this request. */
+export interface JournalPlan {
+  readonly frozen: Readonly<Record<FrozenTier, { readonly symbols: Section; readonly files: Section }>>
+  readonly tree: Entry | undefined
+  readonly journal: ReadonlyArray<Part>
+  /** Selected files shown in the active block (those no frozen tier shows as they are now). */
+  readonly workingFiles: ReadonlyArray<FileEntry>
+  readonly rebuild: RebuildReason
+  /** The memory to keep once this request succeeds. */
+  readonly memory: JournalMemory
+}
+
+const byPath = <A extends { readonly path: string }>(a: A, b: A): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+const sumTokens = (entries: ReadonlyArray<{ readonly tokens: number }>): number => entries.reduce((n, e) => n + e.tokens, 0)
+
+const partsTokens = (parts: ReadonlyArray<Part>): number => parts.reduce((n, p) => n + p.tokens, 0)
+
+/** History messages in conversation order (every tier's). */
+const historyOf = (state: AssemblyState): ReadonlyArray<HistoryEntry> =>
+  TIERS.flatMap((t) => state.historyTiers[t]).sort((a, b) => a.index - b.index)
+
+const extendsHistory = (journaled: ReadonlyArray<string>, history: ReadonlyArray<HistoryEntry>): boolean =>
+  journaled.length <= history.length && journaled.every((hash, i) => history[i]?.hash === hash)
+
+/** The update pair: changed symbol blocks, deleted files' paths, and file tree changes. */
+const updatePart = (
+  files: ReadonlyArray<FileEntry>,
+  changed: ReadonlyArray<SymbolEntry>,
+  gone: ReadonlyArray<string>,
+  added: ReadonlyArray<string>,
+  removed: ReadonlyArray<string>,
+  state: AssemblyState
+): Part | undefined => {
+  const c = state.counter
+  const symbolTexts: Array<Counted> = [
+    ...changed.map((e): Counted => ({ text: e.text, tokens: e.tokens })),
+    ...gone.map((path) => counted(`${path}: (deleted)`, c))
+  ]
+  const symbols = symbolTexts.length === 0 ? undefined : joinCounted([counted(REPO_MAP_UPDATES_HEADER, c), joinCounted(symbolTexts, SECTION_SEPARATOR, c)], "", c)
+  const treeLines = [...added.map((f) => `+ ${f}`), ...removed.map((f) => `- ${f}`)]
+  const tree = treeLines.length === 0 ? undefined : counted(FILE_TREE_CHANGES_HEADER + treeLines.join("\n"), c)
+  const fileSection = files.length === 0 ? undefined : joinCounted([counted(FILES_JOURNAL_HEADER, c), joinCounted(files, SECTION_SEPARATOR, c)], "", c)
+  const body = joinCounted([symbols, tree, fileSection].filter((x): x is Counted => x !== undefined), SECTION_SEPARATOR, c)
+  if (body.text.length === 0) return undefined
+  const items: Array<ItemKey> = [...changed.map((e) => e.key), ...files.map((f) => f.key)]
+  return userAckPart("updates", body, ACK, [
+    ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.path), ...gone] }]),
+    ...(tree === undefined ? [] : [{ type: "tree", tokens: tree.tokens, count: treeLines.length }]),
+    ...(fileSection === undefined ? [] : [{ type: "files", count: files.length, tokens: fileSection.tokens, files: files.map((f) => f.path) }])
+  ], [...items, ...(tree === undefined ? [] : [ItemKeys.tree])], c)
+}
+
+/**
+ * Plan this request's journal layout from the state the earlier stages built (tracker
+ * tiers, symbol entries, selected files, history) and the memory of the last
+ * committed request. Pure: the same state and memory give the same plan.
+ *
+ * A full rebuild freezes L0-L2 afresh. When only the history was rewritten (compaction)
+ * the frozen tiers stay as they are and only the journal starts over, with one update
+ * pair for everything that changed since the freeze: the compaction rewrites the
+ * journal anyway, the tiers before it keep their cache.
+ */
+export const planJournal = (state: AssemblyState, memory: JournalMemory | undefined): JournalPlan => {
+  const history = historyOf(state)
+  const systemHash = sha256(state.input.systemPrompt)
+  const legend = state.symbols.legend.text
+  const rebuild: RebuildReason = memory === undefined
+    ? "first request"
+    : memory.systemHash !== systemHash
+    ? "system prompt changed"
+    : memory.legend !== legend
+    ? "legend changed"
+    : memory.waste > WRITE_RATIO * rebuildTokens(memory)
+    ? "stale copies"
+    : !extendsHistory(memory.history, history)
+    ? "history rewritten"
+    : undefined
+  const base = memory === undefined || (rebuild !== undefined && rebuild !== "history rewritten")
+    ? freeze(state, systemHash, legend)
+    : rebuild === "history rewritten"
+    ? restartJournal(memory)
+    : memory
+  return { ...append(state, base, history), rebuild }
+}
+
+/** Frozen tiers from the tracker's tiers now, and an empty journal. */
+const freeze = (state: AssemblyState, systemHash: string, legend: string): JournalMemory => {
+  const tiers = state.symbols.tiers
+  const fileTier = (f: FileEntry): FrozenTier | undefined => {
+    const tracked = state.tracker.get(f.key)
+    if (tracked === undefined || tracked.hash !== f.hash) return undefined
+    return tracked.tier === "L0" || tracked.tier === "L1" ? tracked.tier : tracked.tier === "active" ? undefined : "L2"
+  }
+  const files: Record<FrozenTier, Array<FileEntry>> = { L0: [], L1: [], L2: [] }
+  for (const f of state.files) {
+    const tier = fileTier(f)
+    if (tier !== undefined) files[tier].push(f)
+  }
+  const frozen: Record<FrozenTier, FrozenContent> = {
+    L0: { symbols: tiers.L0, files: files.L0 },
+    L1: { symbols: tiers.L1, files: files.L1 },
+    L2: { symbols: tiers.L3.length === 0 ? tiers.L2 : [...tiers.L2, ...tiers.L3].sort(byPath), files: files.L2 }
+  }
+  const treeFiles = state.symbols.existingFiles ?? new Set<string>()
+  return restartJournal({
+    systemHash,
+    legend,
+    frozen,
+    tree: state.symbols.tree,
+    frozenTreeFiles: treeFiles,
+    treeFiles,
+    shownSymbols: new Map(),
+    shownFiles: new Map(),
+    history: [],
+    journal: [],
+    staleTokens: 0,
+    waste: 0,
+    requests: 0
+  })
+}
+
+/** The same frozen tiers with an empty journal: the model has seen only what they show. */
+const restartJournal = (memory: JournalMemory): JournalMemory => ({
+  ...memory,
+  treeFiles: memory.frozenTreeFiles,
+  shownSymbols: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e.hash] as const))),
+  shownFiles: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].files.map((f) => [f.path, f.hash] as const))),
+  history: [],
+  journal: [],
+  staleTokens: 0
+})
+
+/** Append new history, then one update pair with what changed since the model last saw it. */
+const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild"> => {
+  const current = new Map<string, SymbolEntry>()
+  for (const t of ["L0", "L1", "L2", "L3"] as const) for (const e of state.symbols.tiers[t]) current.set(e.path, e)
+  const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
+  const changed = [...current.values()].filter((e) => memory.shownSymbols.get(e.path) !== e.hash)
+  const existing = state.symbols.existingFiles
+  const gone = existing === undefined ? [] : [...memory.shownSymbols.keys()].filter((path) => !existing.has(path)).sort()
+  const added = existing === undefined ? [] : [...existing].filter((f) => !memory.treeFiles.has(f)).sort()
+  const removed = existing === undefined ? [] : [...memory.treeFiles].filter((f) => !existing.has(f)).sort()
+  // Selected files the tracker graduated (unchanged for a few requests) are journaled once
+  // and leave the Working Files; a changed one comes back to the Working Files.
+  const graduated = state.files.filter((f) => {
+    if (memory.shownFiles.get(f.path) === f.hash) return false
+    const tracked = state.tracker.get(f.key)
+    return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
+  })
+  const update = updatePart(graduated, changed, gone, added, removed, state)
+  if (update !== undefined) appended.push(update)
+  // A changed block supersedes the copy shown before it, which stays in the prefix.
+  let staleTokens = memory.staleTokens
+  const shownSymbols = new Map(memory.shownSymbols)
+  for (const e of changed) {
+    if (shownSymbols.has(e.path)) staleTokens += e.tokens
+    shownSymbols.set(e.path, e.hash)
+  }
+  for (const path of gone) shownSymbols.delete(path)
+  const shownFiles = new Map(memory.shownFiles)
+  for (const f of graduated) {
+    if (shownFiles.has(f.path)) staleTokens += f.tokens
+    shownFiles.set(f.path, f.hash)
+  }
+  const next: JournalMemory = {
+    ...memory,
+    treeFiles: existing ?? memory.treeFiles,
+    shownSymbols,
+    shownFiles,
+    history: history.map((h) => h.hash),
+    journal: appended.length === 0 ? memory.journal : [...memory.journal, ...appended],
+    staleTokens,
+    waste: memory.waste + READ_RATIO * staleTokens,
+    requests: memory.requests + 1
+  }
+  return {
+    ...render(next, state),
+    workingFiles: state.files.filter((f) => shownFiles.get(f.path) !== f.hash),
+    memory: next
+  }
+}
+
+/** Tokens a rebuild would rewrite: the frozen tiers after L0 and the journal. */
+const rebuildTokens = (memory: JournalMemory): number =>
+  sumTokens(memory.frozen.L1.symbols) + sumTokens(memory.frozen.L1.files) + sumTokens(memory.frozen.L2.symbols) + sumTokens(memory.frozen.L2.files) +
+  (memory.tree?.tokens ?? 0) + partsTokens(memory.journal)
+
+// Sections memoize by entries array, so frozen tiers keep rendering the same bytes.
+const render = (memory: JournalMemory, state: AssemblyState): Pick<JournalPlan, "frozen" | "tree" | "journal"> => ({
+  frozen: {
+    L0: { symbols: sectionOf(memory.frozen.L0.symbols, state.counter), files: sectionOf(memory.frozen.L0.files, state.counter) },
+    L1: { symbols: sectionOf(memory.frozen.L1.symbols, state.counter), files: sectionOf(memory.frozen.L1.files, state.counter) },
+    L2: { symbols: sectionOf(memory.frozen.L2.symbols, state.counter), files: sectionOf(memory.frozen.L2.files, state.counter) }
+  },
+  tree: memory.tree,
+  journal: memory.journal
+})
+
+/** Replace this stage with `Layer.succeed(JournalStage, myStage)`. */
+export class JournalStage extends Context.Service<JournalStage, Stage>()("@strata/core/pipeline/Journal") {
+  static readonly layer: Layer.Layer<JournalStage> = Layer.sync(JournalStage, () => journalStage)
+}
+
+/**
+ * Stage 5 (journal mode), `journal`: plan the frozen tiers, the journal and the Working
+ * Files from the memory of the last committed request. In seed mode it does nothing.
+ */
+export const journalStage: Stage = {
+  name: "journal",
+  run: (state) =>
+    Effect.sync(() => (state.layoutMode === "journal" ? { ...state, journal: planJournal(state, state.journalMemory) } : state))
+}
+
+/**
+ * What rewriting the history costs the cache in the journal layout: the journal starts
+ * over (the frozen tiers keep their cache), so every journal token is invalidated
+ * (`invalidated`) and its updates, which are not history, are written again
+ * (`rewritten`, about: the new journal carries them merged into one update pair).
+ */
+export const cacheImpactOfJournalRestart = (memory: JournalMemory): { readonly invalidated: number; readonly rewritten: number } => {
+  let invalidated = 0
+  let rewritten = 0
+  for (const part of memory.journal) {
+    invalidated += part.tokens
+    if (part.name !== "history") rewritten += part.tokens
+  }
+  return { invalidated, rewritten }
+}
