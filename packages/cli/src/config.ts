@@ -5,6 +5,7 @@
  */
 import { Effect, Result, Schema } from "effect"
 import { ConfigInvalid } from "./errors.ts"
+import { DEFAULT_POLICY } from "@strata/tiers"
 
 /** Providers the CLI can build requests for (one placement plugin each). */
 export const PROVIDERS = ["anthropic", "bedrock", "openai", "gemini", "openai-compatible", "ai-sdk"] as const
@@ -89,7 +90,7 @@ export const DEFAULT_MODELS: Readonly<Record<ProviderName, string>> = {
 
 export const DEFAULTS = {
   provider: "anthropic" as ProviderName,
-  policy: "threshold" as PolicyName,
+  policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
   budgets: { mapTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
   prompts: null
 } as const

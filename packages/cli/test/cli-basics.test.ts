@@ -94,7 +94,7 @@ describe("strata init", () => {
     const r = await runBin(["init", "--yes", "--repo", repo, "--provider", "openai", "--map-tokens", "1500"])
     expect(r.code).toBe(0)
     const config = JSON.parse(readFileSync(join(repo, ".strata", "config.json"), "utf8")) as Record<string, unknown>
-    expect(config).toMatchObject({ version: 1, provider: "openai", model: "gpt-5.4", policy: "threshold", budgets: { mapTokens: 1500 }, prompts: ".strata/prompts" })
+    expect(config).toMatchObject({ version: 1, provider: "openai", model: "gpt-5.4", policy: "flux", budgets: { mapTokens: 1500 }, prompts: ".strata/prompts" })
     expect(readFileSync(join(repo, ".gitignore"), "utf8")).toBe("node_modules/\n# Strata session state (strata init)\n.strata/\n")
   })
 

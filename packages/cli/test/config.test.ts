@@ -11,7 +11,7 @@ describe("resolveConfig precedence: flags > env > file > defaults", () => {
     const c = resolveConfig({})
     expect(c.provider).toBe("anthropic")
     expect(c.model).toBe(DEFAULT_MODELS.anthropic)
-    expect(c.policy).toBe("threshold")
+    expect(c.policy).toBe("flux")
     expect(c.budgets.mapTokens).toBeNull()
     expect(c.sources["provider"]).toBe("default")
   })

@@ -11,6 +11,13 @@ import { Schema } from "effect"
  * into tiers that are rewritten anyway, `flux` is the mass-balance controller.
  */
 export const PolicyName = Schema.Literals(["threshold", "gated", "flux"])
+
+/**
+ * The default promotion policy, chosen by `node bench/replay/run.mjs` (docs/benchmarks.md,
+ * "replay"): in the default journal layout the three policies cost the same on both
+ * replayed histories, and in seed 002's layout `flux` costs least relative to the oracle.
+ */
+export const DEFAULT_POLICY = "flux" as const
 export type PolicyName = typeof PolicyName.Type
 
 const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
@@ -48,7 +55,7 @@ export const StabilityTrackerConfig = Schema.Struct({
       L3: Schema.optionalKey(Count)
     })
   ),
-  /** Promotion policy. Default `threshold`. */
+  /** Promotion policy. Default `flux` (`DEFAULT_POLICY`). */
   policy: Schema.optionalKey(PolicyName),
   /** Smallest useful tier size in tokens (the provider's cache minimum, say); 0 turns anchoring off. Default 0. */
   cacheTargetTokens: Schema.optionalKey(Count),
@@ -108,7 +115,7 @@ export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConf
   const cacheTargetTokens = c.cacheTargetTokens ?? 0
   return {
     thresholds,
-    policy: c.policy ?? "threshold",
+    policy: c.policy ?? DEFAULT_POLICY,
     cacheTargetTokens,
     historyWindowTokens: c.historyWindowTokens ?? cacheTargetTokens,
     flux: { ...DEFAULT_FLUX, ...c.flux }
@@ -121,7 +128,7 @@ export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConf
  * @example
  * ```ts
  * import { configOf, resolveConfig } from "@strata/tiers"
- * configOf(resolveConfig()).policy // "threshold"
+ * configOf(resolveConfig()).policy // "flux"
  * ```
  */
 export const configOf = (config: ResolvedConfig): StabilityTrackerConfig => ({

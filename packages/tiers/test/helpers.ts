@@ -22,7 +22,8 @@ export const repeat = (
   return { tracker, tiers, results }
 }
 
-export const make = (config: StabilityTrackerConfig = {}): StabilityTracker => StabilityTracker.make(config)
+/** A tracker under seed 003's cascade (`threshold`) unless the config names another policy. */
+export const make = (config: StabilityTrackerConfig = {}): StabilityTracker => StabilityTracker.make({ policy: "threshold", ...config })
 
 export const keysIn = (tracker: StabilityTracker, tier: Tier): Array<string> =>
   StabilityTracker.itemsIn(tracker, tier).map((i) => i.key)

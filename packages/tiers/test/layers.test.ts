@@ -182,8 +182,9 @@ describe("persistent Tracker", () => {
   it.effect("concurrent writers in two instances never lose an update", () =>
     Effect.gen(function* () {
       const repo = yield* tempRepo
-      const a = yield* makePersistentTracker({ repoRoot: repo })
-      const b = yield* makePersistentTracker({ repoRoot: repo })
+      // threshold keeps url: items that a request leaves out, so every writer's item stays visible.
+      const a = yield* makePersistentTracker({ repoRoot: repo, config: { policy: "threshold" } })
+      const b = yield* makePersistentTracker({ repoRoot: repo, config: { policy: "threshold" } })
       const worker = (tracker: Tracker["Service"], name: string) =>
         Effect.forEach(Array.from({ length: 8 }, (_, i) => i), (i) =>
           turn(tracker, [item(`url:${name}${i}` as ItemKey)]).pipe(
@@ -191,7 +192,7 @@ describe("persistent Tracker", () => {
           )
         )
       yield* Effect.all([worker(a, "a"), worker(b, "b")], { concurrency: "unbounded" })
-      const final = yield* makePersistentTracker({ repoRoot: repo })
+      const final = yield* makePersistentTracker({ repoRoot: repo, config: { policy: "threshold" } })
       const current = yield* final.current
       expect(current.version).toBe(16)
       expect(current.itemsIn("active").map((i) => i.key)).toHaveLength(16)

@@ -240,7 +240,7 @@ describe("threshold policy: tier is a function of N", () => {
   it("for items that only ever enter through active, tier = highest tier whose threshold N reached", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 60 }), (steps) => {
-        let tracker = StabilityTracker.make()
+        let tracker = StabilityTracker.make({ policy: "threshold" })
         let version = 0
         for (const [present, change] of steps) {
           if (change) version++
