@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
+  LayoutMode,
   assembleSession,
   CompactionModel,
   type CompactionResult,
@@ -67,7 +68,7 @@ interface Turn {
   readonly edited: boolean
 }
 
-const session = (policy: PolicyName) => {
+const session = (policy: PolicyName, layout: LayoutMode) => {
   const runtime = ManagedRuntime.make(
     makeEngineLayer({
       model: MODEL,
@@ -76,6 +77,7 @@ const session = (policy: PolicyName) => {
       compaction: { triggerTokens: 6000, verbatimWindowTokens: 1200 },
       layers: [
         TrackerLayer.memory({ config: { policy, cacheTargetTokens: 1100 } }),
+        Layer.succeed(LayoutMode, layout),
         AnthropicPlacement.layer({ maxTokens: 1024 }),
         symbolIndexLayer(root, { cache: false, git: false }),
         detector
@@ -126,8 +128,8 @@ const session = (policy: PolicyName) => {
 }
 
 /** Run turns until the history passes the trigger, then the compaction, then `after` turns. */
-const scenario = async (policy: PolicyName, after: number) => {
-  const s = session(policy)
+const scenario = async (policy: PolicyName, after: number, layout: LayoutMode = "seed") => {
+  const s = session(policy, layout)
   try {
     let carried = await s.historyTokens()
     let last = await s.turn()
@@ -149,6 +151,29 @@ const scenario = async (policy: PolicyName, after: number) => {
 }
 
 describe("compaction over the real tiers tracker (cache-aware reporting)", () => {
+  it("journal layout (the default): compaction restarts the journal only; the frozen tiers stay cached", async () => {
+    const { before, result, turns } = await scenario("gated", 3, "journal")
+    expect(result).toMatchObject({ compacted: true, kind: "summarized", warnings: [] })
+    // Every history message sat in the journal (L3), so the whole journal is invalidated;
+    // what is not history (update pairs) is written again.
+    expect(result.cacheTokensInvalidated).toBeGreaterThan(result.tokensBefore)
+    expect(result.cacheTokensInvalidated).toBeGreaterThan(result.cacheTokensRewritten)
+    const next = turns[0]!
+    // The prefix before the journal is byte-identical and read from the cache.
+    const lastFrozen = (t: Turn) => t.breakpoints.filter((b) => b.tier !== "L3").at(-1)!
+    expect(lastFrozen(next).tier).toBe(lastFrozen(before).tier)
+    expect(prefixThrough(next.body, lastFrozen(next).location)).toBe(prefixThrough(before.body, lastFrozen(before).location))
+    expect(next.cacheRead).toBeGreaterThan(3000)
+    // The next request writes the new, shorter journal: less than the old one held.
+    expect(next.cacheWrite).toBeGreaterThan(0)
+    expect(next.cacheWrite).toBeLessThan(result.cacheTokensInvalidated)
+    // After that the journal only grows: a request writes its new messages, not more.
+    const quiet = turns.slice(1).filter((t) => !t.edited)
+    expect(quiet.length).toBeGreaterThan(0)
+    for (const t of quiet) expect(t.cacheWrite).toBeLessThan(1000)
+  })
+
+
   it("gated: history cached in L3 only; the report matches what the next request writes and saves", async () => {
     const { before, carried, result, cachedBefore, tokensBefore, tokensAfter, turns } = await scenario("gated", 4)
     // Before compaction some history sat in L3 (piggyback), and only there.

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   assemble,
   getContextBreakdown,
+  LayoutMode,
   Pipeline,
   Tokenizer,
   Tracker,
@@ -41,9 +42,10 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 // One token per character keeps the accounting exact and the test fast.
-const layer = () =>
+const layer = (layout: LayoutMode = "journal") =>
   Layer.mergeAll(
     Pipeline.layer,
+    Layer.succeed(LayoutMode, layout),
     Tokenizer.layerFrom(makeCustomCounter("chars", (t) => t.length)),
     TrackerLayer.memory(),
     symbolIndexLayer(root, { cache: false, git: false })
@@ -62,7 +64,15 @@ const baseInput = (files: ReadonlyArray<{ path: string; content: string }>, hist
   history
 })
 
-describe("pipeline with @strata/tiers and @strata/symbols", () => {
+/** The content of the last fenced copy of `path` in `haystack`. */
+const lastCopy = (haystack: string, path: string): string | undefined => {
+  const at = haystack.lastIndexOf(`${path}\n\`\`\`\n`)
+  if (at < 0) return undefined
+  const start = at + path.length + 5
+  return haystack.slice(start, haystack.indexOf("\n```", start))
+}
+
+describe.each(["journal", "seed"] as const)("pipeline with @strata/tiers and @strata/symbols (%s layout)", (layout) => {
   it("places on the first request, commits only on success, keeps unchanged tiers byte-identical for 50 turns", async () => {
     await Effect.runPromise(
       Effect.gen(function* () {
@@ -105,8 +115,15 @@ describe("pipeline with @strata/tiers and @strata/symbols", () => {
           if (turn === 20) {
             expect(r.report.demotions.some((c) => c.key === "file:src/app/config.ts" && c.to === "active")).toBe(true)
           }
-          // A file appears once, always.
-          expect(occurrences(text(body(r.placed.body)), "export const port = 8080")).toBe(1)
+          const sent = text(body(r.placed.body))
+          if (layout === "seed") {
+            // A file appears once, always.
+            expect(occurrences(sent, "export const port = 8080")).toBe(1)
+          } else {
+            // The journal may still carry an earlier copy; the last copy is the current content.
+            expect(occurrences(sent, "export const port = 8080")).toBeGreaterThanOrEqual(1)
+            expect(lastCopy(sent, "src/app/config.ts")).toBe(config)
+          }
           // The breakdown adds up to the request.
           expect(r.breakdown.blocks.reduce((n, b) => n + b.tokens, 0)).toBe(r.report.totalTokens)
           yield* r.commit
@@ -140,7 +157,7 @@ describe("pipeline with @strata/tiers and @strata/symbols", () => {
         expect(breakdown.blocks).toEqual(next.breakdown.blocks)
         expect(breakdown.total_tokens).toBe(next.report.totalTokens)
         expect((yield* tracker.current).version).toBe(version)
-      }).pipe(Effect.provide(layer()))
+      }).pipe(Effect.provide(layer(layout)))
     )
   })
 })

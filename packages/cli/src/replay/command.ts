@@ -30,6 +30,10 @@ export const replayCommand = Command.make(
       Flag.withDescription(`Strategy to run: ${STRATEGIES.join(", ")} or all (none and oracle always run, for the ratios)`),
       Flag.withDefault("all" as const)
     ),
+    layout: Flag.Literals("layout", ["journal", "seed"] as const).pipe(
+      Flag.withDescription("Request layout of the strata-<policy> strategies: journal (the default) or seed (seed 002's; strata-seed always uses it)"),
+      Flag.withDefault("journal" as const)
+    ),
     dump: Flag.String("dump").pipe(
       Flag.withMetavar("FILE.jsonl"),
       Flag.withDescription('Write every request as one JSON line {"t": seconds, "strategy": name, "request": <native body>}'),

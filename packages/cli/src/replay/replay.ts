@@ -10,6 +10,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import {
   CompactionModel,
   HistoryCompactor,
+  type LayoutMode,
   makeTokenCounter,
   modelInfo,
   Prompts,
@@ -42,6 +43,8 @@ export interface ReplayOptions {
   readonly strategies?: ReadonlyArray<StrategyName> | undefined
   /** History tokens at which the conversation is compacted (default: the CLI's, 24,000). */
   readonly compactionTokens?: number | undefined
+  /** Request layout of the `strata-<policy>` strategies (default `journal`; `strata-seed` always uses `seed`). */
+  readonly layout?: LayoutMode | undefined
   /** Tracker `cacheTargetTokens` for the Strata strategies (default: the model's minimum cacheable prefix). */
   readonly cacheTargetTokens?: number | undefined
   /** Tokens at which `transcript` compacts (default: 75% of the model's input window). */
@@ -73,6 +76,7 @@ export interface ReplayReport {
   /** `usd` when the model has a price in the table, else `input-equivalent tokens`. */
   readonly costUnit: "usd" | "tokens"
   readonly settings: {
+    readonly layout: LayoutMode
     readonly compactionTokens: number
     readonly cacheTargetTokens: number
     readonly transcriptWindowTokens: number
@@ -156,6 +160,7 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
     systemReminder: prompts.reminder,
     counter,
     cacheTargetTokens,
+    layout: options.layout ?? "journal",
     transcriptCompactor: transcript.service
   }
   const scorer = makeScorer({ provider, model, countTokens: counter.count })
@@ -213,6 +218,7 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
     gapSeconds,
     costUnit,
     settings: {
+      layout: env.layout,
       compactionTokens,
       cacheTargetTokens,
       transcriptWindowTokens,

@@ -52,7 +52,7 @@ export const formatReport = (report: ReplayReport): string => {
   const s = report.settings
   return [
     formatHeading(report),
-    `compaction at ${int(s.compactionTokens)} history tokens; tracker cacheTargetTokens ${int(s.cacheTargetTokens)}; transcript window ${int(s.transcriptWindowTokens)} tokens; tokenizer ${s.tokenizer}; input costs only`,
+    `strata-<policy> in the ${s.layout} layout; compaction at ${int(s.compactionTokens)} history tokens; tracker cacheTargetTokens ${int(s.cacheTargetTokens)}; transcript window ${int(s.transcriptWindowTokens)} tokens; tokenizer ${s.tokenizer}; input costs only`,
     "",
     formatTable(report.rows)
   ].join("\n")
@@ -70,6 +70,7 @@ export const STRATEGY_COLORS: Readonly<Record<StrategyName, string>> = {
   "strata-threshold": "#90caf9",
   "strata-gated": "#1565c0",
   "strata-flux": "#26a69a",
+  "strata-seed": "#8e24aa",
   oracle: "#212121"
 }
 

@@ -30,6 +30,7 @@ export interface ReplayFlags {
   readonly model: Option.Option<string>
   readonly gapSeconds: number
   readonly strategy: StrategyName | "all"
+  readonly layout: "journal" | "seed"
   readonly dump: Option.Option<string>
   readonly plot: Option.Option<string>
 }
@@ -69,6 +70,7 @@ export const runReplayCommand = (flags: ReplayFlags) =>
             model: Option.getOrUndefined(flags.model),
             gapSeconds: flags.gapSeconds,
             strategies: flags.strategy === "all" ? undefined : [flags.strategy],
+            layout: flags.layout,
             onRequest: dump === undefined ? undefined : async (line) => {
               await dump.write(line + "\n")
             },

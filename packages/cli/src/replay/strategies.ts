@@ -11,8 +11,10 @@ import {
   FILE_TREE_HEADER,
   FILES_ACTIVE_HEADER,
   formatFile,
+  LayoutMode,
   formatFiles,
   Pipeline,
+  REPO_MAP_CONTINUATION,
   REPO_MAP_HEADER,
   SymbolIndex,
   Tokenizer,
@@ -31,7 +33,7 @@ import {
   type TokenCounter
 } from "@strata/core/effect"
 import { placementLayerFor, placeWith } from "@strata/providers"
-import { TrackerLayer, type PolicyName } from "@strata/tiers"
+import { DEFAULT_POLICY, TrackerLayer, type PolicyName } from "@strata/tiers"
 
 /** Every strategy, in the order tables list them. */
 export const STRATEGIES = [
@@ -42,6 +44,7 @@ export const STRATEGIES = [
   "strata-threshold",
   "strata-gated",
   "strata-flux",
+  "strata-seed",
   "oracle"
 ] as const
 export type StrategyName = (typeof STRATEGIES)[number]
@@ -79,6 +82,8 @@ export interface SessionEnv {
   readonly counter: TokenCounter
   /** Tracker setting for the Strata strategies (the provider minimum, say; 0 turns anchoring off). */
   readonly cacheTargetTokens: number
+  /** Layout of the `strata-<policy>` strategies. */
+  readonly layout: LayoutMode
   /** Compacts the transcript strategy's conversation once it passes its window. */
   readonly transcriptCompactor: HistoryCompactor["Service"]
 }
@@ -229,33 +234,67 @@ const segmentsStrategy = (env: SessionEnv): Strategy => ({
 
 /**
  * `transcript`: an append-only conversation. The first request carries the system
- * prompt with the symbol map and the file tree as they were at the start; every turn
- * appends the selected files that are new or changed since they were last shown (one
- * user message with an `Ok.` reply), then the prompt; the reply is appended after. One
- * breakpoint, on the last message. When the conversation passes its window it is
- * compacted (core's `HistoryCompactor`) and files are shown afresh.
+ * prompt with the symbol map and the file tree as they were at the start. Every turn
+ * then appends one user message (with an `Ok.` reply) holding what changed since it was
+ * last shown: the symbol blocks of files that are new or changed (and the paths of
+ * files gone), the file tree when it changed, and the selected files that are new or
+ * changed; then the prompt. The reply is appended after. So the conversation carries
+ * the same information as the other strategies (plus stale copies). One breakpoint, on
+ * the last message. When the conversation passes its window it is compacted (core's
+ * `HistoryCompactor`) and everything since the start is shown afresh.
  */
 const transcriptStrategy = (env: SessionEnv): Strategy => {
   let head: ReadonlyArray<Message> | undefined
+  let start: { readonly blocks: ReadonlyMap<string, string>; readonly tree: string } | undefined
   let conversation: Array<Message> = []
-  let shown = new Map<string, string>()
+  let shownFiles = new Map<string, string>()
+  let shownBlocks = new Map<string, string>()
+  let shownTree = ""
+  const blocksOf = (map: SymbolMapSnapshot): Map<string, string> => {
+    const out = new Map<string, string>()
+    for (const path of map.symbolFiles) {
+      const block = map.block(path)?.replace(/\n$/, "")
+      if (block !== undefined && block !== "") out.set(path, block)
+    }
+    return out
+  }
   return {
     name: "transcript",
     request: async (turn) => {
-      head ??= [
-        { role: "system", content: `${env.systemPrompt}\n\n${mapText(turn.map, new Set())}` },
-        ...(turn.map.fileTree === "" ? [] : [{ role: "user" as const, content: FILE_TREE_HEADER + turn.map.fileTree }, { role: "assistant" as const, content: ACK }])
-      ]
+      if (head === undefined || start === undefined) {
+        head = [
+          { role: "system", content: `${env.systemPrompt}\n\n${mapText(turn.map, new Set())}` },
+          ...(turn.map.fileTree === "" ? [] : [{ role: "user" as const, content: FILE_TREE_HEADER + turn.map.fileTree }, { role: "assistant" as const, content: ACK }])
+        ]
+        start = { blocks: blocksOf(turn.map), tree: turn.map.fileTree }
+        shownBlocks = new Map(start.blocks)
+        shownTree = start.tree
+      }
       const compacted = await Effect.runPromise(env.transcriptCompactor.compactHistoryIfNeeded(conversation))
       if (compacted.compacted) {
         conversation = [...compacted.history]
-        shown = new Map()
+        shownFiles = new Map()
+        shownBlocks = new Map(start.blocks)
+        shownTree = start.tree
       }
-      const changed = turn.files.filter((f) => shown.get(f.path) !== f.content)
-      if (changed.length > 0) {
-        conversation.push({ role: "user", content: formatFiles(changed, FILES_ACTIVE_HEADER) }, { role: "assistant", content: ACK })
-        for (const f of changed) shown.set(f.path, f.content)
-      }
+      const selected = selectedPaths(turn)
+      const blocks = blocksOf(turn.map)
+      const changedBlocks = [...blocks].filter(([path, block]) => !selected.has(path) && shownBlocks.get(path) !== block)
+      const present = new Set(turn.map.files)
+      const gone = [...shownBlocks.keys()].filter((path) => !blocks.has(path) && !present.has(path))
+      const changedFiles = turn.files.filter((f) => shownFiles.get(f.path) !== f.content)
+      const sections = [
+        changedBlocks.length + gone.length === 0
+          ? ""
+          : `${REPO_MAP_CONTINUATION}${[...changedBlocks.map(([, block]) => block), ...gone.map((path) => `${path}: (deleted)`)].join("\n\n")}`,
+        turn.map.fileTree === shownTree ? "" : FILE_TREE_HEADER + turn.map.fileTree,
+        formatFiles(changedFiles, FILES_ACTIVE_HEADER)
+      ].filter((section) => section !== "")
+      if (sections.length > 0) conversation.push({ role: "user", content: sections.join("\n\n") }, { role: "assistant", content: ACK })
+      for (const [path, block] of changedBlocks) shownBlocks.set(path, block)
+      for (const path of gone) shownBlocks.delete(path)
+      shownTree = turn.map.fileTree
+      for (const f of changedFiles) shownFiles.set(f.path, f.content)
       conversation.push(promptMessage(env, turn))
       return place(env, requestOf(env.model, [{ tier: "L3", messages: [...head, ...conversation] }], env.counter))
     },
@@ -272,19 +311,25 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
 
 /**
  * `strata-<policy>`: core's tiered pipeline with the `@strata/tiers` tracker under one
- * promotion policy, the turn's symbol map and the provider's placement plugin. The
- * tracker update is committed once the request is answered, as in a live session, and
- * its history entries are purged when the history is compacted.
+ * promotion policy, the turn's symbol map and the provider's placement plugin, in the
+ * default journal layout. `strata-seed` is the same with the default policy in seed
+ * 002's layout (every tier re-rendered from the tracker each request), for comparison.
+ * The tracker update is committed once the request is answered, as in a live session,
+ * and its history entries are purged when the history is compacted.
  */
-const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName): Strategy => {
+const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName, layout: LayoutMode = env.layout, seedName?: "strata-seed"): Strategy => {
   const map = currentMap()
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(pipelineLayer(env, map.get), TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } }))
+    Layer.mergeAll(
+      pipelineLayer(env, map.get),
+      TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } }),
+      Layer.succeed(LayoutMode, layout)
+    )
   )
   let commit: Effect.Effect<void, unknown> | undefined
   let last: AssemblyResult | undefined
   return {
-    name: strataStrategy(policy),
+    name: seedName ?? strataStrategy(policy),
     inspect: () => last,
     request: async (turn) => {
       map.set(turn.map)
@@ -341,6 +386,7 @@ const oracleStrategy = (env: SessionEnv): Strategy => ({
   dispose: async () => {}
 })
 
+
 /** A session of one strategy. */
 export const makeStrategy = (name: StrategyName, env: SessionEnv): Strategy => {
   switch (name) {
@@ -357,6 +403,8 @@ export const makeStrategy = (name: StrategyName, env: SessionEnv): Strategy => {
       return strataPolicyStrategy(env, "gated")
     case "strata-flux":
       return strataPolicyStrategy(env, "flux")
+    case "strata-seed":
+      return strataPolicyStrategy(env, DEFAULT_POLICY, "seed", "strata-seed")
     case "oracle":
       return oracleStrategy(env)
   }

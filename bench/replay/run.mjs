@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// The replay benchmark (issue 10): replays this repository's own git history and the
+// demo repository's as coding sessions under every caching strategy, scored by the
+// provider's prompt-cache simulator, then names the cheapest Strata policy and checks
+// the targets: the default Strata strategy below every non-oracle baseline and within
+// 1.5x of the oracle, on every history. Policies are compared in the default journal
+// layout; when they cost the same there (within 0.1%), the seed layout's costs break the
+// tie (each history is replayed a second time with --layout seed for that). Runs the
+// built CLI (packages/cli/dist/bin.js).
+//
+//   node bench/replay/run.mjs                       # anthropic, every commit of both histories
+//   node bench/replay/run.mjs --provider openai     # any `strata replay` flag is passed through
+//   node bench/replay/run.mjs --repo-only demo      # just one history (demo | self)
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { makeDemoRepo } from "../../scripts/make-demo-repo.mjs"
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const BIN = join(ROOT, "packages", "cli", "dist", "bin.js")
+
+const args = process.argv.slice(2)
+const only = args.includes("--repo-only") ? args[args.indexOf("--repo-only") + 1] : undefined
+const passThrough = args.filter((a, i) => a !== "--repo-only" && args[i - 1] !== "--repo-only")
+
+const replay = (repo, extra = []) => {
+  const started = performance.now()
+  const out = execFileSync(process.execPath, [BIN, "replay", "--repo", repo, "--json", ...extra, ...passThrough], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
+  return { report: JSON.parse(out), seconds: (performance.now() - started) / 1000 }
+}
+
+const int = (n) => Math.round(n).toLocaleString("en-US")
+const table = (rows) => {
+  const header = ["strategy", "input tokens", "cache read", "cache write", "uncached", "hit rate", "cost (USD)", "vs none", "vs oracle"]
+  const lines = rows.map((r) => [r.strategy, int(r.inputTokens), int(r.cacheRead), int(r.cacheWrite), int(r.uncached), `${(r.hitRate * 100).toFixed(1)}%`,
+    r.usd === undefined ? int(r.equivalentTokens) : `$${r.usd.toFixed(4)}`, r.vsNone?.toFixed(2) ?? "-", r.vsOracle?.toFixed(2) ?? "-"])
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)))
+  return [header, ...lines].map((cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ")).join("\n")
+}
+
+const histories = []
+const demoDir = mkdtempSync(join(tmpdir(), "strata-bench-replay-"))
+try {
+  if (only === undefined || only === "self") histories.push({ name: "this repository", repo: ROOT })
+  if (only === undefined || only === "demo") histories.push({ name: "demo repository", repo: makeDemoRepo({ out: join(demoDir, "demo"), replace: true }).out })
+  const results = histories.map((h) => ({ ...h, ...replay(h.repo), seed: replay(h.repo, ["--layout", "seed"]).report }))
+  for (const { name, report, seconds } of results) {
+    console.log(`\n${name}: ${report.turns} turns from ${report.start.slice(0, 12)}, ${report.provider} ${report.model}, ${report.gapSeconds} s apart (${seconds.toFixed(1)} s)`)
+    console.log(table(report.rows))
+  }
+  // The default policy: the Strata strategy with the lowest total cost over all histories (relative to each oracle).
+  const policies = ["strata-threshold", "strata-gated", "strata-flux"]
+  const score = (p, which = "report") => results.reduce((sum, r) => sum + (r[which].rows.find((row) => row.strategy === p)?.vsOracle ?? Infinity), 0)
+  const tied = (a, b) => Math.abs(score(a) - score(b)) <= 0.001 * Math.min(score(a), score(b))
+  const best = [...policies].sort((a, b) => (tied(a, b) ? score(a, "seed") - score(b, "seed") : score(a) - score(b)))[0]
+  console.log("\nmean cost relative to the oracle, per policy (journal layout | seed layout):")
+  for (const p of policies) console.log(`  ${p.padEnd(17)} ${(score(p) / results.length).toFixed(3)}x | ${(score(p, "seed") / results.length).toFixed(3)}x`)
+  const ties = policies.filter((p) => p !== best && tied(p, best))
+  console.log(`cheapest Strata policy over these histories: ${best} (mean ${(score(best) / results.length).toFixed(2)}x oracle${ties.length > 0 ? `; tied with ${ties.join(", ")} in the journal layout, cheapest of them in the seed layout` : ""})`)
+  for (const { name, report } of results) {
+    const row = (s) => report.rows.find((r) => r.strategy === s)
+    const strata = row(best)
+    const baselines = report.rows.filter((r) => !r.strategy.startsWith("strata-") && r.strategy !== "oracle")
+    const beaten = baselines.filter((b) => strata.vsOracle < b.vsOracle).map((b) => b.strategy)
+    const lost = baselines.filter((b) => strata.vsOracle >= b.vsOracle).map((b) => `${b.strategy} ${b.vsOracle.toFixed(2)}x`)
+    const within = strata.vsOracle <= 1.5
+    console.log(`${name}: ${best} ${strata.vsOracle.toFixed(2)}x oracle; below ${beaten.join(", ") || "no baseline"}${lost.length > 0 ? `; not below ${lost.join(", ")}` : ""}; target ${lost.length === 0 && within ? "met" : "NOT met"}`)
+  }
+} finally {
+  rmSync(demoDir, { recursive: true, force: true })
+}

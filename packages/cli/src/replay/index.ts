@@ -1,0 +1,10 @@
+/**
+ * The replay's public API: run a replay, score and re-score native request bodies,
+ * and format or plot a report. `strata replay` is a thin command over these.
+ */
+export { runReplay, strategiesToRun, replayCompactionModel, type ReplayOptions, type ReplayReport, type TurnCost } from "./replay.ts"
+export { makeScorer, rescoreDump, parseDump, dumpLine, summarize, textsOf, type DumpLine, type RequestScore, type Scorer, type ScorerOptions, type StrategyRow } from "./score.ts"
+export { formatHeading, formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "./report.ts"
+export { REPLAY_PROVIDERS, STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
+export { MemoryFileSystem, type MemFileInput } from "./memfs.ts"
+export { replaySession, type ReplayTurn, type ReplaySessionOptions } from "./session.ts"
