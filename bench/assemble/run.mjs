@@ -147,6 +147,7 @@ try {
     [Core.FileTiersStage, Core.fileTiers],
     [Core.SymbolDataStage, Core.makeSymbolData()],
     [Core.HistoryTiersStage, Core.historyTiers],
+    [Core.JournalStage, Core.journalStage],
     [Core.L0BlockStage, Core.l0Block],
     [Core.CachedBlocksStage, Core.cachedBlocks],
     [Core.ActiveBlockStage, Core.activeBlock],

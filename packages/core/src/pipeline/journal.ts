@@ -232,14 +232,25 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
 
 /** Append new history, then one update pair with what changed since the model last saw it. */
 const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild"> => {
-  const current = new Map<string, SymbolEntry>()
-  for (const t of ["L0", "L1", "L2", "L3"] as const) for (const e of state.symbols.tiers[t]) current.set(e.path, e)
+  // One pass over the map per request; the maps are copied only when something changed.
+  const changed: Array<SymbolEntry> = []
+  for (const t of ["L0", "L1", "L2", "L3"] as const) {
+    for (const e of state.symbols.tiers[t]) if (memory.shownSymbols.get(e.path) !== e.hash) changed.push(e)
+  }
+  changed.sort(byPath)
   const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
-  const changed = [...current.values()].filter((e) => memory.shownSymbols.get(e.path) !== e.hash)
   const existing = state.symbols.existingFiles
-  const gone = existing === undefined ? [] : [...memory.shownSymbols.keys()].filter((path) => !existing.has(path)).sort()
-  const added = existing === undefined ? [] : [...existing].filter((f) => !memory.treeFiles.has(f)).sort()
-  const removed = existing === undefined ? [] : [...memory.treeFiles].filter((f) => !existing.has(f)).sort()
+  const gone: Array<string> = []
+  const added: Array<string> = []
+  const removed: Array<string> = []
+  if (existing !== undefined && existing !== memory.treeFiles) {
+    for (const path of memory.shownSymbols.keys()) if (!existing.has(path)) gone.push(path)
+    for (const path of existing) if (!memory.treeFiles.has(path)) added.push(path)
+    for (const path of memory.treeFiles) if (!existing.has(path)) removed.push(path)
+    gone.sort()
+    added.sort()
+    removed.sort()
+  }
   // Selected files the tracker graduated (unchanged for a few requests) are journaled once
   // and leave the Working Files; a changed one comes back to the Working Files.
   const graduated = state.files.filter((f) => {
@@ -251,16 +262,24 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
   if (update !== undefined) appended.push(update)
   // A changed block supersedes the copy shown before it, which stays in the prefix.
   let staleTokens = memory.staleTokens
-  const shownSymbols = new Map(memory.shownSymbols)
-  for (const e of changed) {
-    if (shownSymbols.has(e.path)) staleTokens += e.tokens
-    shownSymbols.set(e.path, e.hash)
+  let shownSymbols = memory.shownSymbols
+  if (changed.length + gone.length > 0) {
+    const next = new Map(shownSymbols)
+    for (const e of changed) {
+      if (next.has(e.path)) staleTokens += e.tokens
+      next.set(e.path, e.hash)
+    }
+    for (const path of gone) next.delete(path)
+    shownSymbols = next
   }
-  for (const path of gone) shownSymbols.delete(path)
-  const shownFiles = new Map(memory.shownFiles)
-  for (const f of graduated) {
-    if (shownFiles.has(f.path)) staleTokens += f.tokens
-    shownFiles.set(f.path, f.hash)
+  let shownFiles = memory.shownFiles
+  if (graduated.length > 0) {
+    const next = new Map(shownFiles)
+    for (const f of graduated) {
+      if (next.has(f.path)) staleTokens += f.tokens
+      next.set(f.path, f.hash)
+    }
+    shownFiles = next
   }
   const next: JournalMemory = {
     ...memory,
