@@ -136,6 +136,8 @@ describe("strata assemble", () => {
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/Cache Blocks/)
     expect(first.stdout).toMatch(/simulated anthropic cache: read 0, write [\d,]+/)
+    // Each run is a new process: the journal layout rebuilds its frozen tiers from the tracker.
+    expect(first.stdout).toMatch(/journal \(L3\): rebuilt \(first request\), [\d,]+ tokens, 0 superseded/)
     expect(first.stdout).toMatch(/Turn 1 recorded/)
     const second = await runBin(["assemble", "--repo", repo, "--prompt", "And the weekend surcharge?"])
     expect(second.code).toBe(0)

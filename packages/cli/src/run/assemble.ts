@@ -4,7 +4,7 @@
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
 import { Clock, Effect } from "effect"
-import { renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, type TierReport } from "@strata/core/effect"
+import { renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, type JournalSummary, type TierReport } from "@strata/core/effect"
 import type { PlacementResult } from "@strata/core"
 import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
 import { UsageError } from "../errors.ts"
@@ -21,6 +21,16 @@ export const describeBreakpoints = (placed: PlacementResult): ReadonlyArray<stri
   ...placed.breakpoints.map((b) => `breakpoint ${b.tier} at ${b.location} (prefix ${formatTokens(b.prefixTokens)} tokens${b.ttl ? `, ttl ${b.ttl}` : ""})`),
   ...placed.dropped.map((d) => `no breakpoint for ${d.tier}: ${d.reason}`)
 ]
+
+/**
+ * The journal layout's line: whether this request rebuilt the frozen tiers (and why) or
+ * appended to the journal, with the journal's size and the superseded tokens it carries.
+ * Nothing in seed layout. Pure.
+ */
+export const describeJournal = (journal: JournalSummary | undefined): ReadonlyArray<string> =>
+  journal === undefined
+    ? []
+    : [`journal (L3): ${journal.rebuild === undefined ? "appended" : `rebuilt (${journal.rebuild})`}, ${formatTokens(journal.journalTokens)} tokens, ${formatTokens(journal.staleTokens)} superseded`]
 
 /** The usage line of a summary. Pure. */
 export const describeUsage = (usage: Usage | undefined, source: "provider" | "simulated", provider: string): string =>
@@ -139,6 +149,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       )
       for (const line of renderCacheBlocks(result.report)) yield* output.out(line)
       for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
+      for (const line of describeJournal(result.journal)) yield* output.out(s.dim(line))
       yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
       for (const line of colourChanges(renderTierChanges(result.report), s)) yield* output.out(line)
       yield* output.out(

@@ -272,9 +272,14 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     for (const path of gone) next.delete(path)
     shownSymbols = next
   }
+  // A deselected file's copy stays in the prefix, but its symbol entry (now in the map,
+  // so in this update) is newer: if it is selected again, it goes to the Working Files.
+  const selected = new Set(state.files.map((f) => f.path))
+  const deselected = [...memory.shownFiles.keys()].filter((path) => !selected.has(path))
   let shownFiles = memory.shownFiles
-  if (graduated.length > 0) {
+  if (graduated.length + deselected.length > 0) {
     const next = new Map(shownFiles)
+    for (const path of deselected) next.delete(path)
     for (const f of graduated) {
       if (next.has(f.path)) staleTokens += f.tokens
       next.set(f.path, f.hash)
