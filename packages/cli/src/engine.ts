@@ -43,7 +43,7 @@ import type { ProviderName } from "./config.ts"
 import type { CommandContext } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
 import { Output } from "./output.ts"
-import type { SessionFile, Usage } from "./session.ts"
+import { loadJournal, type SessionFile, type Usage } from "./session.ts"
 
 /** The placement plugin for a provider. */
 export const placementLayer = (provider: ProviderName): Layer.Layer<Placement> => {
@@ -136,17 +136,19 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       }
       return refresh
     })
+    const tokenizerLayer = Tokenizer.layer(config.model)
     const sessionLayer = Layer.effect(
       AssemblySession,
       Effect.gen(function* () {
+        const counter = yield* Tokenizer
         return {
           emptyTiers: yield* Ref.make(session.emptyTiersTotal),
           lastChanges: yield* Ref.make(session.last?.changes ?? []),
-          // The journal layout's memory lives in this process: a new run rebuilds once.
-          journal: yield* Ref.make<JournalMemory | undefined>(undefined)
+          // The journal layout's memory as the last recorded turn left it (.strata/journal.json).
+          journal: yield* Ref.make<JournalMemory | undefined>(yield* loadJournal(root, counter.encoding))
         }
       })
-    )
+    ).pipe(Layer.provide(tokenizerLayer))
     const trackerLayer = TrackerLayer.persistent({
       repoRoot: root,
       config: { policy: config.policy, cacheTargetTokens: config.budgets.cacheTargetTokens }
@@ -154,7 +156,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
     const layer = Layer.mergeAll(
       Pipeline.layer,
       sessionLayer,
-      Tokenizer.layer(config.model),
+      tokenizerLayer,
       Layer.succeed(SymbolIndex, { snapshot }),
       placementLayer(config.provider),
       trackerLayer,

@@ -7,6 +7,7 @@
 import { join } from "node:path"
 import { Effect, Result, Schema } from "effect"
 import { TierChange } from "@strata/core"
+import { decodeJournalMemory, encodeJournalMemory, type JournalMemory } from "@strata/core/effect"
 import { formatSchemaIssue } from "./config.ts"
 import { STRATA_DIR } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
@@ -76,6 +77,31 @@ export const emptySession: SessionFile = {
 export const SESSION_PATH = join(STRATA_DIR, "session.json")
 
 const decode = Schema.decodeUnknownResult(SessionFile)
+
+/** The journal layout's memory between invocations (see `@strata/core`'s journalCodec). */
+export const JOURNAL_PATH = join(STRATA_DIR, "journal.json")
+
+/**
+ * The journal memory the last recorded turn left, or `undefined` when there is none or
+ * it cannot be used (another tokenizer, another format, a broken file): the next
+ * request then rebuilds its frozen tiers, which costs cache writes, not correctness.
+ */
+export const loadJournal = (root: string, encoding: string): Effect.Effect<JournalMemory | undefined> =>
+  readTextIfExists(join(root, JOURNAL_PATH)).pipe(
+    Effect.map((text) => {
+      if (text === undefined) return undefined
+      try {
+        return decodeJournalMemory(JSON.parse(text), encoding)
+      } catch {
+        return undefined
+      }
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/** Save the journal memory after a recorded turn (compact JSON: it holds the cached text). */
+export const saveJournal = (root: string, memory: JournalMemory, encoding: string): Effect.Effect<void, StateError> =>
+  writeTextAtomic(join(root, JOURNAL_PATH), JSON.stringify(encodeJournalMemory(memory, encoding)) + "\n")
 
 /** Parse a session file's text; a problem description instead of a throw. Pure. */
 export const parseSession = (text: string): { readonly session: SessionFile } | { readonly problem: string } => {

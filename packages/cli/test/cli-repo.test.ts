@@ -136,12 +136,15 @@ describe("strata assemble", () => {
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/Cache Blocks/)
     expect(first.stdout).toMatch(/simulated anthropic cache: read 0, write [\d,]+/)
-    // Each run is a new process: the journal layout rebuilds its frozen tiers from the tracker.
+    // A fresh repository: the journal layout freezes its tiers from the tracker's placement.
     expect(first.stdout).toMatch(/journal \(L3\): rebuilt \(first request\), [\d,]+ tokens, 0 superseded/)
     expect(first.stdout).toMatch(/Turn 1 recorded/)
     const second = await runBin(["assemble", "--repo", repo, "--prompt", "And the weekend surcharge?"])
     expect(second.code).toBe(0)
     expect(second.stdout).toMatch(/simulated anthropic cache: read [1-9][\d,]*/)
+    // The journal memory the first run saved carries over: this request appends.
+    expect(second.stdout).toMatch(/journal \(L3\): appended, [\d,]+ tokens/)
+    expect(existsSync(join(repo, ".strata", "journal.json"))).toBe(true)
     expect(second.stdout).toMatch(/Turn 2 recorded/)
     const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { turns: number; selected: Array<string>; historyId: string }
     expect(session.turns).toBe(2)

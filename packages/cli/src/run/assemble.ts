@@ -3,14 +3,14 @@
  * printed as the provider's body (`--json`) or a readable summary (tiers, breakpoints,
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
-import { Clock, Effect } from "effect"
-import { renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, type JournalSummary, type TierReport } from "@strata/core/effect"
+import { Clock, Effect, Ref } from "effect"
+import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type JournalSummary, type TierReport } from "@strata/core/effect"
 import type { PlacementResult } from "@strata/core"
 import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
 import { UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { Output, type Style } from "../output.ts"
-import { addUsage, emptyUsage, saveSession, type SessionFile, type Usage } from "../session.ts"
+import { addUsage, emptyUsage, saveJournal, saveSession, type SessionFile, type Usage } from "../session.ts"
 import { prepare, warn } from "./shared.ts"
 import type { Option } from "effect"
 import type { PolicyName, ProviderName } from "../config.ts"
@@ -89,6 +89,8 @@ export const recordTurn = (t: TurnRecord) =>
       aliases: t.session.aliases ?? (map === undefined ? null : map.aliases.map((a) => ({ token: a.token, prefix: a.prefix })))
     }
     yield* saveSession(t.ctx.root, next)
+    const journal = yield* Ref.get((yield* AssemblySession).journal)
+    if (journal !== undefined) yield* saveJournal(t.ctx.root, journal, (yield* Tokenizer).encoding)
     yield* rememberRequest(t.ctx.root, t.ctx.config.provider, t.ctx.config.model, t.placed.body, Math.floor(t.atMs / 1000))
     return next
   })

@@ -1,0 +1,131 @@
+/**
+ * The journal layout's memory as JSON, so a session that runs one process per request
+ * (the CLI's `strata assemble`) keeps its frozen tiers and journal between requests
+ * instead of rebuilding every time. Token counts belong to a tokenizer: memory saved
+ * under another encoding is not reused.
+ */
+import { Option, Schema } from "effect"
+import type { Part } from "../assembly/tiered.ts"
+import { ItemKey } from "../domain/Item.ts"
+import { Message } from "../domain/Message.ts"
+import type { Entry, FileEntry, SymbolEntry } from "./state.ts"
+import type { FrozenContent, JournalMemory } from "./journal.ts"
+
+const Count = Schema.Number
+
+const EntryJson = Schema.Struct({ key: ItemKey, hash: Schema.String, text: Schema.String, tokens: Count })
+const SymbolEntryJson = Schema.Struct({ ...EntryJson.fields, path: Schema.String })
+const FileEntryJson = Schema.Struct({ ...EntryJson.fields, path: Schema.String, content: Schema.String })
+const FrozenJson = Schema.Struct({ symbols: Schema.Array(SymbolEntryJson), files: Schema.Array(FileEntryJson) })
+
+const ContentJson = Schema.Struct({
+  type: Schema.String,
+  tokens: Count,
+  count: Schema.optionalKey(Count),
+  files: Schema.optionalKey(Schema.Array(Schema.String))
+})
+const PartJson = Schema.Struct({
+  name: Schema.String,
+  messages: Schema.Array(Message),
+  tokens: Count,
+  contents: Schema.Array(ContentJson),
+  items: Schema.Array(ItemKey)
+})
+
+/** Bumped when the layout of the journal changes, so an old file is ignored, not misread. */
+export const JOURNAL_MEMORY_VERSION = 1
+
+/**
+ * The saved form of `JournalMemory` (`.strata/journal.json` in the CLI): sets and maps as
+ * arrays, with the format version and the tokenizer encoding the counts are in.
+ */
+export const JournalMemoryJson = Schema.Struct({
+  version: Schema.Literal(JOURNAL_MEMORY_VERSION),
+  encoding: Schema.String,
+  systemHash: Schema.String,
+  legend: Schema.String,
+  frozen: Schema.Struct({ L0: FrozenJson, L1: FrozenJson, L2: FrozenJson }),
+  tree: Schema.optionalKey(EntryJson),
+  frozenTreeFiles: Schema.Array(Schema.String),
+  treeFiles: Schema.Array(Schema.String),
+  shownSymbols: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
+  shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
+  history: Schema.Array(Schema.String),
+  journal: Schema.Array(PartJson),
+  staleTokens: Count,
+  waste: Count,
+  requests: Count
+})
+export type JournalMemoryJson = typeof JournalMemoryJson.Type
+
+const entry = (e: Entry) => ({ key: e.key, hash: e.hash, text: e.text, tokens: e.tokens })
+const frozenJson = (f: FrozenContent) => ({
+  symbols: f.symbols.map((e) => ({ ...entry(e), path: e.path })),
+  files: f.files.map((e) => ({ ...entry(e), path: e.path, content: e.content }))
+})
+const part = (p: Part) => ({
+  name: p.name,
+  messages: p.messages,
+  tokens: p.tokens,
+  contents: p.contents.map((c) => ({ type: c.type, tokens: c.tokens, ...(c.count === undefined ? {} : { count: c.count }), ...(c.files === undefined ? {} : { files: c.files }) })),
+  items: p.items
+})
+
+/**
+ * The memory as plain JSON data, tagged with the tokenizer `encoding` its counts use.
+ *
+ * @example
+ * ```ts
+ * import { encodeJournalMemory } from "@strata/core/effect"
+ * // JSON.stringify(encodeJournalMemory(memory, counter.encoding)) -> .strata/journal.json
+ * ```
+ */
+export const encodeJournalMemory = (memory: JournalMemory, encoding: string): JournalMemoryJson => ({
+  version: JOURNAL_MEMORY_VERSION,
+  encoding,
+  systemHash: memory.systemHash,
+  legend: memory.legend,
+  frozen: { L0: frozenJson(memory.frozen.L0), L1: frozenJson(memory.frozen.L1), L2: frozenJson(memory.frozen.L2) },
+  ...(memory.tree === undefined ? {} : { tree: entry(memory.tree) }),
+  frozenTreeFiles: [...memory.frozenTreeFiles],
+  treeFiles: memory.treeFiles === memory.frozenTreeFiles ? [...memory.frozenTreeFiles] : [...memory.treeFiles],
+  shownSymbols: [...memory.shownSymbols],
+  shownFiles: [...memory.shownFiles],
+  history: memory.history,
+  journal: memory.journal.map(part),
+  staleTokens: memory.staleTokens,
+  waste: memory.waste,
+  requests: memory.requests
+})
+
+/**
+ * Memory back from saved JSON, or `undefined` (a fresh rebuild) when the data is not a
+ * journal of this version or its counts are in another `encoding`. Never fails: a bad
+ * file costs one rebuild, not a request.
+ */
+export const decodeJournalMemory = (json: unknown, encoding: string): JournalMemory | undefined => {
+  const decoded = Schema.decodeUnknownOption(JournalMemoryJson)(json)
+  if (Option.isNone(decoded) || decoded.value.encoding !== encoding) return undefined
+  const m = decoded.value
+  const frozen = (f: typeof m.frozen.L0): FrozenContent => ({
+    symbols: f.symbols.map((e): SymbolEntry => ({ ...e })),
+    files: f.files.map((e): FileEntry => ({ ...e }))
+  })
+  const frozenTreeFiles = new Set(m.frozenTreeFiles)
+  const sameTree = m.treeFiles.length === m.frozenTreeFiles.length && m.treeFiles.every((f) => frozenTreeFiles.has(f))
+  return {
+    systemHash: m.systemHash,
+    legend: m.legend,
+    frozen: { L0: frozen(m.frozen.L0), L1: frozen(m.frozen.L1), L2: frozen(m.frozen.L2) },
+    tree: m.tree === undefined ? undefined : { ...m.tree },
+    frozenTreeFiles,
+    treeFiles: sameTree ? frozenTreeFiles : new Set(m.treeFiles),
+    shownSymbols: new Map(m.shownSymbols),
+    shownFiles: new Map(m.shownFiles),
+    history: m.history,
+    journal: m.journal.map((p): Part => ({ ...p })),
+    staleTokens: m.staleTokens,
+    waste: m.waste,
+    requests: m.requests
+  }
+}
