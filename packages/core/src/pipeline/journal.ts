@@ -127,6 +127,7 @@ const updatePart = (
   files: ReadonlyArray<FileEntry>,
   changed: ReadonlyArray<SymbolEntry>,
   gone: ReadonlyArray<string>,
+  dropped: ReadonlyArray<string>,
   added: ReadonlyArray<string>,
   removed: ReadonlyArray<string>,
   state: AssemblyState
@@ -134,7 +135,8 @@ const updatePart = (
   const c = state.counter
   const symbolTexts: Array<Counted> = [
     ...changed.map((e): Counted => ({ text: e.text, tokens: e.tokens })),
-    ...gone.map((path) => counted(`${path}: (deleted)`, c))
+    ...gone.map((path) => counted(`${path}: (deleted)`, c)),
+    ...dropped.map((path) => counted(`${path}: (no symbol entry)`, c))
   ]
   const symbols = symbolTexts.length === 0 ? undefined : joinCounted([counted(REPO_MAP_UPDATES_HEADER, c), joinCounted(symbolTexts, SECTION_SEPARATOR, c)], "", c)
   const treeLines = [...added.map((f) => `+ ${f}`), ...removed.map((f) => `- ${f}`)]
@@ -144,7 +146,7 @@ const updatePart = (
   if (body.text.length === 0) return undefined
   const items: Array<ItemKey> = [...changed.map((e) => e.key), ...files.map((f) => f.key)]
   return userAckPart("updates", body, ACK, [
-    ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.path), ...gone] }]),
+    ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.path), ...gone, ...dropped] }]),
     ...(tree === undefined ? [] : [{ type: "tree", tokens: tree.tokens, count: treeLines.length }]),
     ...(fileSection === undefined ? [] : [{ type: "files", count: files.length, tokens: fileSection.tokens, files: files.map((f) => f.path) }])
   ], [...items, ...(tree === undefined ? [] : [ItemKeys.tree])], c)
@@ -234,20 +236,39 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
 const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild"> => {
   // One pass over the map per request; the maps are copied only when something changed.
   const changed: Array<SymbolEntry> = []
+  let mapped = 0
   for (const t of ["L0", "L1", "L2", "L3"] as const) {
-    for (const e of state.symbols.tiers[t]) if (memory.shownSymbols.get(e.path) !== e.hash) changed.push(e)
+    for (const e of state.symbols.tiers[t]) {
+      const shown = memory.shownSymbols.get(e.path)
+      if (shown !== undefined) mapped++
+      if (shown !== e.hash) changed.push(e)
+    }
   }
   changed.sort(byPath)
   const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
   const existing = state.symbols.existingFiles
+  const selected = new Set(state.files.map((f) => f.path))
+  // A shown block whose file is now selected is superseded by the Working Files; one whose
+  // file is gone is "deleted"; one whose file stays but has no block any more (too large,
+  // binary, unreadable) is "dropped". Looked for only when some shown path is not mapped.
   const gone: Array<string> = []
+  const dropped: Array<string> = []
+  if (mapped < memory.shownSymbols.size) {
+    const current = new Set<string>()
+    for (const t of ["L0", "L1", "L2", "L3"] as const) for (const e of state.symbols.tiers[t]) current.add(e.path)
+    for (const path of memory.shownSymbols.keys()) {
+      if (current.has(path) || selected.has(path)) continue
+      if (existing !== undefined && !existing.has(path)) gone.push(path)
+      else dropped.push(path)
+    }
+    gone.sort()
+    dropped.sort()
+  }
   const added: Array<string> = []
   const removed: Array<string> = []
   if (existing !== undefined && existing !== memory.treeFiles) {
-    for (const path of memory.shownSymbols.keys()) if (!existing.has(path)) gone.push(path)
     for (const path of existing) if (!memory.treeFiles.has(path)) added.push(path)
     for (const path of memory.treeFiles) if (!existing.has(path)) removed.push(path)
-    gone.sort()
     added.sort()
     removed.sort()
   }
@@ -258,23 +279,22 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     const tracked = state.tracker.get(f.key)
     return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
   })
-  const update = updatePart(graduated, changed, gone, added, removed, state)
+  const update = updatePart(graduated, changed, gone, dropped, added, removed, state)
   if (update !== undefined) appended.push(update)
   // A changed block supersedes the copy shown before it, which stays in the prefix.
   let staleTokens = memory.staleTokens
   let shownSymbols = memory.shownSymbols
-  if (changed.length + gone.length > 0) {
+  if (changed.length + gone.length + dropped.length > 0) {
     const next = new Map(shownSymbols)
     for (const e of changed) {
       if (next.has(e.path)) staleTokens += e.tokens
       next.set(e.path, e.hash)
     }
-    for (const path of gone) next.delete(path)
+    for (const path of [...gone, ...dropped]) next.delete(path)
     shownSymbols = next
   }
   // A deselected file's copy stays in the prefix, but its symbol entry (now in the map,
   // so in this update) is newer: if it is selected again, it goes to the Working Files.
-  const selected = new Set(state.files.map((f) => f.path))
   const deselected = [...memory.shownFiles.keys()].filter((path) => !selected.has(path))
   let shownFiles = memory.shownFiles
   if (graduated.length + deselected.length > 0) {
