@@ -329,6 +329,27 @@ const rebuildTokens = (memory: JournalMemory): number =>
   sumTokens(memory.frozen.L1.symbols) + sumTokens(memory.frozen.L1.files) + sumTokens(memory.frozen.L2.symbols) + sumTokens(memory.frozen.L2.files) +
   (memory.tree?.tokens ?? 0) + partsTokens(memory.journal)
 
+/** Adjacent history parts as one (the journal appends one per request): same messages, one breakdown line. */
+const coalesceHistory = (parts: ReadonlyArray<Part>): ReadonlyArray<Part> => {
+  const out: Array<Part> = []
+  for (const part of parts) {
+    const last = out.at(-1)
+    if (last === undefined || last.name !== "history" || part.name !== "history") {
+      out.push(part)
+      continue
+    }
+    const count = (p: Part) => p.contents.reduce((n, c) => n + (c.count ?? 0), 0)
+    out[out.length - 1] = {
+      name: "history",
+      messages: [...last.messages, ...part.messages],
+      tokens: last.tokens + part.tokens,
+      contents: [{ type: "history", count: count(last) + count(part), tokens: last.tokens + part.tokens }],
+      items: [...last.items, ...part.items]
+    }
+  }
+  return out
+}
+
 // Sections memoize by entries array, so frozen tiers keep rendering the same bytes.
 const render = (memory: JournalMemory, state: AssemblyState): Pick<JournalPlan, "frozen" | "tree" | "journal"> => ({
   frozen: {
@@ -337,7 +358,7 @@ const render = (memory: JournalMemory, state: AssemblyState): Pick<JournalPlan, 
     L2: { symbols: sectionOf(memory.frozen.L2.symbols, state.counter), files: sectionOf(memory.frozen.L2.files, state.counter) }
   },
   tree: memory.tree,
-  journal: memory.journal
+  journal: coalesceHistory(memory.journal)
 })
 
 /** Replace this stage with `Layer.succeed(JournalStage, myStage)`. */
