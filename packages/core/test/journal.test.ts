@@ -1,13 +1,14 @@
 // Tests of the journal layout (pipeline/journal.ts), the pipeline's default: one example
 // per rebuild reason and update kind, and property tests over random sessions (frozen
 // tiers, an append-only journal, nothing lost or stale, failed requests, seed mode).
-import { Effect, Layer, Ref } from "effect"
+import { Clock, Effect, Layer, Ref } from "effect"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
 import {
   ACK,
   assemble,
   AssemblySession,
+  CacheExpiryMillis,
   cacheImpactOfJournalRestart,
   FILE_TREE_CHANGES_HEADER,
   FILE_TREE_HEADER,
@@ -746,5 +747,57 @@ describe("journal layout: random sessions (property tests)", () => {
       }),
       { numRuns: 60 }
     )
+  })
+})
+
+describe("journal layout: cache expiry", () => {
+  /** A clock the test moves: `at.now` milliseconds since the epoch. */
+  const clockAt = (at: { now: number }): Clock.Clock => ({
+    currentTimeMillisUnsafe: () => at.now,
+    currentTimeMillis: Effect.sync(() => at.now),
+    currentTimeNanosUnsafe: () => BigInt(at.now) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(at.now) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => BigInt(at.now) * 1_000_000n,
+    monotonicTimeNanos: Effect.sync(() => BigInt(at.now) * 1_000_000n),
+    sleep: () => Effect.void
+  })
+
+  it.effect("a request after the provider's cache expired rebuilds (the whole prefix is written anyway)", () => {
+    const { repo, layer } = fixedSession()
+    const at = { now: 1_000_000 }
+    return Effect.gen(function* () {
+      const run = (turn: number) =>
+        Effect.gen(function* () {
+          const r = yield* assemble({ ...base, history: exchanges(turn) })
+          yield* r.commit
+          return r
+        })
+      expect((yield* run(0)).journal?.rebuild).toBe("first request")
+      // An edit leaves a superseded copy behind.
+      repo.current = withBlock(repo.current, "src/b.ts", "src/b.ts:\n  f b()\n  f b2()\n")
+      at.now += 60_000
+      const appended = yield* run(1)
+      expect(appended.journal?.rebuild).toBeUndefined()
+      expect(appended.journal?.staleTokens).toBeGreaterThan(0)
+      // Just under five minutes later: still cached, still appending.
+      at.now += 5 * 60 * 1000
+      expect((yield* run(2)).journal?.rebuild).toBeUndefined()
+      // Past five minutes: nothing is cached any more, so the tiers are frozen afresh.
+      at.now += 5 * 60 * 1000 + 1
+      const expired = yield* run(3)
+      expect(expired.journal).toMatchObject({ rebuild: "cache expired", staleTokens: 0 })
+      expect(textOf(tierMessages(expired, "L1")[0]!)).toContain("f b2()")
+    }).pipe(Effect.provide(layer), Effect.provideService(Clock.Clock, clockAt(at)))
+  })
+
+  it.effect("CacheExpiryMillis sets the lifetime (Infinity: never assume expiry)", () => {
+    const { layer } = fixedSession()
+    const at = { now: 0 }
+    return Effect.gen(function* () {
+      const first = yield* assemble(base)
+      yield* first.commit
+      at.now += 24 * 60 * 60 * 1000
+      expect((yield* assemble({ ...base, history: exchanges(1) })).journal?.rebuild).toBeUndefined()
+    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(CacheExpiryMillis, Infinity))), Effect.provideService(Clock.Clock, clockAt(at)))
   })
 })

@@ -4,7 +4,7 @@
  * each promotion policy (`strata-*`, the layers the CLI uses) and the `oracle` layout
  * the lower bound is scored on. Every strategy returns the provider's native body.
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import {
   ACK,
   assemble,
@@ -336,7 +336,8 @@ const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName, layout: Layou
       if (turn.historyCompacted) await runtime.runPromise(Effect.gen(function* () {
         yield* (yield* Tracker).purgeHistory
       }))
-      const result = await runtime.runPromise(assemble(assemblyInput(env, turn)))
+      // The session's own time, so the pipeline sees the turns' gaps (cache expiry).
+      const result = await runtime.runPromise(assemble(assemblyInput(env, turn)).pipe(Effect.provideService(Clock.Clock, clockAt(turn.t * 1000))))
       commit = result.commit
       last = result
       return result.placed.body
@@ -348,6 +349,17 @@ const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName, layout: Layou
     dispose: () => runtime.dispose()
   }
 }
+
+/** A clock stopped at `ms` (epoch milliseconds). */
+const clockAt = (ms: number): Clock.Clock => ({
+  currentTimeMillisUnsafe: () => ms,
+  currentTimeMillis: Effect.succeed(ms),
+  currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+  currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+  monotonicTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+  monotonicTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+  sleep: () => Effect.void
+})
 
 // ---------------------------------------------------------------------------------------
 // Oracle

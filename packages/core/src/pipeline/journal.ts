@@ -18,13 +18,14 @@
  *   show with their current content) and the prompt.
  *
  * A rebuild happens on the first request, when the history is no longer an extension of
- * the journaled one (compaction), when the system prompt or legend changes, and when the
+ * the journaled one (compaction), when the system prompt or legend changes, when the
+ * provider's cache has expired since the last request (`CacheExpiryMillis`), and when the
  * stale copies cost more to keep reading than a rebuild costs to write (rent or buy:
  * `READ_RATIO` x superseded tokens per request, summed, against `WRITE_RATIO` x the
  * tokens a rebuild rewrites). The model is told that update entries replace earlier
  * ones, as in a transcript.
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../assembly/headers.ts"
 import {
   counted,
@@ -51,6 +52,17 @@ export type LayoutMode = "journal" | "seed"
 
 export const LayoutMode = Context.Reference<LayoutMode>("@strata/core/pipeline/LayoutMode", {
   defaultValue: () => "journal"
+})
+
+/**
+ * How long a provider keeps an unused cache entry, in milliseconds (default 5 minutes:
+ * Anthropic's and Bedrock's default TTL, the low end of OpenAI's retention). A request
+ * later than this after the last one finds nothing cached, writes its whole prefix
+ * anyway, and so rebuilds the frozen tiers for free ("cache expired"). Set it to your
+ * TTL (3,600,000 with Anthropic's 1 h cache), or to `Infinity` to never assume expiry.
+ */
+export const CacheExpiryMillis = Context.Reference<number>("@strata/core/pipeline/CacheExpiryMillis", {
+  defaultValue: () => 5 * 60 * 1000
 })
 
 /** Price of a cache read relative to base input (Anthropic, OpenAI, Gemini: 0.1). */
@@ -92,10 +104,19 @@ export interface JournalMemory {
   readonly waste: number
   /** Requests since the last full rebuild (its own included). */
   readonly requests: number
+  /** When the last committed request was assembled (epoch milliseconds, from `Clock`). */
+  readonly at: number
 }
 
 /** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
-export type RebuildReason = "first request" | "system prompt changed" | "legend changed" | "history rewritten" | "stale copies" | undefined
+export type RebuildReason =
+  | "first request"
+  | "system prompt changed"
+  | "legend changed"
+  | "cache expired"
+  | "history rewritten"
+  | "stale copies"
+  | undefined
 
 /** What the journal stage decided for this request. */
 export interface JournalPlan {
@@ -155,14 +176,19 @@ const updatePart = (
 /**
  * Plan this request's journal layout from the state the earlier stages built (tracker
  * tiers, symbol entries, selected files, history) and the memory of the last
- * committed request. Pure: the same state and memory give the same plan.
+ * committed request, at time `now` (epoch ms). Pure: the same arguments give the same plan.
  *
  * A full rebuild freezes L0-L2 afresh. When only the history was rewritten (compaction)
  * the frozen tiers stay as they are and only the journal starts over, with one update
  * pair for everything that changed since the freeze: the compaction rewrites the
  * journal anyway, the tiers before it keep their cache.
  */
-export const planJournal = (state: AssemblyState, memory: JournalMemory | undefined): JournalPlan => {
+export const planJournal = (
+  state: AssemblyState,
+  memory: JournalMemory | undefined,
+  now: number,
+  expiryMillis: number = 5 * 60 * 1000
+): JournalPlan => {
   const history = historyOf(state)
   const systemHash = sha256(state.input.systemPrompt)
   const legend = state.symbols.legend.text
@@ -172,6 +198,8 @@ export const planJournal = (state: AssemblyState, memory: JournalMemory | undefi
     ? "system prompt changed"
     : memory.legend !== legend
     ? "legend changed"
+    : now - memory.at > expiryMillis
+    ? "cache expired"
     : memory.waste > WRITE_RATIO * rebuildTokens(memory)
     ? "stale copies"
     : !extendsHistory(memory.history, history)
@@ -182,7 +210,7 @@ export const planJournal = (state: AssemblyState, memory: JournalMemory | undefi
     : rebuild === "history rewritten"
     ? restartJournal(memory)
     : memory
-  return { ...append(state, base, history), rebuild }
+  return { ...append(state, { ...base, at: now }, history), rebuild }
 }
 
 /** Frozen tiers from the tracker's tiers now, and an empty journal. */
@@ -217,7 +245,8 @@ const freeze = (state: AssemblyState, systemHash: string, legend: string): Journ
     journal: [],
     staleTokens: 0,
     waste: 0,
-    requests: 0
+    requests: 0,
+    at: 0
   })
 }
 
@@ -373,7 +402,12 @@ export class JournalStage extends Context.Service<JournalStage, Stage>()("@strat
 export const journalStage: Stage = {
   name: "journal",
   run: (state) =>
-    Effect.sync(() => (state.layoutMode === "journal" ? { ...state, journal: planJournal(state, state.journalMemory) } : state))
+    state.layoutMode !== "journal"
+      ? Effect.succeed(state)
+      : Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis) }
+      })
 }
 
 /**

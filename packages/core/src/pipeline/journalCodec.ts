@@ -54,7 +54,8 @@ export const JournalMemoryJson = Schema.Struct({
   journal: Schema.Array(PartJson),
   staleTokens: Count,
   waste: Count,
-  requests: Count
+  requests: Count,
+  at: Count
 })
 export type JournalMemoryJson = typeof JournalMemoryJson.Type
 
@@ -95,7 +96,8 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   journal: memory.journal.map(part),
   staleTokens: memory.staleTokens,
   waste: memory.waste,
-  requests: memory.requests
+  requests: memory.requests,
+  at: memory.at
 })
 
 /**
@@ -126,6 +128,7 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     journal: m.journal.map((p): Part => ({ ...p })),
     staleTokens: m.staleTokens,
     waste: m.waste,
-    requests: m.requests
+    requests: m.requests,
+    at: m.at
   }
 }
