@@ -6,6 +6,7 @@ import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
 import {
   ACK,
+  AdaptiveTtl,
   assemble,
   AssemblySession,
   CacheExpiryMillis,
@@ -787,7 +788,32 @@ describe("journal layout: cache expiry", () => {
       const expired = yield* run(3)
       expect(expired.journal).toMatchObject({ rebuild: "cache expired", staleTokens: 0 })
       expect(textOf(tierMessages(expired, "L1")[0]!)).toContain("f b2()")
+      // Before the long gap the breakpoints asked for the default lifetime; after it, for 1 h
+      // (AdaptiveTtl), which then holds while requests append, and caches outlive 5 minutes.
+      expect(appended.request.breakpoints.every((b) => b.ttl === undefined)).toBe(true)
+      expect(expired.request.breakpoints.length).toBeGreaterThan(0)
+      expect(expired.request.breakpoints.every((b) => b.ttl === "1h")).toBe(true)
+      at.now += 60_000
+      const quick = yield* run(4)
+      expect(quick.journal?.rebuild).toBeUndefined()
+      expect(quick.request.breakpoints.every((b) => b.ttl === "1h")).toBe(true)
+      at.now += 30 * 60 * 1000
+      expect((yield* run(5)).journal?.rebuild).toBeUndefined()
+      at.now += 60 * 60 * 1000 + 1
+      expect((yield* run(6)).journal?.rebuild).toBe("cache expired")
     }).pipe(Effect.provide(layer), Effect.provideService(Clock.Clock, clockAt(at)))
+  })
+
+  it.effect("without AdaptiveTtl a long gap rebuilds but asks for no longer lifetime", () => {
+    const { layer } = fixedSession()
+    const at = { now: 0 }
+    return Effect.gen(function* () {
+      yield* (yield* assemble(base)).commit
+      at.now += 10 * 60 * 1000
+      const late = yield* assemble({ ...base, history: exchanges(1) })
+      expect(late.journal?.rebuild).toBe("cache expired")
+      expect(late.request.breakpoints.every((b) => b.ttl === undefined)).toBe(true)
+    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(AdaptiveTtl, false))), Effect.provideService(Clock.Clock, clockAt(at)))
   })
 
   it.effect("CacheExpiryMillis sets the lifetime (Infinity: never assume expiry)", () => {

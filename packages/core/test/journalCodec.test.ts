@@ -91,12 +91,13 @@ describe("journal memory as JSON", () => {
       staleTokens: 3,
       waste: 0.3,
       requests: 2,
-      at: 1_700_000_000_000
+      at: 1_700_000_000_000,
+      ttl: "1h"
     }
     const json = encodeJournalMemory(memory, "o200k_base")
     expect(json.version).toBe(JOURNAL_MEMORY_VERSION)
     const back = decodeJournalMemory(JSON.parse(JSON.stringify(json)), "o200k_base")
-    expect(back).toMatchObject({ systemHash: "h", staleTokens: 3, waste: 0.3, requests: 2, history: ["h0"], at: 1_700_000_000_000 })
+    expect(back).toMatchObject({ systemHash: "h", staleTokens: 3, waste: 0.3, requests: 2, history: ["h0"], at: 1_700_000_000_000, ttl: "1h" })
     expect([...back!.treeFiles].sort()).toEqual(["a.ts", "b.ts"])
     expect([...back!.shownSymbols]).toEqual([["a.ts", "x"]])
     expect(decodeJournalMemory(json, "cl100k_base")).toBeUndefined()

@@ -38,6 +38,7 @@ import {
   type Part,
   type Section
 } from "../assembly/tiered.ts"
+import type { CacheTtl } from "../domain/Block.ts"
 import { ItemKeys, type ItemKey } from "../domain/Item.ts"
 import { sha256 } from "../tokens/TokenCounter.ts"
 import type { AssemblyState, Entry, FileEntry, HistoryEntry, Stage, SymbolEntry } from "./state.ts"
@@ -64,6 +65,20 @@ export const LayoutMode = Context.Reference<LayoutMode>("@strata/core/pipeline/L
 export const CacheExpiryMillis = Context.Reference<number>("@strata/core/pipeline/CacheExpiryMillis", {
   defaultValue: () => 5 * 60 * 1000
 })
+
+/**
+ * Ask for the 1 hour cache after a gap longer than `CacheExpiryMillis` (default true).
+ * A user who paused past the short lifetime once tends to again; a 1 h write costs 2x
+ * base input on Anthropic against 1.25x, and pays off when the next gap is long too. The
+ * breakpoints carry `ttl: "1h"` from then until the next full rebuild; providers without
+ * a 1 h cache ignore it.
+ */
+export const AdaptiveTtl = Context.Reference<boolean>("@strata/core/pipeline/AdaptiveTtl", {
+  defaultValue: () => true
+})
+
+/** The long cache lifetime `AdaptiveTtl` asks for (Anthropic's and Bedrock's 1 h). */
+export const LONG_TTL_MILLIS = 60 * 60 * 1000
 
 /** Price of a cache read relative to base input (Anthropic, OpenAI, Gemini: 0.1). */
 export const READ_RATIO = 0.1
@@ -106,6 +121,8 @@ export interface JournalMemory {
   readonly requests: number
   /** When the last committed request was assembled (epoch milliseconds, from `Clock`). */
   readonly at: number
+  /** The cache lifetime the breakpoints ask for (`AdaptiveTtl`). */
+  readonly ttl: CacheTtl
 }
 
 /** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
@@ -126,6 +143,8 @@ export interface JournalPlan {
   /** Selected files shown in the active block (those no frozen tier shows as they are now). */
   readonly workingFiles: ReadonlyArray<FileEntry>
   readonly rebuild: RebuildReason
+  /** The cache lifetime to ask for: "1h" after a long gap (`AdaptiveTtl`), else "5m", the default. */
+  readonly ttl: CacheTtl
   /** The memory to keep once this request succeeds. */
   readonly memory: JournalMemory
 }
@@ -187,7 +206,8 @@ export const planJournal = (
   state: AssemblyState,
   memory: JournalMemory | undefined,
   now: number,
-  expiryMillis: number = 5 * 60 * 1000
+  expiryMillis: number = 5 * 60 * 1000,
+  adaptiveTtl = false
 ): JournalPlan => {
   const history = historyOf(state)
   const systemHash = sha256(state.input.systemPrompt)
@@ -198,7 +218,7 @@ export const planJournal = (
     ? "system prompt changed"
     : memory.legend !== legend
     ? "legend changed"
-    : now - memory.at > expiryMillis
+    : now - memory.at > (memory.ttl === "1h" ? Math.max(LONG_TTL_MILLIS, expiryMillis) : expiryMillis)
     ? "cache expired"
     : memory.waste > WRITE_RATIO * rebuildTokens(memory)
     ? "stale copies"
@@ -210,7 +230,11 @@ export const planJournal = (
     : rebuild === "history rewritten"
     ? restartJournal(memory)
     : memory
-  return { ...append(state, { ...base, at: now }, history), rebuild }
+  // A gap past the short lifetime asks for the long one; it holds until a full rebuild.
+  const longGap = adaptiveTtl && memory !== undefined && now - memory.at > expiryMillis
+  const full = rebuild !== undefined && rebuild !== "history rewritten"
+  const ttl: CacheTtl = longGap || (memory?.ttl === "1h" && !full) ? "1h" : "5m"
+  return { ...append(state, { ...base, at: now, ttl }, history), rebuild, ttl }
 }
 
 /** Frozen tiers from the tracker's tiers now, and an empty journal. */
@@ -246,7 +270,8 @@ const freeze = (state: AssemblyState, systemHash: string, legend: string): Journ
     staleTokens: 0,
     waste: 0,
     requests: 0,
-    at: 0
+    at: 0,
+    ttl: "5m"
   })
 }
 
@@ -262,7 +287,7 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
 })
 
 /** Append new history, then one update pair with what changed since the model last saw it. */
-const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild"> => {
+const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild" | "ttl"> => {
   // One pass over the map per request; the maps are copied only when something changed.
   const changed: Array<SymbolEntry> = []
   let mapped = 0
@@ -406,7 +431,7 @@ export const journalStage: Stage = {
       ? Effect.succeed(state)
       : Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis) }
+        return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl) }
       })
 }
 

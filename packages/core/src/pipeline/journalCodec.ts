@@ -6,6 +6,7 @@
  */
 import { Option, Schema } from "effect"
 import type { Part } from "../assembly/tiered.ts"
+import { CacheTtl } from "../domain/Block.ts"
 import { ItemKey } from "../domain/Item.ts"
 import { Message } from "../domain/Message.ts"
 import type { Entry, FileEntry, SymbolEntry } from "./state.ts"
@@ -55,7 +56,8 @@ export const JournalMemoryJson = Schema.Struct({
   staleTokens: Count,
   waste: Count,
   requests: Count,
-  at: Count
+  at: Count,
+  ttl: CacheTtl
 })
 export type JournalMemoryJson = typeof JournalMemoryJson.Type
 
@@ -97,7 +99,8 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   staleTokens: memory.staleTokens,
   waste: memory.waste,
   requests: memory.requests,
-  at: memory.at
+  at: memory.at,
+  ttl: memory.ttl
 })
 
 /**
@@ -129,6 +132,7 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     staleTokens: m.staleTokens,
     waste: m.waste,
     requests: m.requests,
-    at: m.at
+    at: m.at,
+    ttl: m.ttl
   }
 }

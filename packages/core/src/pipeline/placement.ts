@@ -19,7 +19,9 @@ export const placement: Stage = {
   name: "placement",
   run: (state) =>
     Effect.gen(function* () {
-      const request = neutralRequest(state.input.model, state.blocks)
+      const neutral = neutralRequest(state.input.model, state.blocks)
+      // The journal layout asks for the long cache after a long gap (AdaptiveTtl).
+      const request = state.journal?.ttl === "1h" ? { ...neutral, breakpoints: neutral.breakpoints.map((b) => ({ ...b, ttl: "1h" as const })) } : neutral
       const placed = yield* state.services.placement.place(request)
       return { ...state, request, placed }
     })
