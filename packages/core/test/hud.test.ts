@@ -53,8 +53,8 @@ describe("HUD", () => {
   it("prints the seed 000 token breakdown; categories add up to the total", () => {
     const lines = renderTokenBreakdown({
       report,
-      lastRequest: { input: 74708, output: 34, cacheRead: 21640, cacheWrite: 48070 },
-      session: { input: 150000, output: 2000, cacheRead: 90000, cacheWrite: 50000, requests: 3 }
+      lastRequest: { input: 4998, output: 34, cacheRead: 21640, cacheWrite: 48070 },
+      session: { input: 10000, output: 2000, cacheRead: 90000, cacheWrite: 50000, requests: 3 }
     })
     expect(lines[0]).toBe("Model: claude-sonnet-4-5 (input limit 200,000, output limit 64,000)")
     const figures = lines.slice(1).filter((l) => /^[A-Z][A-Za-z ]+:\s+[\d,]+$/.test(l)).map((l) => Number(l.split(":")[1]?.replace(/[ ,]/g, "")))
@@ -64,6 +64,17 @@ describe("HUD", () => {
     expect(lines).toContain("Last request: 74,708 in, 34 out")
     expect(lines).toContain("Cache: read: 21,640, write: 48,070")
     expect(lines).toContain("Session total: 150,000 in, 2,000 out over 3 requests; cache read: 90,000, write: 50,000, 60% read from cache")
+  })
+
+  it("session cache rate is reads over the whole prompt (uncached + read + written)", () => {
+    const sessionLine = (session: { input: number; cacheRead: number; cacheWrite: number }) =>
+      renderTokenBreakdown({ report, session: { ...session, output: 0 } }).find((l) => l.startsWith("Session total:"))
+    // 3,000 of 4,000 prompt tokens came from the cache: 75%, not 3,000 / 1,000 uncached.
+    expect(sessionLine({ input: 1000, cacheRead: 3000, cacheWrite: 0 })).toBe("Session total: 4,000 in, 0 out; cache read: 3,000, write: 0, 75% read from cache")
+    expect(sessionLine({ input: 1000, cacheRead: 2000, cacheWrite: 1000 })).toContain(", 50% read from cache")
+    // A fully cached prompt has no uncached input and still gets a rate.
+    expect(sessionLine({ input: 0, cacheRead: 5000, cacheWrite: 0 })).toContain(", 100% read from cache")
+    expect(sessionLine({ input: 0, cacheRead: 0, cacheWrite: 0 })).toBe("Session total: 0 in, 0 out; cache read: 0, write: 0")
   })
 
   it("prints promotion and demotion lines, grouped and truncated", () => {

@@ -10,7 +10,7 @@ import { opt } from "../flags.ts"
 import type { Option } from "effect"
 import type { ProviderName } from "../config.ts"
 import { Output } from "../output.ts"
-import type { SessionFile, Usage } from "../session.ts"
+import type { SessionFile } from "../session.ts"
 import { colourChanges } from "./assemble.ts"
 import { prepare, warn } from "./shared.ts"
 
@@ -24,15 +24,13 @@ export const hudLines = (report: TierReport, session: SessionFile, options: { re
     promotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) < rank(c.from)),
     demotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) > rank(c.from))
   }
-  // The HUD's "in" is every prompt token; the neutral usage splits uncached, read and written.
-  const asHud = (u: Usage) => ({ input: u.input + u.cacheRead + u.cacheWrite, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite })
-  const usage = last === null || last.usageSource === "none" ? undefined : asHud(last.usage)
+  const usage = last === null || last.usageSource === "none" ? undefined : last.usage
   return [
     ...renderCacheBlocks(shown, options),
     ...renderTokenBreakdown({
       report: shown,
       ...(usage === undefined ? {} : { lastRequest: usage }),
-      ...(session.turns === 0 ? {} : { session: { ...asHud(session.totals), requests: session.turns } })
+      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } })
     }),
     ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
     ...renderTierChanges(shown, options)

@@ -9,8 +9,13 @@ import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
 import type { TierReport } from "../pipeline/report.ts"
 import { modelInfo } from "../tokens/encoding.ts"
 
-/** Provider-reported usage of one request, or summed over a session. */
+/**
+ * Provider-reported usage of one request, or summed over a session, split as the
+ * providers' neutral usage is: `input` is the uncached input only, so the prompt is
+ * `input + cacheRead + cacheWrite`.
+ */
 export interface HudUsage {
+  /** Input tokens neither read from nor written to the cache. */
   readonly input: number
   readonly output: number
   readonly cacheRead: number
@@ -40,6 +45,8 @@ export const formatTokens = (n: number): string => {
   const sign = n < 0 ? "-" : ""
   return sign + String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 }
+
+const promptTokens = (u: HudUsage): number => u.input + u.cacheRead + u.cacheWrite
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
@@ -100,7 +107,9 @@ export const renderCacheBlocks = (report: TierReport, options: HudOptions = {}):
 
 /**
  * The seed 000 token breakdown: tokens per category (they add up to the total), the
- * model's limits, and the last request's and the session's usage when given.
+ * model's limits, and the last request's and the session's usage when given. Usage "in"
+ * is the whole prompt (uncached + read + written); the session's cache rate is the share
+ * of that prompt read from the cache.
  */
 export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => {
   const { report } = input
@@ -126,7 +135,8 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   }
   const share = maxIn > 0 ? ` (${Math.round((100 * report.totalTokens) / maxIn)}%)` : ""
   lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}`)
-  const usage = (u: HudUsage) => `${formatTokens(u.input)} in, ${formatTokens(u.output)} out`
+  // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
+  const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`
   const cache = (u: HudUsage) => `read: ${formatTokens(u.cacheRead)}, write: ${formatTokens(u.cacheWrite)}`
   if (input.lastRequest !== undefined) {
     lines.push(`Last request: ${usage(input.lastRequest)}`)
@@ -134,7 +144,8 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   }
   if (input.session !== undefined) {
     const n = input.session.requests === undefined ? "" : ` over ${plural(input.session.requests, "request")}`
-    const rate = input.session.input > 0 ? `, ${Math.round((100 * input.session.cacheRead) / input.session.input)}% read from cache` : ""
+    const prompt = promptTokens(input.session)
+    const rate = prompt > 0 ? `, ${Math.round((100 * input.session.cacheRead) / prompt)}% read from cache` : ""
     lines.push(`Session total: ${usage(input.session)}${n}; cache ${cache(input.session)}${rate}`)
   }
   return lines
