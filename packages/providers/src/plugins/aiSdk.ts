@@ -5,10 +5,9 @@
  * System prompts stay leading `role: "system"` messages so each can carry a marker.
  */
 import { PlacementError, type CacheTtl, type NeutralRequest } from "@strata/core"
-import { lookupModel } from "../models.ts"
-import type { CleanMessage } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { placedFrom, placementLayer, result, toolTokenEstimate, canonicalTools, type CommonOptions, type PluginResult } from "./common.ts"
+import { limitsFor, textOnly } from "./internal.ts"
 import { upstreamOf } from "./openaiCompatible.ts"
 
 /** Provider options in the AI SDK's shape (`Record<provider, Record<key, JSON>>`). */
@@ -53,11 +52,6 @@ const marker = (target: AiSdkTarget, ttl: CacheTtl | undefined): AiSdkProviderOp
     ? { anthropic: { cacheControl: ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" } } }
     : { bedrock: { cachePoint: { type: "default" } } }
 
-const textOf = (m: CleanMessage, role: string): Array<string> =>
-  m.parts.map((p) => {
-    if (p.type !== "text") throw new PlacementError({ provider: "ai-sdk", reason: `${role} message ${m.index} has an image; only user messages take images` })
-    return p.text
-  })
 
 /**
  * Build AI SDK messages with cache `providerOptions`. Tool definitions are not emitted
@@ -76,10 +70,7 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
   const model = options.model ?? request.model
   const guessed = upstreamOf(model)
   const target: AiSdkTarget = options.target ?? (guessed === "gemini" ? "anthropic" : guessed)
-  const limits = lookupModel(target, model, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
+  const limits = limitsFor(target, model, options)
   const toolTokens = options.toolTokens ?? toolTokenEstimate(canonicalTools(options.tools))
   const automatic = target === "openai"
   const plan = planBreakpoints(request, {
@@ -102,12 +93,12 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
     const options_ = marks.has(m.index) ? { providerOptions: marker(target, marks.get(m.index)) } : {}
     locations.set(m.index, `messages[${messages.length}]${automatic ? " (automatic prefix)" : ".providerOptions"}`)
     if (m.role === "system" && !seenOther) {
-      messages.push({ role: "system", content: textOf(m, "system").join("\n\n"), ...options_ })
+      messages.push({ role: "system", content: textOnly(provider, m, "system").join("\n\n"), ...options_ })
       continue
     }
     seenOther = true
     if (m.role === "assistant") {
-      messages.push({ role: "assistant", content: textOf(m, "assistant").map((text) => ({ type: "text", text })), ...options_ })
+      messages.push({ role: "assistant", content: textOnly(provider, m, "assistant").map((text) => ({ type: "text", text })), ...options_ })
     } else {
       messages.push({
         role: "user",

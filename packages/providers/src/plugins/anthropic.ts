@@ -5,7 +5,7 @@
  * InvokeModel takes the same body (see bedrock.ts).
  */
 import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
-import { lookupModel, type ProviderId } from "../models.ts"
+import type { ProviderId } from "../models.ts"
 import { cleanMessages, mergeSameRole, parseDataUrl, splitSystem, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
@@ -19,6 +19,7 @@ import {
   type PluginResult,
   type ToolDefinition
 } from "./common.ts"
+import { limitsFor } from "./internal.ts"
 
 /** `cache_control` as the Messages API takes it; `ttl` only when it is not the 5 min default. */
 export interface AnthropicCacheControl {
@@ -185,11 +186,7 @@ export const planAnthropic = (
   options: AnthropicOptions,
   automatic: boolean
 ): { readonly plan: BreakpointPlan; readonly automatic: boolean; readonly notes: ReadonlyArray<string> } => {
-  const model = options.model ?? request.model
-  const limits = lookupModel(providerId, model, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
+  const limits = limitsFor(providerId, options.model ?? request.model, options)
   const tools = canonicalTools(options.tools)
   const notes: Array<string> = []
   // The automatic marker lands on the last block; if a breakpoint is already there it adds nothing.

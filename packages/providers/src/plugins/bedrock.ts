@@ -5,7 +5,6 @@
  * body with `anthropic_version` (no automatic marker, which InvokeModel rejects).
  */
 import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
-import { lookupModel } from "../models.ts"
 import { mergeSameRole, parseDataUrl, splitSystem } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
@@ -20,6 +19,7 @@ import {
   type JsonSchemaObject,
   type PluginResult
 } from "./common.ts"
+import { limitsFor } from "./internal.ts"
 
 /** A Converse cache checkpoint; `ttl` only for 1 h (5 min is the default). */
 export interface BedrockCachePoint {
@@ -103,10 +103,7 @@ const contentBlock = (provider: string, part: ContentPart): BedrockContentBlock 
 export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOptions = {}): PluginResult<BedrockConverseBody> => {
   const provider = "bedrock"
   const modelId = options.model ?? request.model
-  const limits = lookupModel("bedrock", modelId, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
+  const limits = limitsFor("bedrock", modelId, options)
   const tools = canonicalTools(options.tools)
   const plan = planBreakpoints(request, {
     limits,

@@ -5,7 +5,6 @@
  * request that references it and carries only the rest.
  */
 import { PlacementError, sha256, type ContentPart, type NeutralRequest } from "@strata/core"
-import { lookupModel } from "../models.ts"
 import { mergeSameRole, parseDataUrl, splitSystem, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
@@ -18,6 +17,7 @@ import {
   type CommonOptions,
   type PluginResult
 } from "./common.ts"
+import { limitsFor } from "./internal.ts"
 
 export type GeminiPart =
   | { text: string }
@@ -121,10 +121,7 @@ const renderContents = (provider: string, messages: ReadonlyArray<CleanMessage>,
 export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}): GeminiResult => {
   const provider = "gemini"
   const model = options.model ?? request.model
-  const limits = lookupModel("gemini", model, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
+  const limits = limitsFor("gemini", model, options)
   const tools = canonicalTools(options.tools)
   const notes: Array<string> = []
   const explicitTtl = limits.ttls.find((t) => t.name === "explicit")

@@ -6,7 +6,7 @@
  * one taken by the implicit breakpoint unless `mode` is `explicit`.
  */
 import { PlacementError, type ContentPart, type NeutralRequest } from "@strata/core"
-import { lookupModel, type ModelLimits } from "../models.ts"
+import type { ModelLimits } from "../models.ts"
 import type { CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
@@ -19,6 +19,7 @@ import {
   type PluginResult,
   type ToolDefinition
 } from "./common.ts"
+import { limitsFor, openAIChatTools, textOnly } from "./internal.ts"
 
 /** The explicit breakpoint marker (GPT-5.6+); it inherits the request TTL. */
 export interface OpenAIBreakpoint {
@@ -156,32 +157,85 @@ const planOpenAI = (request: NeutralRequest, options: OpenAIOptions, limits: Mod
   return { plan, explicit: true, cacheMode: wanted, notes: plan.notes }
 }
 
-const limitsFor = (request: NeutralRequest, options: OpenAIOptions): ModelLimits =>
-  lookupModel("openai", options.model ?? request.model, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
-
 const cacheFields = (options: OpenAIOptions, cacheMode: "implicit" | "explicit" | undefined) => ({
   ...(options.promptCacheKey === undefined ? {} : { prompt_cache_key: options.promptCacheKey }),
   ...(options.promptCacheRetention === undefined ? {} : { prompt_cache_retention: options.promptCacheRetention }),
   ...(cacheMode === undefined ? {} : { prompt_cache_options: { mode: cacheMode } })
 })
 
-const textOnly = (provider: string, m: CleanMessage, role: string): Array<string> =>
-  m.parts.map((p) => {
-    if (p.type !== "text") throw new PlacementError({ provider, reason: `${role} message ${m.index} has an image; only user messages take images` })
-    return p.text
-  })
+/** A message as it goes out: its OpenAI role, and whether its last part takes the breakpoint marker. */
+interface OpenAITurn {
+  readonly m: CleanMessage
+  readonly role: "system" | "developer" | "user" | "assistant"
+  readonly marked: boolean
+}
 
-/** Index in the output array of each rendered message, and the automatic-location label. */
-const locator = (field: string, positions: Map<number, number>, explicit: boolean, partOf: Map<number, number>) =>
-  (index: number, target: "tools" | "message") =>
+/**
+ * What Chat Completions and Responses share: the plan, the non-empty messages with their
+ * roles (the leading system run keeps `systemRole`, a later system message goes as user),
+ * the cache fields, and the result, locating breakpoints in `field` (`turns[i]` is
+ * rendered at `field[i]`).
+ */
+const planOpenAITurns = (request: NeutralRequest, options: OpenAIOptions, field: "messages" | "input") => {
+  const provider = "openai"
+  const model = options.model ?? request.model
+  const limits = limitsFor(provider, model, options)
+  const tools = canonicalTools(options.tools)
+  const planned = planOpenAI(request, options, limits, tools)
+  const marks = new Set(planned.explicit ? planned.plan.breakpoints.map((b) => b.messageIndex) : [])
+  const positions = new Map<number, number>()
+  const partOf = new Map<number, number>()
+  const turns: Array<OpenAITurn> = []
+  let seenOther = false
+  for (const m of planned.plan.messages) {
+    if (m.parts.length === 0) continue
+    positions.set(m.index, turns.length)
+    partOf.set(m.index, m.parts.length - 1)
+    const role = m.role === "system" && !seenOther ? (options.systemRole ?? "system") : m.role === "system" ? "user" : m.role
+    if (role !== "system" && role !== "developer") seenOther = true
+    turns.push({ m, role, marked: marks.has(m.index) })
+  }
+  if (turns.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
+  const locate = (index: number, target: "tools" | "message") =>
     target === "tools"
       ? "tools"
-      : explicit
+      : planned.explicit
         ? `${field}[${positions.get(index)}].content[${partOf.get(index)}]`
         : `${field}[${positions.get(index)}] (automatic prefix)`
+  return {
+    model,
+    turns,
+    tools,
+    cacheFields: cacheFields(options, planned.cacheMode),
+    result: <Body>(body: Body): PluginResult<Body> => result(provider, body, placedFrom(planned.plan, locate), planned.plan.dropped, planned.notes)
+  }
+}
+
+/** The breakpoint marker for part `k` of a turn: on its last part when the turn is marked. */
+const markFor = ({ m, marked }: OpenAITurn, k: number) => (marked && k === m.parts.length - 1 ? { prompt_cache_breakpoint: MARKER } : {})
+
+const chatMessage = (turn: OpenAITurn): OpenAIChatMessage => {
+  const { m, role } = turn
+  if (role === "assistant") return { role, content: textOnly("openai", m, "assistant").map((text) => ({ type: "text", text })) }
+  if (role === "system" || role === "developer") {
+    return { role, content: textOnly("openai", m, "system").map((text, k): OpenAIChatTextPart => ({ type: "text", text, ...markFor(turn, k) })) }
+  }
+  return {
+    role,
+    content: m.parts.map((p: ContentPart, k): OpenAIChatTextPart | OpenAIChatImagePart =>
+      p.type === "text" ? { type: "text", text: p.text, ...markFor(turn, k) } : { type: "image_url", image_url: { url: p.url }, ...markFor(turn, k) })
+  }
+}
+
+const responsesInput = (turn: OpenAITurn): OpenAIResponsesInput => {
+  const { m, role } = turn
+  if (role === "assistant") return { role, content: textOnly("openai", m, "assistant").join("\n\n") }
+  return {
+    role,
+    content: m.parts.map((p, k): OpenAIInputText | OpenAIInputImage =>
+      p.type === "text" ? { type: "input_text", text: p.text, ...markFor(turn, k) } : { type: "input_image", image_url: p.url, detail: "auto", ...markFor(turn, k) })
+  }
+}
 
 /**
  * Build a Chat Completions body.
@@ -194,49 +248,16 @@ const locator = (field: string, positions: Map<number, number>, explicit: boolea
  * ```
  */
 export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions = {}): PluginResult<OpenAIChatBody> => {
-  const provider = "openai"
-  const limits = limitsFor(request, options)
-  const tools = canonicalTools(options.tools)
-  const planned = planOpenAI(request, options, limits, tools)
-  const marks = new Set(planned.explicit ? planned.plan.breakpoints.map((b) => b.messageIndex) : [])
-  const positions = new Map<number, number>()
-  const partOf = new Map<number, number>()
-  const messages: Array<OpenAIChatMessage> = []
-  let seenOther = false
-  for (const m of planned.plan.messages) {
-    if (m.parts.length === 0) continue
-    positions.set(m.index, messages.length)
-    partOf.set(m.index, m.parts.length - 1)
-    const marked = marks.has(m.index)
-    const role = m.role === "system" && !seenOther ? (options.systemRole ?? "system") : m.role === "system" ? "user" : m.role
-    if (role !== "system" && role !== "developer") seenOther = true
-    if (role === "assistant") {
-      messages.push({ role, content: textOnly(provider, m, "assistant").map((text) => ({ type: "text", text })) })
-    } else if (role === "system" || role === "developer") {
-      const texts = textOnly(provider, m, "system")
-      messages.push({ role, content: texts.map((text, k): OpenAIChatTextPart => (marked && k === texts.length - 1 ? { type: "text", text, prompt_cache_breakpoint: MARKER } : { type: "text", text })) })
-    } else {
-      messages.push({
-        role,
-        content: m.parts.map((p: ContentPart, k): OpenAIChatTextPart | OpenAIChatImagePart => {
-          const mark = marked && k === m.parts.length - 1 ? { prompt_cache_breakpoint: MARKER } : {}
-          return p.type === "text" ? { type: "text", text: p.text, ...mark } : { type: "image_url", image_url: { url: p.url }, ...mark }
-        })
-      })
-    }
-  }
-  if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
+  const placed = planOpenAITurns(request, options, "messages")
   const body: OpenAIChatBody = {
-    model: options.model ?? request.model,
-    messages,
-    ...(tools.length > 0
-      ? { tools: tools.map((t): OpenAIChatTool => ({ type: "function", function: t.description === undefined ? { name: t.name, parameters: t.inputSchema } : { name: t.name, description: t.description, parameters: t.inputSchema } })) }
-      : {}),
-    ...cacheFields(options, planned.cacheMode),
+    model: placed.model,
+    messages: placed.turns.map(chatMessage),
+    ...(placed.tools.length > 0 ? { tools: openAIChatTools(placed.tools) } : {}),
+    ...placed.cacheFields,
     ...(options.maxTokens === undefined ? {} : { max_completion_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
   }
-  return result(provider, body, placedFrom(planned.plan, locator("messages", positions, planned.explicit, partOf)), planned.plan.dropped, planned.notes)
+  return placed.result(body)
 }
 
 /**
@@ -251,46 +272,18 @@ export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions 
  * ```
  */
 export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOptions = {}): PluginResult<OpenAIResponsesBody> => {
-  const provider = "openai"
-  const limits = limitsFor(request, options)
-  const tools = canonicalTools(options.tools)
-  const planned = planOpenAI(request, options, limits, tools)
-  const marks = new Set(planned.explicit ? planned.plan.breakpoints.map((b) => b.messageIndex) : [])
-  const positions = new Map<number, number>()
-  const partOf = new Map<number, number>()
-  const input: Array<OpenAIResponsesInput> = []
-  let seenOther = false
-  for (const m of planned.plan.messages) {
-    if (m.parts.length === 0) continue
-    positions.set(m.index, input.length)
-    partOf.set(m.index, m.parts.length - 1)
-    const marked = marks.has(m.index)
-    const role = m.role === "system" && !seenOther ? (options.systemRole ?? "system") : m.role === "system" ? "user" : m.role
-    if (role !== "system" && role !== "developer") seenOther = true
-    if (role === "assistant") {
-      input.push({ role, content: textOnly(provider, m, "assistant").join("\n\n") })
-    } else {
-      input.push({
-        role,
-        content: m.parts.map((p, k): OpenAIInputText | OpenAIInputImage => {
-          const mark = marked && k === m.parts.length - 1 ? { prompt_cache_breakpoint: MARKER } : {}
-          return p.type === "text" ? { type: "input_text", text: p.text, ...mark } : { type: "input_image", image_url: p.url, detail: "auto", ...mark }
-        })
-      })
-    }
-  }
-  if (input.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
+  const placed = planOpenAITurns(request, options, "input")
   const body: OpenAIResponsesBody = {
-    model: options.model ?? request.model,
-    input,
-    ...(tools.length > 0
-      ? { tools: tools.map((t): OpenAIResponsesTool => (t.description === undefined ? { type: "function", name: t.name, parameters: t.inputSchema, strict: false } : { type: "function", name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) }
+    model: placed.model,
+    input: placed.turns.map(responsesInput),
+    ...(placed.tools.length > 0
+      ? { tools: placed.tools.map((t): OpenAIResponsesTool => (t.description === undefined ? { type: "function", name: t.name, parameters: t.inputSchema, strict: false } : { type: "function", name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) }
       : {}),
-    ...cacheFields(options, planned.cacheMode),
+    ...placed.cacheFields,
     ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true } : {})
   }
-  return result(provider, body, placedFrom(planned.plan, locator("input", positions, planned.explicit, partOf)), planned.plan.dropped, planned.notes)
+  return placed.result(body)
 }
 
 /**

@@ -6,7 +6,7 @@
  * gateway (Claude by default).
  */
 import { PlacementError, type ContentPart, type NeutralRequest } from "@strata/core"
-import { lookupModel, normalizeModelId, type ProviderId } from "../models.ts"
+import { normalizeModelId, type ProviderId } from "../models.ts"
 import type { CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type PlanOptions } from "../rules/plan.ts"
 import { cacheControl, type AnthropicCacheControl } from "./anthropic.ts"
@@ -19,6 +19,7 @@ import {
   type CommonOptions,
   type PluginResult
 } from "./common.ts"
+import { limitsFor, openAIChatTools, textOnly } from "./internal.ts"
 import type { OpenAIChatTool } from "./openai.ts"
 
 export interface CompatTextPart {
@@ -120,10 +121,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
   const provider = "openai-compatible"
   const model = options.model ?? request.model
   const upstream = options.upstream ?? upstreamOf(model)
-  const limits = lookupModel(upstream, model, {
-    ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-    ...(options.modelTable === undefined ? {} : { table: options.modelTable })
-  })
+  const limits = limitsFor(upstream, model, options)
   const tools = canonicalTools(options.tools)
   const plan = planBreakpoints(request, {
     limits,
@@ -149,10 +147,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     if (m.role === "user") {
       messages.push({ role: "user", content: keepString ? m.parts.map((p) => (p.type === "text" ? p.text : "")).join("") : m.parts.map((p, k) => ({ ...contentPart(p), ...mark(k) })) })
     } else {
-      const texts = m.parts.map((p): CompatTextPart => {
-        if (p.type !== "text") throw new PlacementError({ provider, reason: `${m.role} message ${m.index} has an image; only user messages take images` })
-        return { type: "text", text: p.text }
-      })
+      const texts = textOnly(provider, m, m.role).map((text): CompatTextPart => ({ type: "text", text }))
       const content = keepString ? texts.map((t) => t.text).join("") : texts.map((t, k) => ({ ...t, ...mark(k) }))
       messages.push(m.role === "system" ? { role: "system", content } : { role: "assistant", content })
     }
@@ -161,9 +156,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
   const body: CompatBody = {
     model,
     messages,
-    ...(tools.length > 0
-      ? { tools: tools.map((t): OpenAIChatTool => ({ type: "function", function: t.description === undefined ? { name: t.name, parameters: t.inputSchema } : { name: t.name, description: t.description, parameters: t.inputSchema } })) }
-      : {}),
+    ...(tools.length > 0 ? { tools: openAIChatTools(tools) } : {}),
     ...(options.promptCacheKey === undefined ? {} : { prompt_cache_key: options.promptCacheKey }),
     ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
