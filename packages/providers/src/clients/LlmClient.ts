@@ -7,7 +7,7 @@
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
 import { foldStreamUsage, type CacheUsage } from "../usage.ts"
 import type { Driver, LlmProvider } from "./driver.ts"
-import { anthropicDriver, bedrockDriver, openaiDriver } from "./drivers.ts"
+import { anthropicDriver, bedrockDriver, openaiDriver, type DriverOptions } from "./drivers.ts"
 import {
   LlmConnectionError,
   LlmHttpError,
@@ -249,23 +249,31 @@ const requireKey = (provider: LlmProvider, options: LlmClientOptions, variable: 
 const loadSdk = <A>(provider: LlmProvider, packageName: string, load: () => Promise<A>): Effect.Effect<A, LlmSdkMissing> =>
   Effect.tryPromise({ try: load, catch: (e) => new LlmSdkMissing({ provider, packageName, reason: describe(e) }) })
 
+/** How to build a client over an SDK that takes an API key (Anthropic, OpenAI). */
+interface KeyedSdk<Sdk> {
+  readonly provider: LlmProvider
+  /** Environment variable read when `apiKeyEnv` is not given. */
+  readonly variable: string
+  readonly packageName: string
+  readonly load: () => Promise<Sdk>
+  readonly driver: (sdk: Sdk, options: DriverOptions) => Driver
+}
+
+const makeKeyedClient = <Sdk>(spec: KeyedSdk<Sdk>, options: LlmClientOptions): Effect.Effect<LlmClientShape, LlmMissingCredentials | LlmSdkMissing> =>
+  Effect.gen(function* () {
+    const variable = options.apiKeyEnv ?? spec.variable
+    const apiKey = yield* requireKey(spec.provider, options, variable)
+    const sdk = yield* loadSdk(spec.provider, spec.packageName, spec.load)
+    return makeLlmClient(spec.driver(sdk, { apiKey, baseUrl: options.baseUrl, headers: options.headers }), options, variable)
+  })
+
 /** An Anthropic Messages client; key from `ANTHROPIC_API_KEY` unless given. */
 export const makeAnthropicClient = (options: LlmClientOptions = {}): Effect.Effect<LlmClientShape, LlmMissingCredentials | LlmSdkMissing> =>
-  Effect.gen(function* () {
-    const variable = options.apiKeyEnv ?? "ANTHROPIC_API_KEY"
-    const apiKey = yield* requireKey("anthropic", options, variable)
-    const sdk = yield* loadSdk("anthropic", "@anthropic-ai/sdk", () => import("@anthropic-ai/sdk"))
-    return makeLlmClient(anthropicDriver(sdk, { apiKey, baseUrl: options.baseUrl, headers: options.headers }), options, variable)
-  })
+  makeKeyedClient({ provider: "anthropic", variable: "ANTHROPIC_API_KEY", packageName: "@anthropic-ai/sdk", load: () => import("@anthropic-ai/sdk"), driver: anthropicDriver }, options)
 
 /** An OpenAI Chat Completions client (or any compatible gateway via `baseUrl`); key from `OPENAI_API_KEY` unless given. */
 export const makeOpenAIClient = (options: LlmClientOptions = {}): Effect.Effect<LlmClientShape, LlmMissingCredentials | LlmSdkMissing> =>
-  Effect.gen(function* () {
-    const variable = options.apiKeyEnv ?? "OPENAI_API_KEY"
-    const apiKey = yield* requireKey("openai", options, variable)
-    const sdk = yield* loadSdk("openai", "openai", () => import("openai"))
-    return makeLlmClient(openaiDriver(sdk, { apiKey, baseUrl: options.baseUrl, headers: options.headers }), options, variable)
-  })
+  makeKeyedClient({ provider: "openai", variable: "OPENAI_API_KEY", packageName: "openai", load: () => import("openai"), driver: openaiDriver }, options)
 
 /**
  * A Bedrock ConverseStream client. Auth: a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`

@@ -61,18 +61,21 @@ export interface DriverOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
+// The client retries itself (honouring retry-after), so the SDK must not retry underneath it.
+const stainlessClientOptions = (options: DriverOptions) => ({
+  apiKey: options.apiKey,
+  maxRetries: 0,
+  ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
+  ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
+})
+
 type AnthropicSdk = typeof import("@anthropic-ai/sdk")
 type OpenAISdk = typeof import("openai")
 type BedrockSdk = typeof import("@aws-sdk/client-bedrock-runtime")
 
 /** Anthropic Messages, streamed (`message_start` ... `message_stop`). */
 export const anthropicDriver = (sdk: AnthropicSdk, options: DriverOptions): Driver => {
-  const client = new sdk.default({
-    apiKey: options.apiKey,
-    maxRetries: 0,
-    ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
-    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
-  })
+  const client = new sdk.default(stainlessClientOptions(options))
   return {
     provider: "anthropic",
     format: "anthropic",
@@ -90,12 +93,7 @@ export const anthropicDriver = (sdk: AnthropicSdk, options: DriverOptions): Driv
 
 /** OpenAI Chat Completions (and compatible gateways), streamed with the final usage chunk. */
 export const openaiDriver = (sdk: OpenAISdk, options: DriverOptions): Driver => {
-  const client = new sdk.default({
-    apiKey: options.apiKey,
-    maxRetries: 0,
-    ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
-    ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
-  })
+  const client = new sdk.default(stainlessClientOptions(options))
   return {
     provider: "openai",
     format: "openai-chat",
