@@ -113,14 +113,25 @@ export const decodeAnthropicUsage = (raw: unknown): CacheUsage => {
   })
 }
 
+// OpenAI's `prompt_tokens_details` / `input_tokens_details`: both counts are part of the prompt count.
+const OpenAICacheDetails = Schema.optionalKey(Schema.NullOr(Schema.Struct({
+  cached_tokens: N,
+  cache_write_tokens: N
+})))
+
+/** Usage from a prompt count that includes the tokens read from and written to the cache. */
+const fromPromptCount = (prompt: number, cacheRead: number, cacheWrite: number, output: number): CacheUsage => ({
+  input: Math.max(0, prompt - cacheRead - cacheWrite),
+  cacheRead,
+  cacheWrite,
+  output
+})
+
 /** OpenAI Chat Completions `usage`. */
 export const OpenAIChatUsage = Schema.Struct({
   prompt_tokens: N,
   completion_tokens: N,
-  prompt_tokens_details: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    cached_tokens: N,
-    cache_write_tokens: N
-  })))
+  prompt_tokens_details: OpenAICacheDetails
 })
 export type OpenAIChatUsage = typeof OpenAIChatUsage.Type
 
@@ -132,30 +143,22 @@ export type OpenAIChatUsage = typeof OpenAIChatUsage.Type
 export const decodeOpenAIChatUsage = (raw: unknown): CacheUsage => {
   const u = Schema.decodeUnknownSync(OpenAIChatUsage)(raw)
   const extra = Schema.decodeUnknownSync(Schema.Struct({ cache_creation_input_tokens: N }))(raw)
-  const prompt = num(u.prompt_tokens)
-  const cacheRead = num(u.prompt_tokens_details?.cached_tokens)
   const cacheWrite = num(u.prompt_tokens_details?.cache_write_tokens) || num(extra.cache_creation_input_tokens)
-  return { input: Math.max(0, prompt - cacheRead - cacheWrite), cacheRead, cacheWrite, output: num(u.completion_tokens) }
+  return fromPromptCount(num(u.prompt_tokens), num(u.prompt_tokens_details?.cached_tokens), cacheWrite, num(u.completion_tokens))
 }
 
 /** OpenAI Responses `usage`. */
 export const OpenAIResponsesUsage = Schema.Struct({
   input_tokens: N,
   output_tokens: N,
-  input_tokens_details: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    cached_tokens: N,
-    cache_write_tokens: N
-  })))
+  input_tokens_details: OpenAICacheDetails
 })
 export type OpenAIResponsesUsage = typeof OpenAIResponsesUsage.Type
 
 /** Decode OpenAI Responses usage; `input_tokens` includes cached and written tokens. */
 export const decodeOpenAIResponsesUsage = (raw: unknown): CacheUsage => {
   const u = Schema.decodeUnknownSync(OpenAIResponsesUsage)(raw)
-  const prompt = num(u.input_tokens)
-  const cacheRead = num(u.input_tokens_details?.cached_tokens)
-  const cacheWrite = num(u.input_tokens_details?.cache_write_tokens)
-  return { input: Math.max(0, prompt - cacheRead - cacheWrite), cacheRead, cacheWrite, output: num(u.output_tokens) }
+  return fromPromptCount(num(u.input_tokens), num(u.input_tokens_details?.cached_tokens), num(u.input_tokens_details?.cache_write_tokens), num(u.output_tokens))
 }
 
 /** Bedrock Converse `usage` (response and the stream's `metadata` event). */
@@ -205,13 +208,7 @@ export type GeminiUsage = typeof GeminiUsage.Type
 export const decodeGeminiUsage = (raw: unknown): CacheUsage => {
   const u = Schema.decodeUnknownSync(GeminiUsage)(raw)
   const prompt = num(u.promptTokenCount) + num(u.toolUsePromptTokenCount)
-  const cacheRead = num(u.cachedContentTokenCount)
-  return {
-    input: Math.max(0, prompt - cacheRead),
-    cacheRead,
-    cacheWrite: 0,
-    output: num(u.candidatesTokenCount) + num(u.thoughtsTokenCount)
-  }
+  return fromPromptCount(prompt, num(u.cachedContentTokenCount), 0, num(u.candidatesTokenCount) + num(u.thoughtsTokenCount))
 }
 
 /** Which response shape a usage object comes from. */
