@@ -16,7 +16,7 @@ import {
   type PrefixBlock,
   type WriteSpec
 } from "./engine.ts"
-import { makeContext, makeResult, neutralUsage, type SimContext } from "./result.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf, type SimContext } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
 /** `usage` of an Anthropic Messages response (also Bedrock InvokeModel with the Anthropic body). */
@@ -270,6 +270,10 @@ export const simulateMarked = (
   return { byTtl, written, input, trace, hitTokens: step.hitTokens }
 }
 
+/** The result of a simulated Messages body, with Anthropic's native usage; shared with Bedrock InvokeModel. */
+export const anthropicResult = (limits: ModelLimits, r: ReturnType<typeof simulateMarked>, output: number): SimResult<AnthropicNativeUsage> =>
+  makeResult(limits, neutralUsage(r.input, r.hitTokens, r.byTtl, output), anthropicNative(r.input, r.hitTokens, r.byTtl, output), r.trace)
+
 /** The `usage` object Anthropic returns for these counts. */
 export const anthropicNative = (
   input: number,
@@ -302,20 +306,10 @@ export const anthropicNative = (
  */
 export const makeAnthropicSimulator = (options: SimulatorOptions): Simulator<AnthropicNativeUsage> => {
   const ctx = makeContext("anthropic", options)
-  return {
-    provider: "anthropic",
-    model: options.model,
-    limits: ctx.limits,
-    send: (body, at, send): SimResult<AnthropicNativeUsage> => {
-      const model = isRecord(body) ? asString(body["model"]) : undefined
-      const limits = ctx.limitsFor(model)
-      const parsed = parseAnthropicBody(body, "anthropic", ctx.imageTokens, true, limits.maxBreakpoints)
-      const r = simulateMarked(ctx, "anthropic", parsed, limits, "cumulative", at, send)
-      const output = send?.outputTokens ?? 0
-      const usage = neutralUsage(r.input, r.hitTokens, r.byTtl, output)
-      return makeResult(limits, usage, anthropicNative(r.input, r.hitTokens, r.byTtl, output), r.trace)
-    },
-    liveEntries: (at) => ctx.store.live(at),
-    reset: () => ctx.store.clear()
-  }
+  return simulatorOf("anthropic", ctx, (body, at, send) => {
+    const model = isRecord(body) ? asString(body["model"]) : undefined
+    const limits = ctx.limitsFor(model)
+    const parsed = parseAnthropicBody(body, "anthropic", ctx.imageTokens, true, limits.maxBreakpoints)
+    return anthropicResult(limits, simulateMarked(ctx, "anthropic", parsed, limits, "cumulative", at, send), send?.outputTokens ?? 0)
+  })
 }

@@ -5,9 +5,9 @@
  * minimum applies per checkpoint by default (AWS's worked example).
  */
 import type { ModelLimits } from "../models.ts"
-import { anthropicNative, parseAnthropicBody, simulateMarked, type AnthropicNativeUsage, type MarkedPrefix } from "./anthropic.ts"
+import { anthropicResult, parseAnthropicBody, simulateMarked, type AnthropicNativeUsage, type MarkedPrefix } from "./anthropic.ts"
 import { asArray, asString, canonicalJson, isRecord, type PrefixBlock } from "./engine.ts"
-import { makeContext, makeResult, neutralUsage } from "./result.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
 import { SimulatedRejection, type SimResult, type Simulator, type SimulatorOptions } from "./types.ts"
 
 /** `usage` of a Converse response or a ConverseStream `metadata` event. */
@@ -130,37 +130,28 @@ export type BedrockSimUsage = BedrockNativeUsage | AnthropicNativeUsage
 export const makeBedrockSimulator = (options: SimulatorOptions): Simulator<BedrockSimUsage> => {
   const ctx = makeContext("bedrock", options)
   const rule = options.bedrockMinimum ?? "perCheckpoint"
-  return {
-    provider: "bedrock",
-    model: options.model,
-    limits: ctx.limits,
-    send: (body, at, send): SimResult<BedrockSimUsage> => {
-      if (!isRecord(body)) return reject("the request body must be a JSON object")
-      const output = send?.outputTokens ?? 0
-      if (body["anthropic_version"] !== undefined) {
-        const limits = ctx.limitsFor(asString(body["model"]))
-        const parsed = parseAnthropicBody(body, "bedrock", ctx.imageTokens, false, limits.maxBreakpoints)
-        const r = simulateMarked(ctx, "bedrock", parsed, limits, rule, at, send)
-        const usage = neutralUsage(r.input, r.hitTokens, r.byTtl, output)
-        return makeResult(limits, usage, anthropicNative(r.input, r.hitTokens, r.byTtl, output), r.trace)
-      }
-      const model = asString(body["modelId"]) ?? options.model
-      const limits = ctx.limitsFor(model)
-      const parsed = parseConverseBody(body, model, limits, ctx.imageTokens)
-      const r = simulateMarked(ctx, "bedrock", parsed, limits, rule, at, send)
-      const usage = neutralUsage(r.input, r.hitTokens, r.byTtl, output)
-      const details = Object.entries(r.byTtl).filter(([, v]) => v > 0).map(([ttl, inputTokens]) => ({ ttl, inputTokens }))
-      const native: BedrockNativeUsage = {
-        inputTokens: r.input,
-        outputTokens: output,
-        totalTokens: r.input + r.hitTokens + r.written + output,
-        cacheReadInputTokens: r.hitTokens,
-        cacheWriteInputTokens: r.written,
-        ...(details.length > 0 ? { cacheDetails: details } : {})
-      }
-      return makeResult(limits, usage, native, r.trace)
-    },
-    liveEntries: (at) => ctx.store.live(at),
-    reset: () => ctx.store.clear()
-  }
+  return simulatorOf("bedrock", ctx, (body, at, send): SimResult<BedrockSimUsage> => {
+    if (!isRecord(body)) return reject("the request body must be a JSON object")
+    if (body["anthropic_version"] !== undefined) {
+      const limits = ctx.limitsFor(asString(body["model"]))
+      const parsed = parseAnthropicBody(body, "bedrock", ctx.imageTokens, false, limits.maxBreakpoints)
+      return anthropicResult(limits, simulateMarked(ctx, "bedrock", parsed, limits, rule, at, send), send?.outputTokens ?? 0)
+    }
+    const output = send?.outputTokens ?? 0
+    const model = asString(body["modelId"]) ?? options.model
+    const limits = ctx.limitsFor(model)
+    const parsed = parseConverseBody(body, model, limits, ctx.imageTokens)
+    const r = simulateMarked(ctx, "bedrock", parsed, limits, rule, at, send)
+    const usage = neutralUsage(r.input, r.hitTokens, r.byTtl, output)
+    const details = Object.entries(r.byTtl).filter(([, v]) => v > 0).map(([ttl, inputTokens]) => ({ ttl, inputTokens }))
+    const native: BedrockNativeUsage = {
+      inputTokens: r.input,
+      outputTokens: output,
+      totalTokens: r.input + r.hitTokens + r.written + output,
+      cacheReadInputTokens: r.hitTokens,
+      cacheWriteInputTokens: r.written,
+      ...(details.length > 0 ? { cacheDetails: details } : {})
+    }
+    return makeResult(limits, usage, native, r.trace)
+  })
 }

@@ -260,6 +260,15 @@ export const allReads = (blocks: number): Array<number> => {
   return reads
 }
 
+/** For automatic caches: a write at every block boundary whose prefix reaches `minTokens`. */
+export const automaticWrites = (prefix: Prefix, minTokens: number, ttl: TtlSpec): Array<WriteSpec> => {
+  const writes: Array<WriteSpec> = []
+  for (let i = 0; i < prefix.cumulative.length; i++) {
+    if (prefix.cumulative[i]! >= minTokens) writes.push({ block: i, ttl })
+  }
+  return writes
+}
+
 /**
  * Apply a minimum cacheable length to requested writes. `cumulative` compares the
  * whole prefix (Anthropic); `perCheckpoint` requires `min` tokens since the previous

@@ -4,7 +4,7 @@
  * fixed expiry, creation billed as input and storage billed per token-hour.
  */
 import { ttlSpec } from "../models.ts"
-import { allReads, asArray, asString, canonicalJson, isRecord, runCacheStep, type PrefixBlock, type WriteSpec } from "./engine.ts"
+import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./engine.ts"
 import { makeContext, makeResult, neutralUsage } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
@@ -194,10 +194,7 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
       if (asArray(body["contents"]).length === 0) reject("contents is not specified")
       const prefix = ctx.hasher.build(`gemini\u0000${model}`, blocks)
       const ttl = ttlSpec(limits, "implicit")
-      const writes: Array<WriteSpec> = []
-      for (let i = 0; i < prefix.cumulative.length; i++) {
-        if (prefix.cumulative[i]! >= limits.minCacheTokens) writes.push({ block: i, ttl })
-      }
+      const writes = automaticWrites(prefix, limits.minCacheTokens, ttl)
       const step = runCacheStep(ctx.store, prefix, allReads(blocks.length), writes, at, ctx.visibleAt(at, send))
       const output = send?.outputTokens ?? 0
       const usage = neutralUsage(prefix.total - step.hitTokens, step.hitTokens, {}, output)

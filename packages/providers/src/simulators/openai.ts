@@ -8,6 +8,7 @@ import { ttlSpec, type ModelLimits, type TtlSpec } from "../models.ts"
 import {
   allReads,
   applyMinimum,
+  automaticWrites,
   asArray,
   asString,
   canonicalJson,
@@ -17,7 +18,7 @@ import {
   type PrefixBlock,
   type WriteSpec
 } from "./engine.ts"
-import { makeContext, makeResult, neutralUsage } from "./result.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
 import { SimulatedRejection, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
 /** `usage` of a Chat Completions response (or its final streamed chunk). */
@@ -236,72 +237,62 @@ const explicitPlan = (
  */
 export const makeOpenAISimulator = (options: SimulatorOptions): Simulator<OpenAISimUsage> => {
   const ctx = makeContext("openai", options)
-  return {
-    provider: "openai",
-    model: options.model,
-    limits: ctx.limits,
-    send: (body, at, send): SimResult<OpenAISimUsage> => {
-      if (!isRecord(body)) return reject("the request body must be a JSON object")
-      const model = asString(body["model"]) ?? options.model
-      const limits = ctx.limitsFor(model)
-      const responses = body["messages"] === undefined && body["input"] !== undefined
-      const parsed = responses ? parseResponses(body, ctx.imageTokens) : parseChat(body, ctx.imageTokens)
-      ctx.store.advance(at)
-      const prefix = ctx.hasher.build(namespaceOf(body, model), parsed.blocks)
-      const explicit = limits.maxBreakpoints > 0
-      const output = send?.outputTokens ?? 0
-      let cached: number
-      let written = 0
-      let byTtl: Record<string, number> = {}
-      let trace
-      if (explicit) {
-        const options = isRecord(body["prompt_cache_options"]) ? body["prompt_cache_options"] : {}
-        const mode = asString(options["mode"]) ?? "implicit"
-        const ttl = ttlSpec(limits, asString(options["ttl"]))
-        const plan = explicitPlan(limits, mode, parsed, ttl)
-        const { accepted, skipped } = applyMinimum(prefix, plan.writes, limits.minCacheTokens, "cumulative")
-        const step = runCacheStep(ctx.store, prefix, plan.reads, accepted, at, ctx.visibleAt(at, send))
-        byTtl = writeTokensByTtl(step)
-        for (const v of Object.values(byTtl)) written += v
-        cached = step.hitTokens
-        trace = { hitBlock: step.hitBlock, hitTokens: step.hitTokens, writes: step.writes, skipped: [...plan.skipped, ...skipped] }
-      } else {
-        const retention = asString(body["prompt_cache_retention"])
-        const ttl = ttlSpec(limits, retention === "24h" ? "24h" : retention === "in_memory" ? "in_memory" : undefined)
-        const writes: Array<WriteSpec> = []
-        for (let i = 0; i < prefix.cumulative.length; i++) {
-          if (prefix.cumulative[i]! >= limits.minCacheTokens) writes.push({ block: i, ttl })
-        }
-        const step = runCacheStep(ctx.store, prefix, allReads(prefix.hashes.length), writes, at, ctx.visibleAt(at, send))
-        const increment = limits.hitIncrementTokens ?? 1
-        cached = step.hitTokens >= limits.minCacheTokens ? Math.floor(step.hitTokens / increment) * increment : 0
-        const last = step.writes.at(-1)
-        const skipped: Array<SimSkip> = parsed.markers.map((block) => ({ block, reason: `${limits.family} caches automatically; markers are ignored` }))
-        if (writes.length === 0) skipped.push({ block: prefix.hashes.length - 1, reason: `prompt of ${prefix.total} tokens is below the minimum of ${limits.minCacheTokens}` })
-        trace = { hitBlock: step.hitBlock, hitTokens: cached, writes: last === undefined ? [] : [last], skipped }
+  return simulatorOf("openai", ctx, (body, at, send): SimResult<OpenAISimUsage> => {
+    if (!isRecord(body)) return reject("the request body must be a JSON object")
+    const model = asString(body["model"]) ?? options.model
+    const limits = ctx.limitsFor(model)
+    const responses = body["messages"] === undefined && body["input"] !== undefined
+    const parsed = responses ? parseResponses(body, ctx.imageTokens) : parseChat(body, ctx.imageTokens)
+    ctx.store.advance(at)
+    const prefix = ctx.hasher.build(namespaceOf(body, model), parsed.blocks)
+    const explicit = limits.maxBreakpoints > 0
+    const output = send?.outputTokens ?? 0
+    let cached: number
+    let written = 0
+    let byTtl: Record<string, number> = {}
+    let trace
+    if (explicit) {
+      const options = isRecord(body["prompt_cache_options"]) ? body["prompt_cache_options"] : {}
+      const mode = asString(options["mode"]) ?? "implicit"
+      const ttl = ttlSpec(limits, asString(options["ttl"]))
+      const plan = explicitPlan(limits, mode, parsed, ttl)
+      const { accepted, skipped } = applyMinimum(prefix, plan.writes, limits.minCacheTokens, "cumulative")
+      const step = runCacheStep(ctx.store, prefix, plan.reads, accepted, at, ctx.visibleAt(at, send))
+      byTtl = writeTokensByTtl(step)
+      for (const v of Object.values(byTtl)) written += v
+      cached = step.hitTokens
+      trace = { hitBlock: step.hitBlock, hitTokens: step.hitTokens, writes: step.writes, skipped: [...plan.skipped, ...skipped] }
+    } else {
+      const retention = asString(body["prompt_cache_retention"])
+      const ttl = ttlSpec(limits, retention === "24h" ? "24h" : retention === "in_memory" ? "in_memory" : undefined)
+      const writes = automaticWrites(prefix, limits.minCacheTokens, ttl)
+      const step = runCacheStep(ctx.store, prefix, allReads(prefix.hashes.length), writes, at, ctx.visibleAt(at, send))
+      const increment = limits.hitIncrementTokens ?? 1
+      cached = step.hitTokens >= limits.minCacheTokens ? Math.floor(step.hitTokens / increment) * increment : 0
+      const last = step.writes.at(-1)
+      const skipped: Array<SimSkip> = parsed.markers.map((block) => ({ block, reason: `${limits.family} caches automatically; markers are ignored` }))
+      if (writes.length === 0) skipped.push({ block: prefix.hashes.length - 1, reason: `prompt of ${prefix.total} tokens is below the minimum of ${limits.minCacheTokens}` })
+      trace = { hitBlock: step.hitBlock, hitTokens: cached, writes: last === undefined ? [] : [last], skipped }
+    }
+    const input = prefix.total - cached - written
+    // Writes are free before GPT-5.6 and not reported, so they are not usage either.
+    const usage = neutralUsage(input, cached, {}, output)
+    const withWrites = written > 0 ? { ...usage, cacheWrite: written } : usage
+    const details = explicit ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached }
+    const native: OpenAISimUsage = responses
+      ? {
+        input_tokens: prefix.total,
+        input_tokens_details: details,
+        output_tokens: output,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: prefix.total + output
       }
-      const input = prefix.total - cached - written
-      // Writes are free before GPT-5.6 and not reported, so they are not usage either.
-      const usage = neutralUsage(input, cached, {}, output)
-      const withWrites = written > 0 ? { ...usage, cacheWrite: written } : usage
-      const details = explicit ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached }
-      const native: OpenAISimUsage = responses
-        ? {
-          input_tokens: prefix.total,
-          input_tokens_details: details,
-          output_tokens: output,
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: prefix.total + output
-        }
-        : {
-          prompt_tokens: prefix.total,
-          completion_tokens: output,
-          total_tokens: prefix.total + output,
-          prompt_tokens_details: details
-        }
-      return makeResult(limits, withWrites, native, { blocks: parsed.blocks.length, promptTokens: prefix.total, ...trace })
-    },
-    liveEntries: (at) => ctx.store.live(at),
-    reset: () => ctx.store.clear()
-  }
+      : {
+        prompt_tokens: prefix.total,
+        completion_tokens: output,
+        total_tokens: prefix.total + output,
+        prompt_tokens_details: details
+      }
+    return makeResult(limits, withWrites, native, { blocks: parsed.blocks.length, promptTokens: prefix.total, ...trace })
+  })
 }

@@ -6,7 +6,7 @@ import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
 import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../models.ts"
 import { computeCost, type CacheUsage } from "../usage.ts"
 import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./engine.ts"
-import type { SendOptions, SimResult, SimTrace, SimulatorOptions } from "./types.ts"
+import type { SendOptions, SimProvider, SimResult, SimTrace, Simulator, SimulatorOptions } from "./types.ts"
 
 /** What every adapter needs: limits per model, a hasher, a store and the timing options. */
 export interface SimContext {
@@ -46,6 +46,16 @@ export const makeContext = (provider: ProviderId, options: SimulatorOptions): Si
     options
   }
 }
+
+/** A simulator whose cache is the context's store; `send` is what each provider does its own way. */
+export const simulatorOf = <Native>(provider: SimProvider, ctx: SimContext, send: Simulator<Native>["send"]): Simulator<Native> => ({
+  provider,
+  model: ctx.model,
+  limits: ctx.limits,
+  send,
+  liveEntries: (at) => ctx.store.live(at),
+  reset: () => ctx.store.clear()
+})
 
 /** Input priced in base-input tokens under the model's multipliers. */
 export const inputEquivalent = (usage: CacheUsage, limits: ModelLimits, ttl?: string): number => {
