@@ -140,56 +140,140 @@ const restore = (
 const update = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerResult => {
   const config = tracker.config
   const policy = policyOf(tracker)
+  const before = tracker.items
+  // The new state is built in a fresh map, in one pass over the request: one lookup in
+  // the old state and one insertion per item, never a copy of the whole old map.
+  const items = new Map<string, TrackedItem>()
+  // Sized for the request up front: growing a list of 50,000 by push leaves megabytes of
+  // garbage behind per update.
+  const aged = new Array<TrackedItem>(input.items.length)
+  let agedCount = 0
+  const work = new UpdateWork(config, before, input.items, tracker.pending, { items, aged, hiddenBefore: hiddenCache.get(tracker) })
+  const olds = new OldEntries(before)
+  let tracked = 0
 
-  const request = new Map<string, Item>()
-  for (const item of input.items) if (!request.has(item.key)) request.set(item.key, item)
-  const work = new UpdateWork(config, tracker.items, request, tracker.pending)
-  for (const key of request.keys()) {
-    if (key.startsWith("file:")) {
-      work.fileKeys.push(key)
-    } else if (key.startsWith("history:")) {
-      work.historyKeys.push(key)
-    }
-  }
-  const existing = input.existingFiles
-  const ages = policy.agesAbsent
-
-  for (const [key, old] of tracker.items) {
-    if (request.has(key)) continue
-    const kind = kindOf(key)
-    if (existing !== undefined && (kind === "file" || kind === "symbol") && !existing.has(ItemKeys.subject(key))) {
-      work.remove(key, "stale")
-    } else if (kind === "file" || kind === "history") {
-      work.remove(key, "not in request")
-    } else if (ages) {
-      work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: old.tokens })
-    }
-  }
-
-  for (const [key, item] of request) {
-    const old = tracker.items.get(key)
+  for (const item of input.items) {
+    const key = item.key
+    const size = items.size
+    const old = olds.find(key)
     if (old === undefined) {
       work.register(entryOf(item, config, policy))
-    } else if (old.hash !== item.hash) {
-      if (key === "system") {
+    } else {
+      tracked++
+      if (old.hash === item.hash) {
+        const next: TrackedItem = { key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens }
+        work.set(next)
+        aged[agedCount++] = next
+      } else if (key === "system") {
         // The system prompt always renders at the head of L0; a new one rewrites L0 in place.
         work.rewrite({ ...old, n: 0, hash: item.hash, tokens: item.tokens })
       } else {
+        // Put the old entry in place so the work reports the move from its tier.
+        work.set(old)
         work.move(key, "active", 0, "hash changed", item.hash, item.tokens)
       }
-    } else {
-      const aged: TrackedItem = { key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: item.tokens }
-      work.set(aged)
-      work.aged.push(aged)
+    }
+    // Every first occurrence of a key adds one entry. A repeated key does not: the first
+    // occurrence wins, so start again from the request without repeats (rare; this keeps
+    // the common path free of a per-item membership test).
+    if (items.size === size) return update(tracker, { ...input, items: firstOccurrences(input.items) })
+    if (key.startsWith("file:")) work.fileKeys.push(key)
+    else if (key.startsWith("history:")) work.historyKeys.push(key)
+  }
+
+  // Tracked keys the request left out; none when it named every one of them.
+  if (tracked < before.size) {
+    const existing = input.existingFiles
+    for (const old of olds.unmatched()) {
+      const key = old.key
+      if (items.has(key)) continue
+      const kind = kindOf(key)
+      if (existing !== undefined && (kind === "file" || kind === "symbol") && !existing.has(ItemKeys.subject(key))) {
+        work.set(old)
+        work.remove(key, "stale")
+      } else if (kind === "file" || kind === "history") {
+        work.set(old)
+        work.remove(key, "not in request")
+      } else if (policy.agesAbsent) {
+        work.set({ key: old.key, tier: old.tier, n: old.n + 1, hash: old.hash, tokens: old.tokens })
+      } else {
+        work.set(old)
+      }
     }
   }
 
+  aged.length = agedCount
   work.settle()
   policy.promote(work)
 
-  const next: StabilityTracker = { config, initialized: tracker.initialized, items: work.items, pending: {} }
+  const next: StabilityTracker = { config, initialized: tracker.initialized, items, pending: {} }
   hiddenCache.set(next, work.hiddenSymbols())
   return { tracker: next, changes: work.changes() }
+}
+
+/**
+ * The old entry of each request key, found by walking the old state in its own order.
+ * The old map was built in the previous request's order and requests keep their order
+ * (system, symbol entries, tree, files, history, URLs), so the entry for the next key is
+ * usually the next one in the walk: a sequential read where a hash lookup into a map of
+ * 50,000 entries is a cache miss. A key out of step is looked up by hash, and the walk
+ * skips ahead to it when it lies a little further on (entries the request left out);
+ * skipping scans at most as many entries as the old state holds, so a request in any
+ * order costs at most one more pass than plain lookups.
+ */
+class OldEntries {
+  private readonly before: ReadonlyMap<string, TrackedItem>
+  private readonly order: ReadonlyArray<TrackedItem>
+  /** 1 at the positions the walk handed out. */
+  private readonly matched: Uint8Array
+  private next = 0
+  private window = 8
+  private budget: number
+
+  constructor(before: ReadonlyMap<string, TrackedItem>) {
+    this.before = before
+    this.order = Array.from(before.values())
+    this.matched = new Uint8Array(this.order.length)
+    this.budget = this.order.length
+  }
+
+  /** The old entry of `key`, or undefined for a new key. Call once per key. */
+  find(key: string): TrackedItem | undefined {
+    const order = this.order
+    const at = order[this.next]
+    if (at !== undefined && at.key === key) {
+      this.matched[this.next++] = 1
+      return at
+    }
+    const old = this.before.get(key)
+    if (old === undefined || this.budget <= 0) return old
+    const end = Math.min(order.length, this.next + 1 + this.window)
+    for (let i = this.next + 1; i < end; i++) {
+      if (order[i] === old) {
+        this.matched[i] = 1
+        this.next = i + 1
+        this.window = 8
+        return old
+      }
+    }
+    // Not close by: moved, or behind a long run of left-out entries; look further next time.
+    this.budget -= end - this.next
+    this.window *= 2
+    return old
+  }
+
+  /** The old entries the walk did not hand out (looked up by hash, or absent from the request). */
+  *unmatched(): Generator<TrackedItem> {
+    const order = this.order
+    for (let i = 0; i < order.length; i++) if (this.matched[i] === 0) yield order[i] as TrackedItem
+  }
+}
+
+/** The request without repeated keys (first occurrence kept). */
+const firstOccurrences = (request: ReadonlyArray<Item>): Array<Item> => {
+  const byKey = new Map<string, Item>()
+  for (const item of request) if (!byKey.has(item.key)) byKey.set(item.key, item)
+  return [...byKey.values()]
 }
 
 /** The tracked item for `key`, or undefined (also for the symbol entry of a selected file). */

@@ -9,7 +9,7 @@ export { SEED_PLACEMENT, type PlacementShares, type PromotionPolicy } from "./po
 export { thresholdPolicy } from "./policies/threshold.ts"
 export { gatedPolicy } from "./policies/gated.ts"
 export { fluxPolicy, membraneFlux } from "./policies/flux.ts"
-export { UpdateWork, type BreakCause, type PendingBreaks } from "./work.ts"
+export { UpdateWork, type BreakCause, type PendingBreaks, type UpdateStart } from "./work.ts"
 export { compareKeys } from "./order.ts"
 export { toSnapshot, stateOf } from "./snapshot.ts"
 export * from "./persistence.ts"

@@ -1,6 +1,6 @@
 /**
- * The mutable workspace of one update. `StabilityTracker.update` copies the item map
- * into it, applies the request, hands it to the promotion policy and freezes the result;
+ * The mutable workspace of one update. `StabilityTracker.update` fills a fresh item map
+ * in it from the request, hands it to the promotion policy and freezes the result;
  * nothing outside one update ever sees it mutate.
  */
 import type { CachedTier, ChangeReason, Item, ItemKey, Tier, TierChange, TrackedItem } from "@strata/core"
@@ -20,16 +20,37 @@ const FILE = "file:"
 export const isHiddenIn = (items: ReadonlyMap<string, TrackedItem>, key: string): boolean =>
   key.startsWith(SYMBOL) && items.has(FILE + key.slice(SYMBOL.length))
 
-/** The hidden symbol entries among `items`, found from the `file:` keys in `fileKeys` (default: all keys). */
+/**
+ * The hidden symbol entries among `items`, found from the `file:` keys in `fileKeys`
+ * (default: all keys; every key in `fileKeys` must be tracked in `items`).
+ */
 export const hiddenSymbols = (items: ReadonlyMap<string, TrackedItem>, fileKeys: Iterable<string> = items.keys()): ReadonlySet<string> => {
   const hidden = new Set<string>()
   for (const key of fileKeys) {
     if (!key.startsWith(FILE)) continue
     const symbol = SYMBOL + key.slice(FILE.length)
-    if (items.has(symbol) && items.has(key)) hidden.add(symbol)
+    if (items.has(symbol)) hidden.add(symbol)
   }
   return hidden
 }
+
+/**
+ * How `StabilityTracker.update` starts a work instead of copying `before`: the map and
+ * list it fills itself, and what it already knows of the state before.
+ */
+export interface UpdateStart {
+  /** The new state's map, empty: the caller fills it in one pass over the request. */
+  readonly items: Map<string, TrackedItem>
+  /** The caller's list of aged items (sized for the request, trimmed before `settle`). */
+  readonly aged: Array<TrackedItem>
+  /**
+   * The hidden symbol entries of `before`, when known: the new state's are then derived
+   * from the keys the request touched, the only ones whose selection can change.
+   */
+  readonly hiddenBefore: ReadonlySet<string> | undefined
+}
+
+const isRequestList = (present: ReadonlyMap<string, Item> | ReadonlyArray<Item>): present is ReadonlyArray<Item> => Array.isArray(present)
 
 /**
  * The update in progress; policies read it and move items through it.
@@ -50,13 +71,14 @@ export class UpdateWork {
   private touched: Set<string> | undefined = new Set()
   /** Hidden symbol entries, fixed once the request is applied (policies never select files). */
   private hidden: ReadonlySet<string> | undefined
+  private readonly hiddenBefore: ReadonlySet<string> | undefined
   readonly config: ResolvedConfig
   /** The state before this update. */
   readonly before: ReadonlyMap<string, TrackedItem>
   /** The new state's items, keyed by item key. */
   readonly items: Map<string, TrackedItem>
-  /** This request's items by key. */
-  readonly present: ReadonlyMap<string, Item>
+  private presentByKey: ReadonlyMap<string, Item> | undefined
+  private readonly request: ReadonlyArray<Item>
   /** The request's `file:` keys. */
   readonly fileKeys: Array<string> = []
   /** The request's `history:` keys. */
@@ -65,16 +87,46 @@ export class UpdateWork {
    * The request's items that were tracked and unchanged, after aging: the only ones a
    * policy can promote in this update (new and changed items have N=0).
    */
-  readonly aged: Array<TrackedItem> = []
+  readonly aged: Array<TrackedItem>
 
-  constructor(config: ResolvedConfig, before: ReadonlyMap<string, TrackedItem>, present: ReadonlyMap<string, Item>, pending: PendingBreaks) {
+  /**
+   * `present` is the request, by key or as sent (then the first occurrence of a key
+   * wins). The new state's items start as a copy of `before` unless `start` is given:
+   * `StabilityTracker.update` passes an empty map and fills it in one pass over the
+   * request, since copying every tracked item only to overwrite it costs more than the
+   * update itself.
+   */
+  constructor(
+    config: ResolvedConfig,
+    before: ReadonlyMap<string, TrackedItem>,
+    present: ReadonlyMap<string, Item> | ReadonlyArray<Item>,
+    pending: PendingBreaks,
+    start?: UpdateStart
+  ) {
     this.config = config
     this.before = before
-    this.items = new Map(before)
-    this.present = present
+    this.items = start?.items ?? new Map(before)
+    this.aged = start?.aged ?? []
+    this.hiddenBefore = start?.hiddenBefore
+    if (isRequestList(present)) {
+      this.request = present
+    } else {
+      this.presentByKey = present
+      this.request = []
+    }
     for (const [tier, cause] of Object.entries(pending) as Array<[CachedTier, BreakCause]>) {
       this.markBroken(tier, cause === "history")
     }
+  }
+
+  /** This request's items by key (indexed on first read; no policy needs it). */
+  get present(): ReadonlyMap<string, Item> {
+    if (this.presentByKey === undefined) {
+      const byKey = new Map<string, Item>()
+      for (const item of this.request) if (!byKey.has(item.key)) byKey.set(item.key, item)
+      this.presentByKey = byKey
+    }
+    return this.presentByKey
   }
 
   /** A symbol entry of a selected file: excluded from every tier and every policy. */
@@ -170,6 +222,21 @@ export class UpdateWork {
       } else if (nowTier !== undefined && was?.hash !== now?.hash) {
         this.markBroken(nowTier, history)
       }
+    }
+    const hiddenBefore = this.hiddenBefore
+    if (hiddenBefore !== undefined) {
+      // Touching a file touches its symbol entry too, so the touched symbol keys are all
+      // whose selection may have changed; every other entry keeps its state.
+      let hidden: Set<string> | undefined
+      for (const key of touched) {
+        if (!key.startsWith(SYMBOL)) continue
+        const now = this.items.has(key) && this.items.has(FILE + key.slice(SYMBOL.length))
+        if (now === hiddenBefore.has(key)) continue
+        hidden ??= new Set(hiddenBefore)
+        if (now) hidden.add(key)
+        else hidden.delete(key)
+      }
+      this.hidden = hidden ?? hiddenBefore
     }
   }
 
