@@ -1,6 +1,6 @@
 // Tracker update latency: 1,000 / 10,000 / 50,000 items, 1 % changed per update,
 // median of 50 updates per policy, against the built @strata/tiers.
-// Run: npx --yes pnpm@10.34.9 --filter @strata/tiers... build && node bench/tracker/run.mjs
+// Run: npx --yes pnpm@10.34.9 --filter @strata/core --filter @strata/tiers build && node bench/tracker/run.mjs
 // Options: --sizes=1000,10000  --updates=50  --warmup=20  --rounds=3  --policies=gated  --json
 //
 // The machine is shared, so each (policy, size) runs in several rounds, interleaved,
@@ -164,6 +164,14 @@ if (JSON_OUT) {
     const base = rows[0]
     const parts = rows.map((r) => `${r.size}: ${(r.updateCpuMedianMs / base.updateCpuMedianMs).toFixed(1)}x time for ${r.size / base.size}x items, ${(r.updateCpuMedianMs / Math.max(r.mapCopyCpuMedianMs, 1e-3)).toFixed(1)} map copies`)
     console.log(`  ${policy.padEnd(9)} ${parts.join("; ")}`)
+  }
+  // From one size to the next: linear growth is a ratio equal to the size ratio. From
+  // 1,000 items (cache-resident) no update can look linear, so the steps tell more.
+  console.log("\ngrowth step by step (median update CPU time of a size / the size before it):")
+  for (const policy of POLICIES) {
+    const rows = results.filter((r) => r.policy === policy)
+    const steps = rows.slice(1).map((r, i) => `${rows[i].size} -> ${r.size}: ${(r.updateCpuMedianMs / rows[i].updateCpuMedianMs).toFixed(1)}x time for ${r.size / rows[i].size}x items`)
+    console.log(`  ${policy.padEnd(9)} ${steps.join("; ")}`)
   }
   const target = results.filter((r) => r.size === 10000)
   if (target.length > 0) {
