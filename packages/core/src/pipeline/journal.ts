@@ -22,8 +22,9 @@
  * provider's cache has expired since the last request (`CacheExpiryMillis`), and when the
  * stale copies cost more to keep reading than a rebuild costs to write (rent or buy:
  * `READ_RATIO` x superseded tokens per request, summed, against `WRITE_RATIO` x the
- * tokens a rebuild rewrites). The model is told that update entries replace earlier
- * ones, as in a transcript.
+ * tokens a rebuild rewrites). After a gap past the cache lifetime the breakpoints ask
+ * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
+ * earlier ones, as in a transcript.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../assembly/headers.ts"
