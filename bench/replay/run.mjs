@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { formatTable } from "../../packages/cli/dist/index.js"
 import { makeDemoRepo } from "../../scripts/make-demo-repo.mjs"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -31,15 +32,6 @@ const replay = (repo, extra = []) => {
   return { report: JSON.parse(out), seconds: (performance.now() - started) / 1000 }
 }
 
-const int = (n) => Math.round(n).toLocaleString("en-US")
-const table = (rows) => {
-  const header = ["strategy", "input tokens", "cache read", "cache write", "uncached", "hit rate", "cost (USD)", "vs none", "vs oracle"]
-  const lines = rows.map((r) => [r.strategy, int(r.inputTokens), int(r.cacheRead), int(r.cacheWrite), int(r.uncached), `${(r.hitRate * 100).toFixed(1)}%`,
-    r.usd === undefined ? int(r.equivalentTokens) : `$${r.usd.toFixed(4)}`, r.vsNone?.toFixed(2) ?? "-", r.vsOracle?.toFixed(2) ?? "-"])
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)))
-  return [header, ...lines].map((cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ")).join("\n")
-}
-
 const histories = []
 const demoDir = mkdtempSync(join(tmpdir(), "strata-bench-replay-"))
 try {
@@ -48,7 +40,7 @@ try {
   const results = histories.map((h) => ({ ...h, ...replay(h.repo), seed: replay(h.repo, ["--layout", "seed"]).report }))
   for (const { name, report, seconds } of results) {
     console.log(`\n${name}: ${report.turns} turns from ${report.start.slice(0, 12)}, ${report.provider} ${report.model}, ${report.gapSeconds} s apart (${seconds.toFixed(1)} s)`)
-    console.log(table(report.rows))
+    console.log(formatTable(report.rows))
   }
   // The default policy: the Strata strategy with the lowest total cost over all histories (relative to each oracle).
   const policies = ["strata-threshold", "strata-gated", "strata-flux"]
