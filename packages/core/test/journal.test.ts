@@ -1,7 +1,8 @@
 // Tests of the journal layout (pipeline/journal.ts), the pipeline's default: one example
 // per rebuild reason and update kind, and property tests over random sessions (frozen
 // tiers, an append-only journal, nothing lost or stale, failed requests, seed mode).
-import { Clock, Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Ref } from "effect"
+import * as TestClock from "effect/testing/TestClock"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
 import {
@@ -752,20 +753,8 @@ describe("journal layout: random sessions (property tests)", () => {
 })
 
 describe("journal layout: cache expiry", () => {
-  /** A clock the test moves: `at.now` milliseconds since the epoch. */
-  const clockAt = (at: { now: number }): Clock.Clock => ({
-    currentTimeMillisUnsafe: () => at.now,
-    currentTimeMillis: Effect.sync(() => at.now),
-    currentTimeNanosUnsafe: () => BigInt(at.now) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(at.now) * 1_000_000n),
-    monotonicTimeNanosUnsafe: () => BigInt(at.now) * 1_000_000n,
-    monotonicTimeNanos: Effect.sync(() => BigInt(at.now) * 1_000_000n),
-    sleep: () => Effect.void
-  })
-
   it.effect("a request after the provider's cache expired rebuilds (the whole prefix is written anyway)", () => {
     const { repo, layer } = fixedSession()
-    const at = { now: 1_000_000 }
     return Effect.gen(function* () {
       const run = (turn: number) =>
         Effect.gen(function* () {
@@ -776,15 +765,15 @@ describe("journal layout: cache expiry", () => {
       expect((yield* run(0)).journal?.rebuild).toBe("first request")
       // An edit leaves a superseded copy behind.
       repo.current = withBlock(repo.current, "src/b.ts", "src/b.ts:\n  f b()\n  f b2()\n")
-      at.now += 60_000
+      yield* TestClock.adjust(60_000)
       const appended = yield* run(1)
       expect(appended.journal?.rebuild).toBeUndefined()
       expect(appended.journal?.staleTokens).toBeGreaterThan(0)
       // Just under five minutes later: still cached, still appending.
-      at.now += 5 * 60 * 1000
+      yield* TestClock.adjust(5 * 60 * 1000)
       expect((yield* run(2)).journal?.rebuild).toBeUndefined()
       // Past five minutes: nothing is cached any more, so the tiers are frozen afresh.
-      at.now += 5 * 60 * 1000 + 1
+      yield* TestClock.adjust(5 * 60 * 1000 + 1)
       const expired = yield* run(3)
       expect(expired.journal).toMatchObject({ rebuild: "cache expired", staleTokens: 0 })
       expect(textOf(tierMessages(expired, "L1")[0]!)).toContain("f b2()")
@@ -793,37 +782,35 @@ describe("journal layout: cache expiry", () => {
       expect(appended.request.breakpoints.every((b) => b.ttl === undefined)).toBe(true)
       expect(expired.request.breakpoints.length).toBeGreaterThan(0)
       expect(expired.request.breakpoints.every((b) => b.ttl === "1h")).toBe(true)
-      at.now += 60_000
+      yield* TestClock.adjust(60_000)
       const quick = yield* run(4)
       expect(quick.journal?.rebuild).toBeUndefined()
       expect(quick.request.breakpoints.every((b) => b.ttl === "1h")).toBe(true)
-      at.now += 30 * 60 * 1000
+      yield* TestClock.adjust(30 * 60 * 1000)
       expect((yield* run(5)).journal?.rebuild).toBeUndefined()
-      at.now += 60 * 60 * 1000 + 1
+      yield* TestClock.adjust(60 * 60 * 1000 + 1)
       expect((yield* run(6)).journal?.rebuild).toBe("cache expired")
-    }).pipe(Effect.provide(layer), Effect.provideService(Clock.Clock, clockAt(at)))
+    }).pipe(Effect.provide(layer), Effect.provide(TestClock.layer()))
   })
 
   it.effect("without AdaptiveTtl a long gap rebuilds but asks for no longer lifetime", () => {
     const { layer } = fixedSession()
-    const at = { now: 0 }
     return Effect.gen(function* () {
       yield* (yield* assemble(base)).commit
-      at.now += 10 * 60 * 1000
+      yield* TestClock.adjust(10 * 60 * 1000)
       const late = yield* assemble({ ...base, history: exchanges(1) })
       expect(late.journal?.rebuild).toBe("cache expired")
       expect(late.request.breakpoints.every((b) => b.ttl === undefined)).toBe(true)
-    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(AdaptiveTtl, false))), Effect.provideService(Clock.Clock, clockAt(at)))
+    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(AdaptiveTtl, false))), Effect.provide(TestClock.layer()))
   })
 
   it.effect("CacheExpiryMillis sets the lifetime (Infinity: never assume expiry)", () => {
     const { layer } = fixedSession()
-    const at = { now: 0 }
     return Effect.gen(function* () {
       const first = yield* assemble(base)
       yield* first.commit
-      at.now += 24 * 60 * 60 * 1000
+      yield* TestClock.adjust(24 * 60 * 60 * 1000)
       expect((yield* assemble({ ...base, history: exchanges(1) })).journal?.rebuild).toBeUndefined()
-    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(CacheExpiryMillis, Infinity))), Effect.provideService(Clock.Clock, clockAt(at)))
+    }).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(CacheExpiryMillis, Infinity))), Effect.provide(TestClock.layer()))
   })
 })

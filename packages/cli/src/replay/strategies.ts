@@ -53,9 +53,6 @@ export type StrategyName = (typeof STRATEGIES)[number]
 export const REPLAY_PROVIDERS = ["anthropic", "bedrock", "openai", "gemini"] as const
 export type ReplayProvider = (typeof REPLAY_PROVIDERS)[number]
 
-/** The Strata strategy of each promotion policy. */
-export const strataStrategy = (policy: PolicyName): StrategyName => `strata-${policy}`
-
 /** What one turn gives every strategy: the same files, history, map and prompt. */
 export interface TurnInput {
   readonly index: number
@@ -317,7 +314,7 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
  * The tracker update is committed once the request is answered, as in a live session,
  * and its history entries are purged when the history is compacted.
  */
-const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName, layout: LayoutMode = env.layout, seedName?: "strata-seed"): Strategy => {
+const strataPolicyStrategy = (env: SessionEnv, name: StrategyName, policy: PolicyName, layout: LayoutMode): Strategy => {
   const map = currentMap()
   const runtime = ManagedRuntime.make(
     Layer.mergeAll(
@@ -329,7 +326,7 @@ const strataPolicyStrategy = (env: SessionEnv, policy: PolicyName, layout: Layou
   let commit: Effect.Effect<void, unknown> | undefined
   let last: AssemblyResult | undefined
   return {
-    name: seedName ?? strataStrategy(policy),
+    name,
     inspect: () => last,
     request: async (turn) => {
       map.set(turn.map)
@@ -410,13 +407,13 @@ export const makeStrategy = (name: StrategyName, env: SessionEnv): Strategy => {
     case "segments":
       return segmentsStrategy(env)
     case "strata-threshold":
-      return strataPolicyStrategy(env, "threshold")
+      return strataPolicyStrategy(env, name, "threshold", env.layout)
     case "strata-gated":
-      return strataPolicyStrategy(env, "gated")
+      return strataPolicyStrategy(env, name, "gated", env.layout)
     case "strata-flux":
-      return strataPolicyStrategy(env, "flux")
+      return strataPolicyStrategy(env, name, "flux", env.layout)
     case "strata-seed":
-      return strataPolicyStrategy(env, DEFAULT_POLICY, "seed", "strata-seed")
+      return strataPolicyStrategy(env, name, DEFAULT_POLICY, "seed")
     case "oracle":
       return oracleStrategy(env)
   }
