@@ -4,7 +4,7 @@
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
 import { Clock, Effect, Ref } from "effect"
-import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type JournalSummary, type TierReport } from "@strata/core/effect"
+import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type AssemblyResult, type JournalSummary } from "@strata/core/effect"
 import type { PlacementResult } from "@strata/core"
 import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
 import { UsageError } from "../errors.ts"
@@ -49,18 +49,22 @@ export interface TurnRecord {
   readonly session: SessionFile
   readonly engine: Engine
   readonly selected: ReadonlyArray<string>
-  readonly report: TierReport
-  readonly placed: PlacementResult
-  readonly promptTokens: number
+  /** The request that was sent (or simulated); its tracker update is committed here. */
+  readonly result: AssemblyResult
   readonly usage: Usage | undefined
   readonly usageSource: "provider" | "simulated" | "none"
   readonly exchange: { readonly user: string; readonly assistant: string } | undefined
   readonly atMs: number
 }
 
-/** Persist one finished turn: history exchange, the last request and the session file. */
+/**
+ * Persist one finished turn: commit the request's tracker update, then the history
+ * exchange, the session file, the journal memory and the last request.
+ */
 export const recordTurn = (t: TurnRecord) =>
   Effect.gen(function* () {
+    yield* t.result.commit
+    const report = t.result.report
     let historyId = t.session.historyId
     if (t.exchange !== undefined) {
       const store = yield* SessionStore
@@ -74,24 +78,24 @@ export const recordTurn = (t: TurnRecord) =>
       historyId,
       selected: [...t.selected],
       turns: t.session.turns + 1,
-      emptyTiersTotal: t.session.emptyTiersTotal + t.report.emptyTiers,
+      emptyTiersTotal: t.session.emptyTiersTotal + report.emptyTiers,
       totals: addUsage(t.session.totals, usage),
       last: {
         provider: t.ctx.config.provider,
         model: t.ctx.config.model,
         at: t.atMs,
-        promptTokens: t.promptTokens,
+        promptTokens: report.totalTokens,
         usage,
         usageSource: t.usage === undefined ? "none" : t.usageSource,
-        changes: t.report.changes,
-        emptyTiers: t.report.emptyTiers
+        changes: report.changes,
+        emptyTiers: report.emptyTiers
       },
       aliases: t.session.aliases ?? (map === undefined ? null : map.aliases.map((a) => ({ token: a.token, prefix: a.prefix })))
     }
     yield* saveSession(t.ctx.root, next)
     const journal = yield* Ref.get((yield* AssemblySession).journal)
     if (journal !== undefined) yield* saveJournal(t.ctx.root, journal, (yield* Tokenizer).encoding)
-    yield* rememberRequest(t.ctx.root, t.ctx.config.provider, t.ctx.config.model, t.placed.body, Math.floor(t.atMs / 1000))
+    yield* rememberRequest(t.ctx.root, t.ctx.config.provider, t.ctx.config.model, t.result.placed.body, Math.floor(t.atMs / 1000))
     return next
   })
 
@@ -123,16 +127,13 @@ export const runAssemble = (flags: AssembleFlags) =>
       const atMs = yield* Clock.currentTimeMillis
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
       if (!flags.dryRun) {
-        yield* result.commit
         const reply = opt(flags.reply)
         yield* recordTurn({
           ctx,
           session,
           engine,
           selected,
-          report: result.report,
-          placed: result.placed,
-          promptTokens: result.report.totalTokens,
+          result,
           usage,
           usageSource: "simulated",
           exchange: reply === undefined ? undefined : { user: result.userText, assistant: reply },

@@ -205,15 +205,12 @@ const chatTurn = (
     )
     if (!ctx.json) yield* output.write(reply.endsWith("\n") ? "" : "\n")
     // Only a request that succeeded advances the tracker and is stored.
-    yield* result.commit
     let next = yield* recordTurn({
       ctx,
       session,
       engine,
       selected,
-      report: result.report,
-      placed: result.placed,
-      promptTokens: result.report.totalTokens,
+      result,
       usage,
       usageSource: "provider",
       exchange: { user: result.userText, assistant: reply },
