@@ -367,7 +367,7 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     shownSymbols,
     shownFiles,
     history: history.map((h) => h.hash),
-    journal: appended.length === 0 ? memory.journal : [...memory.journal, ...appended],
+    journal: appended.length === 0 ? memory.journal : appendParts(memory.journal, appended),
     staleTokens,
     waste: memory.waste + READ_RATIO * staleTokens,
     requests: memory.requests + 1
@@ -384,9 +384,12 @@ const rebuildTokens = (memory: JournalMemory): number =>
   sumTokens(memory.frozen.L1.symbols) + sumTokens(memory.frozen.L1.files) + sumTokens(memory.frozen.L2.symbols) + sumTokens(memory.frozen.L2.files) +
   (memory.tree?.tokens ?? 0) + partsTokens(memory.journal)
 
-/** Adjacent history parts as one (the journal appends one per request): same messages, one breakdown line. */
-const coalesceHistory = (parts: ReadonlyArray<Part>): ReadonlyArray<Part> => {
-  const out: Array<Part> = []
+/**
+ * The journal with `parts` appended, a history part following a history part merged into
+ * it: the same messages, one breakdown line per run of history.
+ */
+const appendParts = (journal: ReadonlyArray<Part>, parts: ReadonlyArray<Part>): ReadonlyArray<Part> => {
+  const out: Array<Part> = [...journal]
   for (const part of parts) {
     const last = out.at(-1)
     if (last === undefined || last.name !== "history" || part.name !== "history") {
@@ -413,7 +416,7 @@ const render = (memory: JournalMemory, state: AssemblyState): Pick<JournalPlan, 
     L2: { symbols: sectionOf(memory.frozen.L2.symbols, state.counter), files: sectionOf(memory.frozen.L2.files, state.counter) }
   },
   tree: memory.tree,
-  journal: coalesceHistory(memory.journal)
+  journal: memory.journal
 })
 
 /** Replace this stage with `Layer.succeed(JournalStage, myStage)`. */
