@@ -8,7 +8,7 @@
 // tie (each history is replayed a second time with --layout seed for that). Runs the
 // built CLI (packages/cli/dist/bin.js).
 //
-//   node bench/replay/run.mjs                       # anthropic, every commit of both histories
+//   node bench/replay/run.mjs                       # anthropic: the first 121 commits of this repository, every commit of the demo
 //   node bench/replay/run.mjs --provider openai     # any `strata replay` flag is passed through
 //   node bench/replay/run.mjs --repo-only demo      # just one history (demo | self)
 import { execFileSync } from "node:child_process"
@@ -26,6 +26,12 @@ const args = process.argv.slice(2)
 const only = args.includes("--repo-only") ? args[args.indexOf("--repo-only") + 1] : undefined
 const passThrough = args.filter((a, i) => a !== "--repo-only" && args[i - 1] !== "--repo-only")
 
+// This repository's history grows with every commit; its first SELF_TURNS commits after
+// the root never change, so replaying those keeps the figures (and the policy choice)
+// reproducible. --turns N overrides it for both histories.
+const SELF_TURNS = 121
+const userTurns = passThrough.includes("--turns")
+
 const replay = (repo, extra = []) => {
   const started = performance.now()
   const out = execFileSync(process.execPath, [BIN, "replay", "--repo", repo, "--json", ...extra, ...passThrough], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
@@ -35,9 +41,9 @@ const replay = (repo, extra = []) => {
 const histories = []
 const demoDir = mkdtempSync(join(tmpdir(), "strata-bench-replay-"))
 try {
-  if (only === undefined || only === "self") histories.push({ name: "this repository", repo: ROOT })
-  if (only === undefined || only === "demo") histories.push({ name: "demo repository", repo: makeDemoRepo({ out: join(demoDir, "demo"), replace: true }).out })
-  const results = histories.map((h) => ({ ...h, ...replay(h.repo), seed: replay(h.repo, ["--layout", "seed"]).report }))
+  if (only === undefined || only === "self") histories.push({ name: "this repository", repo: ROOT, extra: userTurns ? [] : ["--turns", String(SELF_TURNS)] })
+  if (only === undefined || only === "demo") histories.push({ name: "demo repository", repo: makeDemoRepo({ out: join(demoDir, "demo"), replace: true }).out, extra: [] })
+  const results = histories.map((h) => ({ ...h, ...replay(h.repo, h.extra), seed: replay(h.repo, [...h.extra, "--layout", "seed"]).report }))
   for (const { name, report, seconds } of results) {
     console.log(`\n${name}: ${report.turns} turns from ${report.start.slice(0, 12)}, ${report.provider} ${report.model}, ${report.gapSeconds} s apart (${seconds.toFixed(1)} s)`)
     console.log(formatTable(report.rows))
