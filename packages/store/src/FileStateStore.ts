@@ -1,11 +1,12 @@
 /**
- * The file store, the default: one directory per session under `<repo>/.strata/state/`,
+ * The file store, the default: one directory per session under `<repo>/.strata/state/`
+ * (`<name>@<repository hash>`),
  * holding a log of checksummed records (`turn-<version>.json`, one per commit) and
  * checkpoints (`snapshot-<version>.json`). A commit runs under an advisory lock file and
  * creates its record with write-to-temp, fsync, link (which refuses to overwrite), fsync
  * of the directory, so concurrent processes on one machine never lose or split a turn.
  */
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -94,6 +95,20 @@ const isInside = (root: string, p: string): boolean => {
   return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
 }
 
+/**
+ * A session's directory name: its name, then a short hash of the repository identity, so
+ * sessions of one name in two repositories (or two configured ids) never share files.
+ * Pure.
+ *
+ * @example
+ * ```ts
+ * import { sessionDirectoryName } from "@strata/store"
+ * sessionDirectoryName({ repository: "git:4b825dc6", name: "default" }) // "default@…" (12 hex digits)
+ * ```
+ */
+export const sessionDirectoryName = (key: SessionKey): string =>
+  `${key.name}@${createHash("sha256").update(key.repository).digest("hex").slice(0, 12)}`
+
 /** A state as the log reconstructs it: the snapshot plus what commits need to know. */
 interface LogState {
   readonly state: StateSnapshot
@@ -166,7 +181,7 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
 
     yield* checkInside(base)
 
-    const dirOf = (key: SessionKey) => path.join(base, key.name)
+    const dirOf = (key: SessionKey) => path.join(base, sessionDirectoryName(key))
 
     // --- file-system steps -------------------------------------------------------------
 
