@@ -1,6 +1,7 @@
 // A throwaway PostgreSQL cluster for tests and benchmarks: initdb into a temporary
 // directory, start it on a free port bound to 127.0.0.1, stop and delete it at the end.
 // Run as root (CI), the server runs as the `postgres` user, which owns the directory.
+import process from "node:process"
 import { execFileSync, spawnSync } from "node:child_process"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
@@ -54,7 +55,9 @@ export const startCluster = async () => {
   }
   run("initdb", ["-D", data, "-A", "trust", "-U", "strata", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
   const port = await freePort()
-  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${base} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${base} -c fsync=off -c full_page_writes=off -c max_connections=200`
+  // fsync=off only skips flushes to the disk (this machine does not crash in a test); commits
+  // still reach the OS at COMMIT, so a server crash-restart loses no committed transaction.
   const logFile = join(base, "server.log")
   run("pg_ctl", ["-D", data, "-l", logFile, "-w", "-t", "60", "-o", serverOptions, "start"])
   let stopped = false

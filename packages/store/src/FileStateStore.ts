@@ -68,6 +68,8 @@ export interface FileStateStoreOptions {
    * this many bytes). Default 262144. Smaller values checkpoint more often.
    */
   readonly checkpointBytes?: number | undefined
+  /** Write a checkpoint at least every this many records. Default 256. */
+  readonly checkpointEvery?: number | undefined
   /** Called before every file-system change a commit makes. For fault-injection tests. */
   readonly beforeWrite?: ((point: FileWritePoint) => void) | undefined
 }
@@ -150,6 +152,7 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
     const lockTimeoutMs = options.lockTimeoutMs ?? 10_000
     const staleLockMs = options.staleLockMs ?? 30_000
     const checkpointMin = options.checkpointBytes ?? 262_144
+    const checkpointEvery = Math.max(1, options.checkpointEvery ?? 256)
     const host = os.hostname()
     const hook = options.beforeWrite ?? (() => {})
     const describe = `files under ${path.join(options.repoRoot, options.directory ?? path.join(".strata", "state"))}`
@@ -434,7 +437,9 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
     const checkpointAfter = (dir: string, log: LogState, state: StateSnapshot, turns: ReadonlyArray<string>, recordBytes: number) =>
       Effect.gen(function* () {
         const logBytes = log.logBytes + recordBytes
-        if (logBytes < Math.max(checkpointMin, log.checkpointBytes)) return
+        // Checkpoint when reading the records would cost more than reading a checkpoint
+        // (so a load reads at most about twice the state), or when they get many.
+        if (logBytes < Math.max(checkpointMin, log.checkpointBytes) && log.logRecords + 1 < checkpointEvery) return
         const bytes = encodeStoredRecord({
           kind: "snapshot",
           version: state.version,

@@ -181,8 +181,15 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     )
 
     /** Run `body` on one connection; a connection that failed is destroyed, not reused. */
+    const listening = new WeakSet<pg.PoolClient>()
     const onClient = async <A>(body: (client: pg.PoolClient) => Promise<A>): Promise<A> => {
       const client = await pool.connect()
+      // A connection the server drops between two statements reports it on the client
+      // (the next statement fails); without a listener Node would crash the process.
+      if (!listening.has(client)) {
+        listening.add(client)
+        client.on("error", () => {})
+      }
       try {
         const result = await body(client)
         client.release()

@@ -32,8 +32,9 @@ export interface Harness {
   readonly layer: () => Layer.Layer<StateStore, unknown>
   /** The store as the worker process opens it (JSON). */
   readonly workerStore: () => Record<string, unknown>
-  /** The store with every commit checkpointing (file store), for the kill test. */
+  /** The store with every commit checkpointing (file store), for the kill test: in the worker, and here. */
   readonly workerStoreForKills: () => Record<string, unknown>
+  readonly layerForKills: () => Layer.Layer<StateStore, unknown>
 }
 
 export const freshKey = (): SessionKey => ({ repository: `test:${randomUUID()}`, name: "default" })
@@ -258,36 +259,47 @@ export const conformance = (h: Harness): void => {
     })
 
     it("kill -9 before every write of a commit: the turn is stored entirely or not at all, and its retry stores it once", async () => {
-      const key = freshKey()
       const store = h.workerStoreForKills()
-      const warm = await runWorker({ mode: "one", store, key, turnId: "warm-1" })
-      expect(warm, warm.stderr).toMatchObject({ code: 0 })
-      const counted = await runWorker({ mode: "one", store, key, turnId: "warm-2" })
+      const inKillStore = <A, E>(body: Effect.Effect<A, E, StateStore>) => Effect.runPromise(Effect.provide(body, Layer.fresh(h.layerForKills())))
+      const warm = ["warm-1", "warm-2"]
+      const seed = (key: SessionKey) =>
+        Effect.gen(function* () {
+          const s = yield* StateStore
+          for (const [i, id] of warm.entries()) yield* s.commit({ session: key, baseVersion: i, turnId: id, append: exchange(id), patch: { tracker: { i } } })
+        })
+      // Count the writes of the third commit of a session, then kill one process before each.
+      const probe = freshKey()
+      await inKillStore(seed(probe))
+      const counted = await runWorker({ mode: "one", store, key: probe, turnId: "probe" })
       expect(counted, counted.stderr).toMatchObject({ code: 0 })
       const points = (JSON.parse(counted.stdout) as { points: ReadonlyArray<string> }).points
-      expect(points.length).toBeGreaterThanOrEqual(h.name.startsWith("file") ? 7 : 5)
-      const expected = ["warm-1", "warm-2"]
-      for (let n = 1; n <= points.length; n++) {
-        const turnId = `killed-${n}`
-        const killed = await runWorker({ mode: "one", store, key, turnId, killAt: n })
-        expect(killed.signal, `kill before write ${n} (${points[n - 1]}): ${killed.stderr}`).toBe("SIGKILL")
-        const after = await Effect.runPromise(run(Effect.gen(function* () {
-          const s = yield* StateStore
-          const { snapshot } = yield* s.load(key)
-          const counts = questionCounts(snapshot.history)
-          // All or nothing: the exchange and the version move together.
-          expect(snapshot.version).toBe(expected.length + (counts.get(turnId) ?? 0))
-          expect(counts.get(turnId) ?? 0).toBeLessThanOrEqual(1)
-          // The caller retries the turn with the same id on the state it finds.
-          const retry = yield* s.commit({ session: key, baseVersion: snapshot.version, turnId, append: exchange(turnId), patch: {} })
-          expect(retry.duplicate, `write ${n} (${points[n - 1]})`).toBe(counts.get(turnId) === 1)
-          return (yield* s.load(key)).snapshot
-        })))
-        expected.push(turnId)
-        expect(after.version).toBe(expected.length)
-        expect([...questionCounts(after.history).keys()]).toEqual(expected)
-        expect(pairsIntact(after.history)).toBe(true)
-      }
+      expect(points.length).toBeGreaterThanOrEqual(h.name.startsWith("file") ? 12 : 5)
+      const cases = points.map((point, i) => ({ n: i + 1, point, key: freshKey(), turnId: `killed-${i + 1}` }))
+      await inKillStore(Effect.forEach(cases, (c) => seed(c.key), { discard: true }))
+      const killed = await Effect.runPromise(
+        Effect.forEach(cases, (c) => Effect.promise(() => runWorker({ mode: "one", store, key: c.key, turnId: c.turnId, killAt: c.n })), { concurrency: 4 })
+      )
+      for (const [i, c] of cases.entries()) expect(killed[i]?.signal, `kill before write ${c.n} (${c.point}): ${killed[i]?.stderr}`).toBe("SIGKILL")
+      await inKillStore(
+        Effect.forEach(cases, (c) =>
+          Effect.gen(function* () {
+            const s = yield* StateStore
+            const { snapshot } = yield* s.load(c.key)
+            const stored = questionCounts(snapshot.history).get(c.turnId) ?? 0
+            // All or nothing: the exchange, the patch and the version move together.
+            expect(stored, `write ${c.n} (${c.point})`).toBeLessThanOrEqual(1)
+            expect(snapshot.version, `write ${c.n} (${c.point})`).toBe(warm.length + stored)
+            expect(snapshot.tracker).toEqual(stored === 1 ? { turns: 3, by: c.turnId } : { i: 1 })
+            // The caller retries the turn, with the same id, on the state it finds.
+            const retry = yield* s.commit({ session: c.key, baseVersion: snapshot.version, turnId: c.turnId, append: exchange(c.turnId), patch: {} })
+            expect(retry.duplicate, `write ${c.n} (${c.point})`).toBe(stored === 1)
+            const after = (yield* s.load(c.key)).snapshot
+            expect(after.version).toBe(3)
+            expect([...questionCounts(after.history).keys()]).toEqual([...warm, c.turnId])
+            expect(pairsIntact(after.history)).toBe(true)
+          })
+        )
+      )
     })
 
     it.effect("the old .strata/ files are imported on first use, once, and nothing else is imported later", () =>

@@ -1,6 +1,8 @@
 // A child process of the conformance tests (and of bench/store): it opens a store from
 // its JSON argument and either commits turns (retrying conflicts) or commits one turn and
 // kills itself with SIGKILL before the Nth write (a file-system change or a SQL statement).
+import { performance } from "node:perf_hooks"
+import process from "node:process"
 import { Effect, Layer } from "effect"
 import { StateStore } from "@strata/core/effect"
 import { FileStateStore, PostgresStateStore } from "../dist/index.js"
@@ -14,7 +16,7 @@ const hook = (point) => {
 
 const layer =
   task.store.kind === "file"
-    ? FileStateStore.layer({ repoRoot: task.store.repoRoot, checkpointBytes: task.store.checkpointBytes, beforeWrite: hook })
+    ? FileStateStore.layer({ ...task.store, beforeWrite: hook })
     : PostgresStateStore.layer({ url: task.store.url, schema: task.store.schema, beforeStatement: hook })
 
 const exchange = (turnId) => [
