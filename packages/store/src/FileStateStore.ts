@@ -59,9 +59,15 @@ export interface FileStateStoreOptions {
   readonly repoRoot: string
   /** Where session directories go, relative to the root. Default `.strata/state`. */
   readonly directory?: string | undefined
-  /** How long a commit waits for another process's lock before failing (retryable). Default 10000 ms. */
+  /**
+   * How long a commit waits for another process's lock before failing (retryable).
+   * Default 15000 ms: longer than `staleLockMs`, so a crashed holder never fails a commit.
+   */
   readonly lockTimeoutMs?: number | undefined
-  /** A lock held longer than this (or by a dead process on this host) is taken over. Default 30000 ms. */
+  /**
+   * A lock held longer than this (or by a dead process on this host) is taken over. A
+   * commit holds it for milliseconds. Default 10000 ms.
+   */
   readonly staleLockMs?: number | undefined
   /**
    * Write a checkpoint when the records since the last one outweigh it (and at least
@@ -149,8 +155,8 @@ class Vanished {
  */
 export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effect<StateStore["Service"], StateStoreError | PathOutsideRepo> =>
   Effect.gen(function* () {
-    const lockTimeoutMs = options.lockTimeoutMs ?? 10_000
-    const staleLockMs = options.staleLockMs ?? 30_000
+    const lockTimeoutMs = options.lockTimeoutMs ?? 15_000
+    const staleLockMs = options.staleLockMs ?? 10_000
     const checkpointMin = options.checkpointBytes ?? 262_144
     const checkpointEvery = Math.max(1, options.checkpointEvery ?? 256)
     const host = os.hostname()

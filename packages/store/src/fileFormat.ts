@@ -85,9 +85,10 @@ export const decodeStoredRecord = (bytes: Buffer): DecodedRecord => {
   if (header[1] !== String(FILE_FORMAT_VERSION)) {
     return { _tag: "Corrupt", reason: `format version ${header[1] ?? "?"}, this Strata reads version ${FILE_FORMAT_VERSION}` }
   }
+  if (!/^\d{1,12}$/.test(header[2] ?? "") || !/^[0-9a-f]{64}$/.test(header[3] ?? "")) return { _tag: "Corrupt", reason: "a damaged header" }
   const length = Number(header[2])
   const body = bytes.subarray(newline + 1, newline + 1 + length)
-  if (!Number.isInteger(length) || body.length !== length || bytes.length !== newline + 1 + length + 1) {
+  if (body.length !== length || bytes.length !== newline + 1 + length + 1 || bytes[bytes.length - 1] !== 0x0a) {
     return { _tag: "Corrupt", reason: `expected ${header[2] ?? "?"} bytes of body, found ${bytes.length - newline - 1} (torn write)` }
   }
   if (sha256(body) !== header[3]) return { _tag: "Corrupt", reason: "checksum mismatch" }

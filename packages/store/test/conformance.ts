@@ -30,11 +30,14 @@ export interface Harness {
   readonly name: string
   /** A layer on the store under test. */
   readonly layer: () => Layer.Layer<StateStore, unknown>
-  /** The store as the worker process opens it (JSON). */
-  readonly workerStore: () => Record<string, unknown>
-  /** The store with every commit checkpointing (file store), for the kill test: in the worker, and here. */
-  readonly workerStoreForKills: () => Record<string, unknown>
-  readonly layerForKills: () => Layer.Layer<StateStore, unknown>
+  /** How worker processes reach the store; absent for a store that lives in one process (memory). */
+  readonly processes?: {
+    /** The store as the worker process opens it (JSON). */
+    readonly workerStore: () => Record<string, unknown>
+    /** The store with every commit checkpointing (file store), for the kill test: in the worker, and here. */
+    readonly workerStoreForKills: () => Record<string, unknown>
+    readonly layerForKills: () => Layer.Layer<StateStore, unknown>
+  }
 }
 
 export const freshKey = (): SessionKey => ({ repository: `test:${randomUUID()}`, name: "default" })
@@ -234,12 +237,13 @@ export const conformance = (h: Harness): void => {
       )
     })
 
-    it("concurrent commits from 6 OS processes: every turn stored exactly once, in whole exchanges", async () => {
+    const p = h.processes
+    if (p !== undefined) it("concurrent commits from 6 OS processes: every turn stored exactly once, in whole exchanges", async () => {
       const keys = [freshKey(), freshKey(), freshKey()]
       const workers = 6
       const turns = 8
       const results = await Promise.all(
-        Array.from({ length: workers }, (_, worker) => runWorker({ mode: "turns", store: h.workerStore(), keys, worker, turns }))
+        Array.from({ length: workers }, (_, worker) => runWorker({ mode: "turns", store: p.workerStore(), keys, worker, turns }))
       )
       for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0 })
       const stats = results.map((r) => JSON.parse(r.stdout) as { committed: number; duplicates: number; conflicts: number })
@@ -258,9 +262,9 @@ export const conformance = (h: Harness): void => {
       expect(all.size).toBe(workers * turns)
     })
 
-    it("kill -9 before every write of a commit: the turn is stored entirely or not at all, and its retry stores it once", async () => {
-      const store = h.workerStoreForKills()
-      const inKillStore = <A, E>(body: Effect.Effect<A, E, StateStore>) => Effect.runPromise(Effect.provide(body, Layer.fresh(h.layerForKills())))
+    if (p !== undefined) it("kill -9 before every write of a commit: the turn is stored entirely or not at all, and its retry stores it once", async () => {
+      const store = p.workerStoreForKills()
+      const inKillStore = <A, E>(body: Effect.Effect<A, E, StateStore>) => Effect.runPromise(Effect.provide(body, Layer.fresh(p.layerForKills())))
       const warm = ["warm-1", "warm-2"]
       const seed = (key: SessionKey) =>
         Effect.gen(function* () {

@@ -16,9 +16,11 @@ const repo = mkdtempSync(join(tmpdir(), "strata-file-store-"))
 conformance({
   name: "file store",
   layer: () => FileStateStore.layer({ repoRoot: repo, checkpointBytes: 4096 }),
-  workerStore: () => ({ kind: "file", repoRoot: repo, checkpointBytes: 4096 }),
-  workerStoreForKills: () => ({ kind: "file", repoRoot: repo, checkpointEvery: 1 }),
-  layerForKills: () => FileStateStore.layer({ repoRoot: repo, checkpointEvery: 1 })
+  processes: {
+    workerStore: () => ({ kind: "file", repoRoot: repo, checkpointBytes: 4096 }),
+    workerStoreForKills: () => ({ kind: "file", repoRoot: repo, checkpointEvery: 1 }),
+    layerForKills: () => FileStateStore.layer({ repoRoot: repo, checkpointEvery: 1 })
+  }
 })
 
 const withStore = <A, E>(options: FileStateStoreOptions, body: Effect.Effect<A, E, StateStore>) =>

@@ -16,9 +16,11 @@ const schema = `strata_test_${process.pid}`
 conformance({
   name: "postgres store",
   layer: () => PostgresStateStore.layer({ url, schema }),
-  workerStore: () => ({ kind: "postgres", url, schema }),
-  workerStoreForKills: () => ({ kind: "postgres", url, schema }),
-  layerForKills: () => PostgresStateStore.layer({ url, schema })
+  processes: {
+    workerStore: () => ({ kind: "postgres", url, schema }),
+    workerStoreForKills: () => ({ kind: "postgres", url, schema }),
+    layerForKills: () => PostgresStateStore.layer({ url, schema })
+  }
 })
 
 const exchange = (id: string): ReadonlyArray<Message> => [
