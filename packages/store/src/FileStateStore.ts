@@ -509,7 +509,11 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
               return yield* conflict(version)
             }
             const turns = [...log.turns, turnId]
-            yield* checkpointAfter(dir, log, apply(log.state), turns, bytes.length)
+            // The turn is durable now; a checkpoint that fails (a full disk) is retried by a
+            // later commit and must not report this one as failed.
+            yield* checkpointAfter(dir, log, apply(log.state), turns, bytes.length).pipe(
+              Effect.catch((error) => Effect.logWarning(`skipped a checkpoint of ${formatSessionKey(key)}: ${error.message}`))
+            )
             return { version, duplicate: false }
           })
         )
