@@ -62,7 +62,7 @@ beforeAll(() => {
   const nm = join(sandbox, "node_modules")
   mkdirSync(join(nm, "@strata"), { recursive: true })
   mkdirSync(join(nm, "@effect"), { recursive: true })
-  for (const pkg of ["core", "tiers", "symbols", "providers", "cli"]) symlinkSync(join(REPO_ROOT, "packages", pkg), join(nm, "@strata", pkg), "dir")
+  for (const pkg of ["core", "tiers", "symbols", "providers", "store", "cli"]) symlinkSync(join(REPO_ROOT, "packages", pkg), join(nm, "@strata", pkg), "dir")
   symlinkSync(join(CLI_DIR, "node_modules", "effect"), join(nm, "effect"), "dir")
   symlinkSync(join(CLI_DIR, "node_modules", "@effect", "platform-node"), join(nm, "@effect", "platform-node"), "dir")
   writeFileSync(join(sandbox, "package.json"), JSON.stringify({ type: "module", private: true }))

@@ -1,0 +1,375 @@
+/**
+ * The PostgreSQL store, for many processes on many hosts: sessions in one table with a
+ * version column (optimistic concurrency: a commit updates the row only at the version
+ * it was assembled from), history as append-only rows, one transaction per turn. The
+ * store creates and migrates its own schema (a versioned migrations table).
+ */
+import {
+  formatSessionKey,
+  StateConflict,
+  StateSnapshot,
+  StateStore,
+  StateStoreError,
+  type CommitResult,
+  type HistoryRewrite,
+  type LoadedState,
+  type Message,
+  type SessionKey,
+  type StatePatch,
+  type TurnCommit
+} from "@strata/core/effect"
+import { Effect, Layer, Schema } from "effect"
+import pg from "pg"
+
+/** Every statement of a commit, in order; fault-injection tests kill the process before each. */
+export type PostgresWritePoint =
+  | "begin"
+  | "check-turn"
+  | "update-session"
+  | "insert-session"
+  | "insert-history"
+  | "prune-history"
+  | "insert-turn"
+  | "commit"
+
+/** Options of the PostgreSQL store. */
+export interface PostgresStateStoreOptions {
+  /** `postgres://user:password@host:port/database` (any form `pg` accepts). */
+  readonly url: string
+  /** The schema that holds Strata's tables. Default `strata`. */
+  readonly schema?: string | undefined
+  /** Connections kept open. Default 4. */
+  readonly poolSize?: number | undefined
+  /** How long to wait for a connection. Default 5000 ms. */
+  readonly connectTimeoutMs?: number | undefined
+  /** Called before every statement a commit sends. For fault-injection tests. */
+  readonly beforeStatement?: ((point: PostgresWritePoint) => void) | undefined
+}
+
+/** One migration: applied once, in order, inside a transaction, recorded in `<schema>.migrations`. */
+interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: (schema: string) => string
+}
+
+/** The store's schema history. Append only: a released migration is never edited. */
+export const MIGRATIONS: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "sessions, history, turns",
+    sql: (s) => `
+      CREATE TABLE ${s}.sessions (
+        id bigserial PRIMARY KEY,
+        repository text NOT NULL,
+        name text NOT NULL,
+        version bigint NOT NULL,
+        history_epoch integer NOT NULL DEFAULT 0,
+        history_length integer NOT NULL DEFAULT 0,
+        tracker json,
+        journal json,
+        record json,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (repository, name)
+      );
+      CREATE TABLE ${s}.history (
+        session_id bigint NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        epoch integer NOT NULL,
+        seq integer NOT NULL,
+        message json NOT NULL,
+        PRIMARY KEY (session_id, epoch, seq)
+      );
+      CREATE TABLE ${s}.turns (
+        session_id bigint NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        turn_id text NOT NULL,
+        version bigint NOT NULL,
+        committed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (session_id, turn_id)
+      );
+      CREATE FUNCTION ${s}.history_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'strata history rows are append-only'; END $$;
+      CREATE TRIGGER history_append_only BEFORE UPDATE ON ${s}.history
+        FOR EACH ROW EXECUTE FUNCTION ${s}.history_append_only();
+    `
+  }
+]
+
+/** SQLSTATEs and socket errors after which trying again may succeed. */
+const RETRYABLE_STATES = new Set(["40001", "40P01", "53300", "57P01", "57P02", "57P03", "55P03"])
+const RETRYABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"])
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+
+/** Whether a `pg` error is a lost or refused connection, or a transient database state. */
+export const isRetryablePgError = (error: unknown): boolean => {
+  const code = codeOf(error)
+  if (code !== undefined && (RETRYABLE_STATES.has(code) || RETRYABLE_CODES.has(code) || code.startsWith("08"))) return true
+  const message = error instanceof Error ? error.message : String(error)
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(message)
+}
+
+/** A URL with its password masked, for messages. Pure. */
+export const redactUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return "postgres://(unparsable URL)"
+  }
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/
+
+const decodeSnapshot = Schema.decodeUnknownEffect(StateSnapshot)
+
+const jsonParam = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value))
+
+interface SessionRow {
+  readonly id: string
+  readonly version: string
+  readonly history_epoch: number
+  readonly history_length: number
+}
+
+/**
+ * Build the PostgreSQL store: connect, create or migrate the schema, and serve sessions.
+ * The pool closes with the layer's scope.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { StateStore } from "@strata/core/effect"
+ * import { PostgresStateStore } from "@strata/store"
+ * const program = Effect.gen(function* () {
+ *   const store = yield* StateStore
+ *   return (yield* store.load({ repository: "git:4b825dc6", name: "default" })).snapshot.version
+ * }).pipe(Effect.provide(PostgresStateStore.layer({ url: "postgres://strata@127.0.0.1:5432/strata" })))
+ * ```
+ */
+export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
+  Effect.gen(function* () {
+    const schema = options.schema ?? "strata"
+    const describe = redactUrl(options.url)
+    const hook = options.beforeStatement ?? (() => {})
+    const failure = (operation: string, error: unknown) =>
+      new StateStoreError({
+        store: describe,
+        operation,
+        reason: error instanceof Error ? error.message : String(error),
+        retryable: isRetryablePgError(error)
+      })
+    if (!IDENTIFIER.test(schema)) {
+      return yield* new StateStoreError({ store: describe, operation: "open", reason: `schema name "${schema}" is not a plain lower-case identifier`, retryable: false })
+    }
+    const s = `"${schema}"`
+
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const created = new pg.Pool({
+          connectionString: options.url,
+          max: options.poolSize ?? 4,
+          connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+          idleTimeoutMillis: 10_000
+        })
+        // An idle connection the server dropped (a restart) is discarded; the next query reconnects.
+        created.on("error", () => {})
+        return created
+      }),
+      (p) => Effect.promise(() => p.end().catch(() => undefined))
+    )
+
+    /** Run `body` on one connection; a connection that failed is destroyed, not reused. */
+    const listening = new WeakSet<pg.PoolClient>()
+    const onClient = async <A>(body: (client: pg.PoolClient) => Promise<A>): Promise<A> => {
+      const client = await pool.connect()
+      // A connection the server drops between two statements reports it on the client
+      // (the next statement fails); without a listener Node would crash the process.
+      if (!listening.has(client)) {
+        listening.add(client)
+        client.on("error", () => {})
+      }
+      try {
+        const result = await body(client)
+        client.release()
+        return result
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined)
+        client.release(isRetryablePgError(error) ? (error instanceof Error ? error : new Error(String(error))) : undefined)
+        throw error
+      }
+    }
+    const withClient = <A>(operation: string, body: (client: pg.PoolClient) => Promise<A>): Effect.Effect<A, StateStoreError> =>
+      Effect.tryPromise({ try: () => onClient(body), catch: (error) => failure(operation, error) })
+
+    // Migrations run under a transaction-scoped advisory lock, so processes starting together apply each once.
+    yield* withClient("migrate the schema", async (client) => {
+      await client.query("BEGIN")
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`strata-migrations:${schema}`])
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`
+      )
+      const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations`)).rows.map((r) => r.version))
+      const newest = Math.max(0, ...applied)
+      const known = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0
+      if (newest > known) {
+        throw new Error(`the database schema ${schema} is at migration ${newest}, newer than this Strata knows (${known}); upgrade Strata`)
+      }
+      for (const m of MIGRATIONS) {
+        if (applied.has(m.version)) continue
+        await client.query(m.sql(s))
+        await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name])
+      }
+      await client.query("COMMIT")
+    })
+
+    const load = Effect.fn("StateStore.load")(function* (key: SessionKey) {
+      const raw = yield* withClient(`load ${formatSessionKey(key)}`, async (client) => {
+        await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        const found = await client.query<SessionRow & { tracker: unknown; journal: unknown; record: unknown }>(
+          `SELECT id, version, history_epoch, history_length, tracker, journal, record FROM ${s}.sessions WHERE repository = $1 AND name = $2`,
+          [key.repository, key.name]
+        )
+        const row = found.rows[0]
+        if (row === undefined) {
+          await client.query("COMMIT")
+          return { session: key, version: 0, history: [], tracker: null, journal: null, record: null }
+        }
+        const history = await client.query<{ message: unknown }>(
+          `SELECT message FROM ${s}.history WHERE session_id = $1 AND epoch = $2 ORDER BY seq`,
+          [row.id, row.history_epoch]
+        )
+        await client.query("COMMIT")
+        if (history.rows.length !== row.history_length) {
+          throw new Error(`session ${formatSessionKey(key)} has ${history.rows.length} history rows, its record says ${row.history_length}`)
+        }
+        return {
+          session: key,
+          version: Number(row.version),
+          history: history.rows.map((r) => r.message),
+          tracker: row.tracker,
+          journal: row.journal,
+          record: row.record
+        }
+      })
+      const snapshot = yield* decodeSnapshot(raw).pipe(
+        Effect.mapError((issue) => new StateStoreError({ store: describe, operation: `load ${formatSessionKey(key)}`, reason: `stored state does not decode: ${issue.message}`, retryable: false }))
+      )
+      return { snapshot, warnings: [] } satisfies LoadedState
+    })
+
+    const write = (
+      key: SessionKey,
+      baseVersion: number,
+      turnId: string,
+      messages: ReadonlyArray<Message>,
+      rewrite: boolean,
+      patch: StatePatch
+    ): Effect.Effect<CommitResult, StateConflict | StateStoreError> =>
+      Effect.tryPromise({
+        catch: (error) => (error instanceof StateConflict ? error : failure(`commit to ${formatSessionKey(key)}`, error)),
+        try: () => onClient(async (client) => {
+        const q = <R extends pg.QueryResultRow>(point: PostgresWritePoint, sql: string, params: ReadonlyArray<unknown> = []) => {
+          hook(point)
+          return client.query<R>(sql, [...params])
+        }
+        await q("begin", "BEGIN")
+        const seen = await q<{ version: string }>(
+          "check-turn",
+          `SELECT s.version FROM ${s}.turns t JOIN ${s}.sessions s ON s.id = t.session_id WHERE s.repository = $1 AND s.name = $2 AND t.turn_id = $3`,
+          [key.repository, key.name, turnId]
+        )
+        if (seen.rows[0] !== undefined) {
+          const current = await client.query<{ version: string }>(`SELECT version FROM ${s}.sessions WHERE repository = $1 AND name = $2`, [key.repository, key.name])
+          await client.query("ROLLBACK")
+          return { version: Number(current.rows[0]?.version ?? seen.rows[0].version), duplicate: true }
+        }
+        const n = messages.length
+        const set = (value: unknown) => value !== undefined
+        const params = [
+          key.repository,
+          key.name,
+          baseVersion,
+          rewrite,
+          n,
+          set(patch.tracker),
+          jsonParam(patch.tracker),
+          set(patch.journal),
+          jsonParam(patch.journal),
+          set(patch.record),
+          jsonParam(patch.record)
+        ]
+        const updated = await q<SessionRow>(
+          "update-session",
+          `UPDATE ${s}.sessions SET
+             version = version + 1,
+             history_epoch = history_epoch + CASE WHEN $4 THEN 1 ELSE 0 END,
+             history_length = CASE WHEN $4 THEN $5 ELSE history_length + $5 END,
+             tracker = CASE WHEN $6 THEN $7::json ELSE tracker END,
+             journal = CASE WHEN $8 THEN $9::json ELSE journal END,
+             record = CASE WHEN $10 THEN $11::json ELSE record END,
+             updated_at = now()
+           WHERE repository = $1 AND name = $2 AND version = $3
+           RETURNING id, version, history_epoch, history_length`,
+          params
+        )
+        let row = updated.rows[0]
+        if (row === undefined && baseVersion === 0) {
+          const inserted = await q<SessionRow>(
+            "insert-session",
+            `INSERT INTO ${s}.sessions (repository, name, version, history_epoch, history_length, tracker, journal, record)
+             VALUES ($1, $2, 1, 0, $3, $4::json, $5::json, $6::json)
+             ON CONFLICT (repository, name) DO NOTHING
+             RETURNING id, version, history_epoch, history_length`,
+            [key.repository, key.name, n, jsonParam(patch.tracker), jsonParam(patch.journal), jsonParam(patch.record)]
+          )
+          row = inserted.rows[0]
+        }
+        if (row === undefined) {
+          const current = await client.query<{ version: string }>(`SELECT version FROM ${s}.sessions WHERE repository = $1 AND name = $2`, [key.repository, key.name])
+          await client.query("ROLLBACK")
+          throw new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual: Number(current.rows[0]?.version ?? 0) })
+        }
+        if (n > 0) {
+          await q(
+            "insert-history",
+            `INSERT INTO ${s}.history (session_id, epoch, seq, message)
+             SELECT $1, $2, $3 + ord::integer - 1, m FROM json_array_elements($4::json) WITH ORDINALITY AS t(m, ord)`,
+            [row.id, row.history_epoch, row.history_length - n, JSON.stringify(messages)]
+          )
+        }
+        if (rewrite) await q("prune-history", `DELETE FROM ${s}.history WHERE session_id = $1 AND epoch < $2`, [row.id, row.history_epoch])
+        await q("insert-turn", `INSERT INTO ${s}.turns (session_id, turn_id, version) VALUES ($1, $2, $3)`, [row.id, turnId, row.version])
+        await q("commit", "COMMIT")
+        return { version: Number(row.version), duplicate: false }
+      })
+      })
+
+    const service: StateStore["Service"] = {
+      describe,
+      load,
+      commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {
+        return yield* write(turn.session, turn.baseVersion, turn.turnId, turn.append, false, turn.patch)
+      }),
+      rewriteHistory: Effect.fn("StateStore.rewriteHistory")(function* (rewrite: HistoryRewrite) {
+        return yield* write(rewrite.session, rewrite.baseVersion, rewrite.turnId, rewrite.history, true, rewrite.patch)
+      })
+    }
+    return service
+  })
+
+/**
+ * The PostgreSQL store as a Layer for core's `StateStore`; the connection pool closes
+ * when the layer's scope does.
+ *
+ * @example
+ * ```ts
+ * import { PostgresStateStore } from "@strata/store"
+ * const layer = PostgresStateStore.layer({ url: "postgres://strata@127.0.0.1:5432/strata" })
+ * ```
+ */
+export const PostgresStateStore = {
+  layer: (options: PostgresStateStoreOptions): Layer.Layer<StateStore, StateStoreError> => Layer.effect(StateStore, makePostgresStateStore(options))
+} as const

@@ -1,0 +1,77 @@
+/**
+ * Choosing a store from one setting (`STRATA_STORE`, or `store` in a configuration
+ * file): `file` (the default), `memory`, or a `postgres://` URL.
+ */
+import { PathOutsideRepo, StateStore, StateStoreError } from "@strata/core/effect"
+import { Effect, Layer } from "effect"
+import { FileStateStore, type FileStateStoreOptions } from "./FileStateStore.ts"
+import { MemoryStateStore } from "./MemoryStateStore.ts"
+import { PostgresStateStore, redactUrl, type PostgresStateStoreOptions } from "./PostgresStateStore.ts"
+
+/** The environment variable that selects the store. */
+export const STORE_ENV = "STRATA_STORE"
+
+/** A store setting, parsed. */
+export type StoreSpec =
+  | { readonly kind: "file" }
+  | { readonly kind: "memory" }
+  | { readonly kind: "postgres"; readonly url: string }
+
+/**
+ * Parse a store setting: empty or `file`, `memory`, `postgres://...` or `postgresql://...`.
+ * Pure; undefined for anything else.
+ *
+ * @example
+ * ```ts
+ * import { parseStoreSpec } from "@strata/store"
+ * parseStoreSpec("postgres://strata@db/strata") // { kind: "postgres", url: "postgres://strata@db/strata" }
+ * ```
+ */
+export const parseStoreSpec = (spec: string | undefined): StoreSpec | undefined => {
+  const s = spec?.trim() ?? ""
+  if (s === "" || s === "file") return { kind: "file" }
+  if (s === "memory") return { kind: "memory" }
+  if (/^postgres(ql)?:\/\//.test(s)) return { kind: "postgres", url: s }
+  return undefined
+}
+
+/** Options that apply to whichever store a setting selects. */
+export interface StoreLayerOptions {
+  readonly repoRoot: string
+  readonly file?: Omit<FileStateStoreOptions, "repoRoot"> | undefined
+  readonly postgres?: Omit<PostgresStateStoreOptions, "url"> | undefined
+}
+
+/**
+ * The `StateStore` layer a setting selects.
+ *
+ * @example
+ * ```ts
+ * import { storeLayer, STORE_ENV } from "@strata/store"
+ * const layer = storeLayer(process.env[STORE_ENV], { repoRoot: "." })
+ * ```
+ */
+export const storeLayer = (spec: string | undefined, options: StoreLayerOptions): Layer.Layer<StateStore, StateStoreError | PathOutsideRepo> => {
+  const parsed = parseStoreSpec(spec)
+  if (parsed === undefined) {
+    return Layer.effect(
+      StateStore,
+      Effect.fail(
+      new StateStoreError({
+        store: redactUrl(spec ?? ""),
+        operation: "open",
+        reason: `"${spec?.startsWith("postgres") === true ? redactUrl(spec) : spec ?? ""}" is not a store: use "file", "memory" or a postgres:// URL`,
+        retryable: false
+      })
+      )
+    )
+  }
+  switch (parsed.kind) {
+    case "file":
+      return FileStateStore.layer({ ...options.file, repoRoot: options.repoRoot })
+    case "memory":
+      return MemoryStateStore.layer
+    case "postgres":
+      return PostgresStateStore.layer({ ...options.postgres, url: parsed.url })
+  }
+}

@@ -1,0 +1,138 @@
+// The PostgreSQL store against a real server (the global setup's, or STRATA_TEST_PG_URL):
+// the conformance suite, then the schema migrations, the append-only history, and a
+// server restart in the middle of a session (a throwaway cluster of this test's own).
+import { StateStore, type Message } from "@strata/core/effect"
+import { Effect, Layer } from "effect"
+import pg from "pg"
+import { afterAll, describe, expect, inject } from "vitest"
+import { MIGRATIONS, PostgresStateStore } from "../src/index.ts"
+import { startCluster } from "../scripts/pgCluster.mjs"
+import { conformance, freshKey } from "./conformance.ts"
+import { it } from "./support.ts"
+
+const url = inject("pgUrl")
+const schema = `strata_test_${process.pid}`
+
+conformance({
+  name: "postgres store",
+  layer: () => PostgresStateStore.layer({ url, schema }),
+  processes: {
+    workerStore: () => ({ kind: "postgres", url, schema }),
+    workerStoreForKills: () => ({ kind: "postgres", url, schema }),
+    layerForKills: () => PostgresStateStore.layer({ url, schema })
+  }
+})
+
+const exchange = (id: string): ReadonlyArray<Message> => [
+  { role: "user", content: `question ${id}` },
+  { role: "assistant", content: `answer ${id}` }
+]
+
+const sql = async <R extends pg.QueryResultRow>(text: string, params: ReadonlyArray<unknown> = []): Promise<ReadonlyArray<R>> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query<R>(text, [...params])).rows
+  } finally {
+    await client.end()
+  }
+}
+
+const open = <A, E>(options: { readonly url: string; readonly schema: string }, body: Effect.Effect<A, E, StateStore>) =>
+  Effect.provide(body, Layer.fresh(PostgresStateStore.layer(options)))
+
+describe("postgres store: schema", () => {
+  it.effect("creates its schema on first use and records each migration once, even when processes open it together", () =>
+    Effect.gen(function* () {
+      const fresh = `strata_migrate_${process.pid}`
+      yield* Effect.all(
+        Array.from({ length: 4 }, () => open({ url, schema: fresh }, Effect.void)),
+        { concurrency: 4 }
+      )
+      const rows = yield* Effect.promise(() => sql<{ version: number }>(`SELECT version FROM ${fresh}.migrations ORDER BY version`))
+      expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version))
+      const tables = yield* Effect.promise(() => sql<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [fresh]))
+      expect(tables.map((t) => t.table_name)).toEqual(["history", "migrations", "sessions", "turns"])
+    })
+  )
+
+  it.effect("refuses a schema migrated by a newer Strata", () =>
+    Effect.gen(function* () {
+      const newer = `strata_newer_${process.pid}`
+      yield* open({ url, schema: newer }, Effect.void)
+      yield* Effect.promise(() => sql(`INSERT INTO ${newer}.migrations (version, name) VALUES (999, 'from the future')`))
+      const exit = yield* Effect.exit(open({ url, schema: newer }, Effect.void))
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      expect(JSON.stringify(exit)).toMatch(/newer than this Strata knows/)
+    })
+  )
+
+  it.effect("history rows are append-only: the database refuses an update", () =>
+    Effect.gen(function* () {
+      const key = freshKey()
+      yield* open(
+        { url, schema },
+        Effect.gen(function* () {
+          const store = yield* StateStore
+          yield* store.commit({ session: key, baseVersion: 0, turnId: "a", append: exchange("a"), patch: {} })
+        })
+      )
+      const attempt = yield* Effect.promise(() => sql(`UPDATE ${schema}.history SET message = '{}'::json`).then(() => "updated", (e: unknown) => String(e)))
+      expect(attempt).toMatch(/append-only/)
+    })
+  )
+})
+
+describe("postgres store: a server restart mid-session", () => {
+  const cluster = startCluster()
+  afterAll(async () => (await cluster).stop())
+
+  it("a crash-restart of the server loses no committed turn, and the same store continues after it", async () => {
+    const c = await cluster
+    const key = freshKey()
+    const startedAt = async () => {
+      const client = new pg.Client({ connectionString: c.url })
+      await client.connect()
+      try {
+        return String((await client.query<{ t: Date }>("SELECT pg_postmaster_start_time() AS t")).rows[0]?.t.getTime())
+      } finally {
+        await client.end()
+      }
+    }
+    const before = await startedAt()
+    const program = Effect.gen(function* () {
+      const store = yield* StateStore
+      /** One logical turn: load, commit; a conflict or a lost connection means load again and retry. */
+      const turn = (id: string) =>
+        Effect.gen(function* () {
+          for (let attempt = 0; ; attempt++) {
+            const loaded = yield* Effect.result(store.load(key))
+            if (loaded._tag === "Success") {
+              const committed = yield* Effect.result(
+                store.commit({ session: key, baseVersion: loaded.success.snapshot.version, turnId: id, append: exchange(id), patch: { record: { last: id } } })
+              )
+              if (committed._tag === "Success") return committed.success
+              if (committed.failure._tag === "StateStoreError" && !committed.failure.retryable) return yield* committed.failure
+            } else if (loaded.failure._tag !== "StateStoreError" || !loaded.failure.retryable) return yield* loaded.failure
+            if (attempt > 200) return yield* Effect.die(new Error(`turn ${id} never committed`))
+            yield* Effect.sleep(50)
+          }
+        })
+      for (let i = 0; i < 5; i++) yield* turn(`before-${i}`)
+      // Restart while turns are being committed.
+      const restart = Effect.promise(async () => {
+        await new Promise((r) => setTimeout(r, 20))
+        c.restart("immediate")
+      })
+      yield* Effect.all([restart, Effect.forEach([0, 1, 2, 3, 4], (i) => turn(`during-${i}`), { discard: true })], { concurrency: 2 })
+      for (let i = 0; i < 3; i++) yield* turn(`after-${i}`)
+      return (yield* store.load(key)).snapshot
+    })
+    const snapshot = await Effect.runPromise(Effect.provide(program, Layer.fresh(PostgresStateStore.layer({ url: c.url, connectTimeoutMs: 2000 }))))
+    const ids = snapshot.history.filter((m) => m.role === "user").map((m) => String(m.content).slice("question ".length))
+    expect(ids).toEqual([...[0, 1, 2, 3, 4].map((i) => `before-${i}`), ...[0, 1, 2, 3, 4].map((i) => `during-${i}`), ...[0, 1, 2].map((i) => `after-${i}`)])
+    expect(snapshot.version).toBe(13)
+    expect(await startedAt()).not.toBe(before)
+    expect(snapshot.record).toEqual({ last: "after-2" })
+  })
+})
