@@ -1,8 +1,6 @@
 // Tool sessions for the plugin, wire and property tests: one tool (read_file), a fixed
 // repository to run it on, the neutral request a history makes, and random histories.
 import {
-  estimateTokens,
-  messageText,
   type Block,
   type Breakpoint,
   type CachedTier,
@@ -143,6 +141,3 @@ export const toolHistoryArb = (options: { readonly images?: boolean } = {}): fc.
 /** Breakpoint positions over a request of `n` messages (system first): L0 at 0, up to 3 more, increasing. */
 export const breakpointsArb = (n: number): fc.Arbitrary<ReadonlyArray<number>> =>
   fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, n - 1) }), { maxLength: 3 }).map((xs) => [0, ...[...xs].filter((x) => x < n).sort((a, b) => a - b)])
-
-/** Rough size of a history, for assertions that tools count. */
-export const historyChars = (history: ReadonlyArray<Message>): number => history.reduce((n, m) => n + estimateTokens(messageText(m)), 0)
