@@ -73,7 +73,7 @@ describe("History", () => {
     ["a call whose result is missing", [session[0], session[1], { role: "tool", content: [result("c1")] }], /message 2: tool call "c2" \(read_file\) of message 1 has no result here/],
     ["a history ending on calls", [session[0], session[1]], /message 1: tool call "c1" \(read_file\) is not answered: .*the history ends/],
     ["a duplicate call id", [...session, { role: "assistant", content: [call("c1")] }, { role: "tool", content: [result("c1")] }], /message 4: tool call id "c1" is already used by message 1/],
-    ["a tool message with text", [session[0], { role: "assistant", content: [call("c1")] }, { role: "tool", content: [{ type: "text", text: "done" }] }], /Expected "tool-result"\n  at (\["history"\])?\[2\]\["content"\]\[0\]\["type"\]/],
+    ["a tool message with text", [session[0], { role: "assistant", content: [call("c1")] }, { role: "tool", content: [{ type: "text", text: "done" }] }], /Expected "tool-result"\n {2}at (\["history"\])?\[2\]\["content"\]\[0\]\["type"\]/],
     ["a result naming another tool", [session[0], { role: "assistant", content: [call("c1")] }, { role: "tool", content: [{ ...result("c1"), toolName: "ls" }] }], /message 2: tool result "c1" names tool "ls", but the call was to "read_file"/]
   ]
 
