@@ -128,7 +128,7 @@ describe("ContextManager history", () => {
       })))
 
   const malformed: ReadonlyArray<readonly [string, unknown, string]> = [
-    ["a bad role", [{ role: "user", content: "ok" }, { role: "robot", content: "x" }], `[1]["role"]`],
+    ["a bad role", [{ role: "user", content: "ok" }, { role: "robot", content: "x" }], `role is "system", "user", "assistant" or "tool"\n  at [1]`],
     ["a missing content", [{ role: "user" }], `[0]["content"]`],
     ["a bad content part", [{ role: "user", content: [{ type: "text", text: 3 }] }], `[0]["content"][0]["text"]`],
     ["not an array", { role: "user", content: "x" }, "Expected"]

@@ -13,6 +13,7 @@ import {
   type HistoryCompactorOptions,
   makeCustomCounter,
   type Message,
+  messageText,
   Prompts,
   RepoFiles,
   summaryPair,
@@ -434,7 +435,7 @@ describe("compaction under the ContextManager and the Promise facade", () => {
         compactionModelLayer(MODEL.openai).pipe(Layer.provide(clientLayer("openai", s.url, { retry: { baseDelayMs: 5 } })), Layer.orDie)
       ]
     })
-    for (let i = 0; i < history.length; i += 2) await engine.addExchange(history[i]!.content, history[i + 1]!.content)
+    for (let i = 0; i < history.length; i += 2) await engine.addExchange(messageText(history[i]!), messageText(history[i + 1]!))
     expect(await engine.shouldCompact()).toBe(true)
     const result = await engine.compactHistoryIfNeeded()
     expect(await engine.getHistory()).toEqual(history.slice(PARSER_START))

@@ -11,7 +11,7 @@ const markers = (body: AnthropicBody) => {
   const out: Array<{ where: string; ttl: string | undefined }> = []
   body.tools?.forEach((t, i) => t.cache_control && out.push({ where: `tools[${i}]`, ttl: t.cache_control.ttl }))
   body.system?.forEach((b, i) => b.cache_control && out.push({ where: `system[${i}]`, ttl: b.cache_control.ttl }))
-  body.messages.forEach((m, i) => m.content.forEach((b, k) => b.cache_control && out.push({ where: `messages[${i}].content[${k}]`, ttl: b.cache_control.ttl })))
+  body.messages.forEach((m, i) => m.content.forEach((b, k) => "cache_control" in b && b.cache_control && out.push({ where: `messages[${i}].content[${k}]`, ttl: b.cache_control.ttl })))
   return out
 }
 

@@ -40,8 +40,8 @@ describe("openai chat plugin", () => {
     expect(r.notes.filter((n) => n.includes("no breakpoint on assistant output"))).toHaveLength(3)
     const assistants = r.body.messages.filter((m) => m.role === "assistant")
     expect(JSON.stringify(assistants)).not.toContain("prompt_cache_breakpoint")
-    expect(r.body.messages[3]!.content[0]).toMatchObject({ prompt_cache_breakpoint: { mode: "explicit" } })
-    expect(r.body.messages[1]!.content[0]).not.toHaveProperty("prompt_cache_breakpoint")
+    expect(r.body.messages[3]!.content?.[0]).toMatchObject({ prompt_cache_breakpoint: { mode: "explicit" } })
+    expect(r.body.messages[1]!.content?.[0]).not.toHaveProperty("prompt_cache_breakpoint")
   })
 
   it("GPT-5.6 explicit mode uses all 4 writes", () => {

@@ -55,6 +55,7 @@ const caseArb = (model: string): fc.Arbitrary<Case> =>
     const messages = base.messages.map((m, i): Message => {
       // Never blank the current prompt, so every request has a conversation.
       if (i === last || !c.blanks.includes(i % base.messages.length)) return m
+      if (m.role === "tool") return m
       return c.blankKind === "parts"
         ? { role: m.role, content: [{ type: "text", text: "" }, { type: "text", text: " \n" }] }
         : { role: m.role, content: c.blankKind }

@@ -6,6 +6,7 @@ import type { CreateCachedContentParameters, GenerateContentParameters } from "@
 import { modelMessageSchema, type generateText, type ModelMessage } from "ai"
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions"
 import type { ResponseCreateParamsBase } from "openai/resources/responses/responses"
+import type { Message } from "@strata/core"
 import { describe, expect, it } from "vitest"
 import {
   invokeModelInput,
@@ -20,6 +21,7 @@ import {
   type ToolDefinition
 } from "../src/index.ts"
 import { bigRequest } from "./plugins-fixtures.ts"
+import { toolRequest } from "./tool-fixtures.ts"
 
 const tools: ReadonlyArray<ToolDefinition> = [
   { name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }
@@ -92,6 +94,71 @@ describe("SDK request types", () => {
       for (const m of messages) expect(modelMessageSchema.safeParse(m).success).toBe(true)
       if (target === "openai") expect(options).toEqual({ openai: { promptCacheKey: "s1" } })
       else expect(messages.some((m) => m.providerOptions?.[target] !== undefined)).toBe(true)
+    }
+  })
+})
+
+// A tool session with every new part: reasoning of each provider, parallel calls, text,
+// JSON, error and image results. Each body must be assignable to the SDK's own parameter
+// type without a cast.
+const PNG = "data:image/png;base64,iVBORw0KGgo="
+const toolHistory = (images: boolean): ReadonlyArray<Message> => [
+  { role: "user", content: "Read a.ts and b.ts" },
+  {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "Both, in parallel.", provider: "anthropic", signature: "sig" },
+      { type: "reasoning", text: "", provider: "anthropic", redactedData: "cmVkYWN0ZWQ=" },
+      { type: "reasoning", text: "Both files.", provider: "openai", id: "rs_1", redactedData: "enc" },
+      { type: "reasoning", text: "", provider: "gemini", signature: "gsig" },
+      { type: "text", text: "Reading." },
+      { type: "tool-call", toolCallId: "c1", toolName: "read_file", input: { path: "a.ts" } },
+      { type: "tool-call", toolCallId: "c2", toolName: "read_file", input: { path: "b.ts" } }
+    ]
+  },
+  {
+    role: "tool",
+    content: [
+      { type: "tool-result", toolCallId: "c1", toolName: "read_file", output: images ? { type: "content", value: [{ type: "text", text: "a" }, { type: "image", url: PNG }] } : { type: "json", value: { a: 1 } } },
+      { type: "tool-result", toolCallId: "c2", toolName: "read_file", output: { type: "error-text", value: "ENOENT" } }
+    ]
+  },
+  { role: "assistant", content: "a is 1; b is missing." }
+]
+
+describe("SDK request types with tool calls, tool results and reasoning", () => {
+  it("anthropic and bedrock invoke: MessageCreateParams", () => {
+    const r = placeAnthropic(toolRequest("claude-sonnet-4-5", toolHistory(true)), { automatic: true })
+    const params: MessageCreateParamsBase = r.body
+    const invoke: Omit<MessageCreateParamsBase, "model"> = placeBedrockInvoke(toolRequest("anthropic.claude-sonnet-4-5-20250929-v1:0", toolHistory(true))).body
+    expect(JSON.stringify(params)).toContain("redacted_thinking")
+    expect(invoke.messages).toHaveLength(4)
+  })
+
+  it("bedrock: ConverseCommandInput", () => {
+    const input: ConverseCommandInput = placeBedrockConverse(toolRequest("us.anthropic.claude-sonnet-4-5-20250929-v1:0", toolHistory(true))).body
+    expect(input.messages?.[2]?.content?.[0]?.toolResult?.toolUseId).toBe("c1")
+  })
+
+  it("openai: ChatCompletionCreateParams and ResponseCreateParams", () => {
+    const chat: ChatCompletionCreateParamsBase = placeOpenAIChat(toolRequest("gpt-5.6", toolHistory(false))).body
+    const responses: ResponseCreateParamsBase = placeOpenAIResponses(toolRequest("gpt-5.6", toolHistory(true))).body
+    const compat: ChatCompletionCreateParamsBase = placeOpenAICompatible(toolRequest("anthropic/claude-sonnet-4.5", toolHistory(false))).body
+    expect(chat.messages.some((m) => m.role === "tool")).toBe(true)
+    expect(JSON.stringify(responses.input)).toContain("function_call_output")
+    expect(compat.messages.some((m) => m.role === "tool")).toBe(true)
+  })
+
+  it("gemini: GenerateContentParameters", () => {
+    const params: GenerateContentParameters = placeGemini(toolRequest("gemini-2.5-flash", toolHistory(true))).body
+    expect(JSON.stringify(params.contents)).toContain("functionResponse")
+  })
+
+  it("ai-sdk: ModelMessage[], validated by the SDK's own schema", () => {
+    for (const target of ["anthropic", "bedrock", "openai"] as const) {
+      const messages: Array<ModelMessage> = placeAiSdk(toolRequest(target === "openai" ? "gpt-4.1" : "claude-sonnet-4-5", toolHistory(true)), { target }).body.messages
+      for (const m of messages) expect(modelMessageSchema.safeParse(m).success).toBe(true)
+      expect(messages.some((m) => m.role === "tool")).toBe(true)
     }
   })
 })

@@ -5,10 +5,10 @@
  */
 import type { ItemKey } from "../domain/Item.ts"
 import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"
-import type { ImagePart, Message } from "../domain/Message.ts"
+import { toolOutputText, type ImagePart, type Message, type ToolMessage } from "../domain/Message.ts"
 import { CACHED_TIERS, isCachedTier, type CachedTier, type Tier } from "../domain/Tier.ts"
 import { withReminder } from "../prompts/Prompts.ts"
-import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
+import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, partTokens, type TokenCounter } from "../tokens/TokenCounter.ts"
 import {
   ACK,
   FILE_TREE_HEADER,
@@ -366,41 +366,77 @@ export interface SeedImageBlock {
   readonly type: "image_url"
   readonly image_url: { readonly url: string }
 }
-/** A message in the seeds' format: the system message sits inside the array. */
+/** A tool call on an assistant message, in the Chat Completions shape the seeds' format extends. */
+export interface SeedToolCall {
+  readonly id: string
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly arguments: string }
+}
+/**
+ * A message in the seeds' format: the system message sits inside the array. Tool calls
+ * and results take the Chat Completions shape (`tool_calls`, one `tool` message per result).
+ */
 export interface SeedMessage {
-  readonly role: "system" | "user" | "assistant"
+  readonly role: "system" | "user" | "assistant" | "tool"
   readonly content: string | ReadonlyArray<SeedTextBlock | SeedImageBlock>
+  readonly tool_calls?: ReadonlyArray<SeedToolCall>
+  readonly tool_call_id?: string
 }
 
 const EPHEMERAL: CacheControl = { type: "ephemeral" }
 
+const markLastText = (blocks: Array<SeedTextBlock | SeedImageBlock>): void => {
+  let last = -1
+  for (let i = 0; i < blocks.length; i++) if (blocks[i]?.type === "text") last = i
+  const at = last >= 0 ? last : blocks.length - 1
+  const target = blocks[at]
+  if (target !== undefined) blocks[at] = { ...target, cache_control: EPHEMERAL } as SeedTextBlock | SeedImageBlock
+}
+
 /**
  * One message in the seeds' format. A marked message carries `cache_control` on its last
- * text block; a string content is wrapped as one text block first.
+ * text block; a string content is wrapped as one text block first. Reasoning is left out
+ * (the format has no place for it); tool calls go to `tool_calls`.
  */
-export const toSeedMessage = (message: Message, cached: boolean): SeedMessage => {
+export const toSeedMessage = (message: Exclude<Message, ToolMessage>, cached: boolean): SeedMessage => {
   if (typeof message.content === "string") {
     return cached
       ? { role: message.role, content: [{ type: "text", text: message.content, cache_control: EPHEMERAL }] }
       : { role: message.role, content: message.content }
   }
-  const blocks: Array<SeedTextBlock | SeedImageBlock> = message.content.map((p) =>
-    p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }
-  )
-  if (cached) {
-    let last = -1
-    for (let i = 0; i < blocks.length; i++) if (blocks[i]?.type === "text") last = i
-    const at = last >= 0 ? last : blocks.length - 1
-    const target = blocks[at]
-    if (target !== undefined) blocks[at] = { ...target, cache_control: EPHEMERAL } as SeedTextBlock | SeedImageBlock
+  const blocks: Array<SeedTextBlock | SeedImageBlock> = []
+  const calls: Array<SeedToolCall> = []
+  for (const p of message.content) {
+    if (p.type === "text") blocks.push({ type: "text", text: p.text })
+    else if (p.type === "image") blocks.push({ type: "image_url", image_url: { url: p.url } })
+    else if (p.type === "tool-call") calls.push({ id: p.toolCallId, type: "function", function: { name: p.toolName, arguments: JSON.stringify(p.input) } })
   }
-  return { role: message.role, content: blocks }
+  if (cached) markLastText(blocks)
+  return calls.length === 0 ? { role: message.role, content: blocks } : { role: message.role, content: blocks, tool_calls: calls }
 }
+
+/** A tool message in the seeds' format: one `tool` message per result, the last one marked when `cached`. */
+export const toolSeedMessages = (message: ToolMessage, cached: boolean): ReadonlyArray<SeedMessage> =>
+  message.content.map((r, k): SeedMessage => {
+    const text = toolOutputText(r.output)
+    const content = cached && k === message.content.length - 1 ? [{ type: "text" as const, text, cache_control: EPHEMERAL }] : text
+    return { role: "tool", tool_call_id: r.toolCallId, content }
+  })
 
 /** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
 export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
   const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
-  return request.messages.map((m, i) => toSeedMessage(m, marked.has(i)))
+  return request.messages.flatMap((m, i) => (m.role === "tool" ? toolSeedMessages(m, marked.has(i)) : [toSeedMessage(m, marked.has(i))]))
+}
+
+/** Where message `index` of a request lands in `toSeedMessages` (a tool message becomes one message per result). */
+export const seedMessageIndex = (messages: ReadonlyArray<Message>, index: number): number => {
+  let at = 0
+  for (let i = 0; i < index; i++) {
+    const m = messages[i]!
+    at += m.role === "tool" ? m.content.length : 1
+  }
+  return messages[index]?.role === "tool" ? at + messages[index].content.length - 1 : at
 }
 
 // ---------------------------------------------------------------------------------------
@@ -438,7 +474,7 @@ export interface TieredMessagesInput {
 export const messageTokens = (message: Message, count: Count): number => {
   if (typeof message.content === "string") return MESSAGE_OVERHEAD_TOKENS + count.count(message.content)
   let tokens = MESSAGE_OVERHEAD_TOKENS
-  for (const p of message.content) tokens += p.type === "text" ? count.count(p.text) : IMAGE_TOKENS
+  for (const p of message.content) tokens += partTokens(p, (text) => count.count(text))
   return tokens
 }
 

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Exit, Cause, Layer, Option, Ref, Schema, Semaphore } from "effect"
 import { InvalidInput } from "../domain/errors.ts"
-import { ContentPart, Message, Role } from "../domain/Message.ts"
+import { ContentPart, History, historyProblems, Message, Role } from "../domain/Message.ts"
 import type { TrackerPersistError } from "../services/Tracker.ts"
 import { Tracker } from "../services/Tracker.ts"
 import { AssemblySession } from "../pipeline/session.ts"
@@ -82,7 +82,7 @@ export interface ContextManagerOptions {
   readonly compaction?: Partial<CompactionConfig> | undefined
 }
 
-const decodeHistory = Schema.decodeUnknownExit(Schema.Array(Message))
+const decodeHistory = Schema.decodeUnknownExit(History)
 const decodeMessage = Schema.decodeUnknownExit(Message)
 
 // The SchemaError's message names the bad field, e.g. `Expected "user" | ... at [1]["role"]`.
@@ -94,9 +94,18 @@ const issueText = (cause: Cause.Cause<Schema.SchemaError>): string => {
 const decodeOrFail = <A>(what: string, exit: Exit.Exit<A, Schema.SchemaError>): Effect.Effect<A, InvalidInput> =>
   Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.fail(new InvalidInput({ what, issue: issueText(exit.cause) }))
 
-/** A copy the caller may mutate without touching the manager's state. */
-const copyMessage = (m: Message): Message =>
-  typeof m.content === "string" ? { role: m.role, content: m.content } : { role: m.role, content: m.content.map((p) => ({ ...p })) }
+/** A copy the caller may mutate without touching the manager's state (messages are plain JSON data). */
+const copyMessage = (m: Message): Message => structuredClone(m)
+
+/**
+ * Fail when `added` cannot follow `current`: a tool call left unanswered, a result that
+ * answers no call of the message before it, a reused id. The last message's calls may
+ * stay pending (their results come next).
+ */
+const checkAppend = (what: string, current: ReadonlyArray<Message>, added: ReadonlyArray<Message>): Effect.Effect<void, InvalidInput> => {
+  const problem = historyProblems([...current, ...added], { pending: true }).find((p) => p.index >= current.length - 1)
+  return problem === undefined ? Effect.void : Effect.fail(new InvalidInput({ what, issue: problem.issue }))
+}
 
 /**
  * Replace `snapshot` with `next` in `current`, keeping messages appended to `current`
@@ -164,11 +173,13 @@ const make = (options: ContextManagerOptions) =>
 
     const addMessage = Effect.fn("ContextManager.addMessage")(function* (role: Role, content: MessageContent) {
       const message = yield* decodeOrFail("message", decodeMessage({ role, content }))
+      yield* checkAppend("message", yield* history, [message])
       yield* append([message], false)
     })
 
     const addExchange = Effect.fn("ContextManager.addExchange")(function* (user: MessageContent, assistant: MessageContent) {
       const pair = yield* decodeOrFail("exchange", decodeHistory([{ role: "user", content: user }, { role: "assistant", content: assistant }]))
+      yield* checkAppend("exchange", yield* history, pair)
       yield* append(pair, true)
     })
 

@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { ItemKey } from "./Item.ts"
 import { Message } from "./Message.ts"
 import { CachedTier, Tier } from "./Tier.ts"
+import { ToolDefinition } from "./Tool.ts"
 
 /** Cache lifetime a breakpoint asks for; providers that do not support it ignore it. */
 export const CacheTtl = Schema.Literals(["5m", "1h"])
@@ -34,10 +35,12 @@ export type Block = typeof Block.Type
 
 /**
  * What assembly hands to a provider plugin: blocks in prefix order (L0..L3, active),
- * the flat message list they make, and a breakpoint per non-empty cached block.
+ * the flat message list they make, a breakpoint per non-empty cached block, and the
+ * tools the model may call (rendered first, before the system prompt).
  */
 export const NeutralRequest = Schema.Struct({
   model: Schema.String,
+  tools: Schema.optionalKey(Schema.Array(ToolDefinition)),
   blocks: Schema.Array(Block),
   messages: Schema.Array(Message),
   breakpoints: Schema.Array(Breakpoint)

@@ -1,5 +1,6 @@
 export * from "./Tier.ts"
 export * from "./Item.ts"
 export * from "./Message.ts"
+export * from "./Tool.ts"
 export * from "./Block.ts"
 export * from "./errors.ts"

@@ -4,7 +4,7 @@
  * breakpoint's message), as gateways that pass `cache_control` through expect it.
  */
 import { Context, Effect, Layer } from "effect"
-import { toSeedMessages } from "../assembly/tiered.ts"
+import { seedMessageIndex, toSeedMessages } from "../assembly/tiered.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
 import type { CachedTier } from "../domain/Tier.ts"
 import { Placement, type PlacedBreakpoint, type PlacementResult } from "../services/Placement.ts"
@@ -19,9 +19,10 @@ export const placeOpenAICompatible = (request: NeutralRequest): PlacementResult 
     if (block.tier !== "active") prefix.set(block.tier, tokens)
   }
   const breakpoints = request.breakpoints.map((b): PlacedBreakpoint => {
-    const content = messages[b.messageIndex]?.content
+    const index = seedMessageIndex(request.messages, b.messageIndex)
+    const content = messages[index]?.content
     const at = typeof content === "string" || content === undefined ? 0 : Math.max(0, content.map((c) => c.type).lastIndexOf("text"))
-    return { tier: b.tier, location: `messages[${b.messageIndex}].content[${at}]`, prefixTokens: prefix.get(b.tier) ?? 0, ...(b.ttl === undefined ? {} : { ttl: b.ttl }) }
+    return { tier: b.tier, location: `messages[${index}].content[${at}]`, prefixTokens: prefix.get(b.tier) ?? 0, ...(b.ttl === undefined ? {} : { ttl: b.ttl }) }
   })
   return { provider: "openai-compatible", body: { model: request.model, messages }, breakpoints, dropped: [] }
 }

@@ -7,7 +7,7 @@ import type { CountedUrl, Counted, LayoutBlock, Part } from "../assembly/tiered.
 import type { NeutralRequest } from "../domain/Block.ts"
 import { InvalidInput } from "../domain/errors.ts"
 import type { ItemKey, TierChange } from "../domain/Item.ts"
-import { ImagePart, Message } from "../domain/Message.ts"
+import { History, ImagePart, type Message } from "../domain/Message.ts"
 import { TIERS, type CachedTier, type Tier } from "../domain/Tier.ts"
 import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
 import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
@@ -48,8 +48,8 @@ export const AssemblyInput = Schema.Struct({
   images: Schema.optionalKey(Schema.Array(AssemblyImage)),
   /** Files selected into context, with their contents. */
   files: Schema.optionalKey(Schema.Array(FileContent)),
-  /** Conversation history before this prompt; index N is item `history:N`. */
-  history: Schema.optionalKey(Schema.Array(Message)),
+  /** Conversation history before this prompt; index N is item `history:N`. Tool calls must be answered. */
+  history: Schema.optionalKey(History),
   /** At most 3 are used; more are cut with a warning. */
   urls: Schema.optionalKey(Schema.Array(UrlContent)),
   /** Code review context (review mode); rendered by the review-context stage. */

@@ -5,7 +5,7 @@
  */
 import { hash } from "node:crypto"
 import { createRequire } from "node:module"
-import type { Message } from "../domain/Message.ts"
+import { partImages, partText, type Message, type MessagePart } from "../domain/Message.ts"
 import { makeBpeCounter, type BpeCounter, type BpeRanks } from "./bpe.ts"
 import { encodingForModel, type EncodingName } from "./encoding.ts"
 
@@ -18,6 +18,19 @@ export const IMAGE_TOKENS = 1000
 
 /** The chars/4 estimate used when no encoder is available. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/**
+ * Tokens of one message part: its text (a tool call's name and JSON input, a result's
+ * text or JSON) through `count`, plus `IMAGE_TOKENS` per image.
+ *
+ * @example
+ * ```ts
+ * import { estimateTokens, partTokens } from "@strata/core"
+ * partTokens({ type: "tool-call", toolCallId: "c1", toolName: "ls", input: { path: "src" } }, estimateTokens) // 5
+ * ```
+ */
+export const partTokens = (part: MessagePart, count: (text: string) => number): number =>
+  part.type === "image" ? IMAGE_TOKENS : count(partText(part)) + partImages(part) * IMAGE_TOKENS
 
 /** SHA-256 hex digest of a string (UTF-8). */
 // One-shot `crypto.hash` (Node 20.12+) skips the Hash object; about 2x faster on short texts.
@@ -193,7 +206,7 @@ const makeCounter = (
   const countMessage = (message: Message): number => {
     if (typeof message.content === "string") return MESSAGE_OVERHEAD_TOKENS + count(message.content)
     let total = MESSAGE_OVERHEAD_TOKENS
-    for (const part of message.content) total += part.type === "text" ? count(part.text) : IMAGE_TOKENS
+    for (const part of message.content) total += partTokens(part, count)
     return total
   }
   const countMessages = (messages: ReadonlyArray<Message>): number =>

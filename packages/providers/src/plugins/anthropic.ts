@@ -4,22 +4,29 @@
  * optional tool and automatic markers, all within the 4-marker limit. Bedrock's
  * InvokeModel takes the same body (see bedrock.ts).
  */
-import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
+import { isToolError, PlacementError, type CacheTtl, type JsonSchemaObject, type ToolDefinition, type ContentPart, type MessagePart, type NeutralRequest, type ReasoningPart, type ToolResultPart } from "@strata/core"
 import type { ProviderId } from "../models.ts"
-import { cleanMessages, mergeSameRole, parseDataUrl, splitSystem, type CleanMessage } from "../rules/content.ts"
+import {
+  assertToolPairs,
+  cleanMessages,
+  markablePart,
+  mergeSameRole,
+  parseDataUrl,
+  splitSystem,
+  toolAsUser,
+  type CleanMessage
+} from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
-  canonicalTools,
   placedFrom,
   placementLayer,
+  requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
-  type JsonSchemaObject,
-  type PluginResult,
-  type ToolDefinition
+  type PluginResult
 } from "./common.ts"
-import { limitsFor } from "./internal.ts"
+import { limitsFor, reasoningNote } from "./internal.ts"
 
 /** `cache_control` as the Messages API takes it; `ttl` only when it is not the 5 min default. */
 export interface AnthropicCacheControl {
@@ -41,7 +48,41 @@ export interface AnthropicImageBlock {
   cache_control?: AnthropicCacheControl
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock
+export interface AnthropicToolUseBlock {
+  type: "tool_use"
+  id: string
+  name: string
+  input: unknown
+  cache_control?: AnthropicCacheControl
+}
+
+export interface AnthropicToolResultBlock {
+  type: "tool_result"
+  tool_use_id: string
+  content?: string | Array<AnthropicTextBlock | AnthropicImageBlock>
+  is_error?: boolean
+  cache_control?: AnthropicCacheControl
+}
+
+/** A thinking block, passed back byte-exact with its signature; it never carries a marker. */
+export interface AnthropicThinkingBlock {
+  type: "thinking"
+  thinking: string
+  signature: string
+}
+
+export interface AnthropicRedactedThinkingBlock {
+  type: "redacted_thinking"
+  data: string
+}
+
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
 
 export interface AnthropicMessage {
   role: "user" | "assistant"
@@ -99,13 +140,55 @@ const imageBlock = (provider: string, url: string, mediaType: string | undefined
   return { type: "image", source: { type: "base64", media_type: media, data: data.base64 } }
 }
 
-const contentBlock = (provider: string, part: ContentPart): AnthropicContentBlock =>
+/**
+ * Reasoning the Anthropic family takes back: Anthropic's own thinking with its signature,
+ * or redacted thinking (signatures are valid on the Claude API, Bedrock and Vertex alike).
+ */
+export const anthropicReasoning = (part: ReasoningPart): boolean =>
+  part.provider === "anthropic" && (part.signature !== undefined || part.redactedData !== undefined)
+
+const contentBlock = (provider: string, part: ContentPart): AnthropicTextBlock | AnthropicImageBlock =>
   part.type === "text" ? { type: "text", text: part.text } : imageBlock(provider, part.url, part.mediaType)
+
+const toolResultBlock = (provider: string, part: ToolResultPart): AnthropicToolResultBlock => {
+  const { output } = part
+  const content = output.type === "content"
+    ? output.value.map((p) => contentBlock(provider, p))
+    : output.type === "text" || output.type === "error-text" ? output.value : JSON.stringify(output.value)
+  return {
+    type: "tool_result",
+    tool_use_id: part.toolCallId,
+    // An empty result is sent without content rather than as an empty text.
+    ...(content.length === 0 ? {} : { content }),
+    ...(isToolError(output) ? { is_error: true } : {})
+  }
+}
+
+/** One neutral part as an Anthropic content block (reasoning already filtered by `anthropicReasoning`). */
+export const anthropicBlock = (provider: string, part: MessagePart): AnthropicContentBlock => {
+  switch (part.type) {
+    case "text":
+    case "image":
+      return contentBlock(provider, part)
+    case "tool-call":
+      return { type: "tool_use", id: part.toolCallId, name: part.toolName, input: part.input }
+    case "tool-result":
+      return toolResultBlock(provider, part)
+    case "reasoning":
+      return part.redactedData !== undefined
+        ? { type: "redacted_thinking", data: part.redactedData }
+        : { type: "thinking", thinking: part.text, signature: part.signature ?? "" }
+  }
+}
 
 const withMarker = <B extends { cache_control?: AnthropicCacheControl }>(block: B, ttl: CacheTtl | undefined): B => ({
   ...block,
   cache_control: cacheControl(ttl)
 })
+
+/** A block with `cache_control`; thinking blocks take none (the plan never marks them). */
+const markBlock = (block: AnthropicContentBlock, ttl: CacheTtl | undefined): AnthropicContentBlock =>
+  block.type === "thinking" || block.type === "redacted_thinking" ? block : withMarker(block, ttl)
 
 /** What an Anthropic-shaped body is made of, before the variant adds its own fields. */
 export interface AnthropicParts {
@@ -142,15 +225,18 @@ export const renderAnthropicParts = (
     })
   }
 
+  // A tool message is a user turn whose tool_result blocks come first (it directly
+  // follows the assistant message with the calls, so merging keeps them in front).
   const messages: Array<AnthropicMessage> = []
-  for (const merged of mergeSameRole(conversation)) {
+  for (const merged of mergeSameRole(toolAsUser(conversation))) {
     const content: Array<AnthropicContentBlock> = []
     for (const m of merged.members) {
+      const markAt = marks.has(m.index) ? markablePart(m) : -1
       m.parts.forEach((part, k) => {
-        const block = contentBlock(provider, part)
-        if (k === m.parts.length - 1 && marks.has(m.index)) {
+        const block = anthropicBlock(provider, part)
+        if (k === markAt) {
           locations.set(m.index, `messages[${messages.length}].content[${content.length}]`)
-          content.push(withMarker(block, marks.get(m.index)))
+          content.push(markBlock(block, marks.get(m.index)))
         } else content.push(block)
       })
     }
@@ -186,13 +272,14 @@ export const planAnthropic = (
   options: AnthropicOptions,
   automatic: boolean
 ): { readonly plan: BreakpointPlan; readonly automatic: boolean; readonly notes: ReadonlyArray<string> } => {
+  assertToolPairs(providerId, request.messages)
   const limits = limitsFor(providerId, options.model ?? request.model, options)
-  const tools = canonicalTools(options.tools)
-  const notes: Array<string> = []
+  const tools = requestTools(request, options)
+  const notes: Array<string> = reasoningNote(request, anthropicReasoning, "the Anthropic API takes back only Anthropic thinking blocks with their signature (or redacted data)")
   // The automatic marker lands on the last block; if a breakpoint is already there it adds nothing.
   let useAutomatic = automatic
   if (automatic) {
-    const last = lastRenderedIndex(cleanMessages(request.messages))
+    const last = lastRenderedIndex(cleanMessages(request.messages, anthropicReasoning))
     if (last !== undefined && request.breakpoints.some((b) => b.messageIndex === last)) {
       useAutomatic = false
       notes.push("automatic marker omitted: the last block already carries a breakpoint")
@@ -206,7 +293,8 @@ export const planAnthropic = (
     reservedSlots: useAutomatic ? 1 : 0,
     reservedFor: "the automatic marker",
     mode: "markers",
-    spacing: providerId === "bedrock" ? "stacked" : "cumulative"
+    spacing: providerId === "bedrock" ? "stacked" : "cumulative",
+    reasoning: anthropicReasoning
   })
   return { plan, automatic: useAutomatic, notes: [...notes, ...plan.notes] }
 }
@@ -224,7 +312,7 @@ export const planAnthropic = (
  */
 export const placeAnthropic = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<AnthropicBody> => {
   const provider = "anthropic"
-  const tools = canonicalTools(options.tools)
+  const tools = requestTools(request, options)
   const planned = planAnthropic("anthropic", request, options, options.automatic === true)
   const parts = renderAnthropicParts(provider, planned.plan, tools)
   if (parts.messages.length === 0) {

@@ -4,22 +4,31 @@
  * k × the model minimum, roles alternating, no blank text. InvokeModel: the Anthropic
  * body with `anthropic_version` (no automatic marker, which InvokeModel rejects).
  */
-import { PlacementError, type CacheTtl, type ContentPart, type NeutralRequest } from "@strata/core"
-import { mergeSameRole, parseDataUrl, splitSystem } from "../rules/content.ts"
+import { isToolError, PlacementError, type CacheTtl, type ContentPart, type JsonSchemaObject, type MessagePart, type NeutralRequest, type ToolResultOutput } from "@strata/core"
+import type { Schema } from "effect"
+import { assertToolPairs, markablePart, mergeSameRole, parseDataUrl, splitSystem, toolAsUser } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
-import { DEFAULT_MAX_TOKENS, planAnthropic, renderAnthropicParts, type AnthropicMessage, type AnthropicOptions, type AnthropicTextBlock, type AnthropicTool } from "./anthropic.ts"
 import {
-  canonicalTools,
+  anthropicReasoning,
+  DEFAULT_MAX_TOKENS,
+  planAnthropic,
+  renderAnthropicParts,
+  type AnthropicMessage,
+  type AnthropicOptions,
+  type AnthropicTextBlock,
+  type AnthropicTool
+} from "./anthropic.ts"
+import {
   placedFrom,
   placementLayer,
+  requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
-  type JsonSchemaObject,
   type PluginResult
 } from "./common.ts"
-import { limitsFor } from "./internal.ts"
+import { limitsFor, reasoningNote } from "./internal.ts"
 
 /** A Converse cache checkpoint; `ttl` only for 1 h (5 min is the default). */
 export interface BedrockCachePoint {
@@ -28,9 +37,16 @@ export interface BedrockCachePoint {
 
 export type BedrockImageFormat = "png" | "jpeg" | "gif" | "webp"
 
+export type BedrockImageBlock = { image: { format: BedrockImageFormat; source: { bytes: Uint8Array } } }
+
+export type BedrockToolResultContent = { text: string } | { json: BedrockDocument } | BedrockImageBlock
+
 export type BedrockContentBlock =
   | { text: string }
-  | { image: { format: BedrockImageFormat; source: { bytes: Uint8Array } } }
+  | BedrockImageBlock
+  | { toolUse: { toolUseId: string; name: string; input: BedrockDocument } }
+  | { toolResult: { toolUseId: string; content: Array<BedrockToolResultContent>; status?: "error" } }
+  | { reasoningContent: { reasoningText: { text: string; signature: string } } | { redactedContent: Uint8Array } }
   | BedrockCachePoint
 
 export type BedrockSystemBlock = { text: string } | BedrockCachePoint
@@ -49,6 +65,15 @@ export type BedrockTool =
 
 // Tool schemas are JSON by contract (ToolDefinition); only their static type is wider.
 const asDocument = (schema: JsonSchemaObject): BedrockDocument => schema as unknown as BedrockDocument
+
+/** A JSON value as the SDK's mutable `DocumentType` (a copy; the input stays untouched). */
+const toDocument = (value: Schema.Json): BedrockDocument => {
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.map(toDocument)
+  const out: { [key: string]: BedrockDocument } = {}
+  for (const [k, v] of Object.entries(value)) out[k] = toDocument(v)
+  return out
+}
 
 /** The Converse request Strata emits (a subset of `ConverseCommandInput`). */
 export interface BedrockConverseBody {
@@ -78,7 +103,7 @@ const FORMATS: Readonly<Record<string, BedrockImageFormat>> = {
   "image/webp": "webp"
 }
 
-const contentBlock = (provider: string, part: ContentPart): BedrockContentBlock => {
+const imageOrText = (provider: string, part: ContentPart): { text: string } | BedrockImageBlock => {
   if (part.type === "text") return { text: part.text }
   const data = parseDataUrl(part.url)
   if (data === undefined) {
@@ -87,6 +112,45 @@ const contentBlock = (provider: string, part: ContentPart): BedrockContentBlock 
   const format = FORMATS[part.mediaType ?? data.mediaType]
   if (format === undefined) throw new PlacementError({ provider, reason: `image type ${part.mediaType ?? data.mediaType} is not accepted; use png, jpeg, gif or webp` })
   return { image: { format, source: { bytes: new Uint8Array(Buffer.from(data.base64, "base64")) } } }
+}
+
+const toolResultContent = (provider: string, output: ToolResultOutput): Array<BedrockToolResultContent> => {
+  switch (output.type) {
+    case "text":
+    case "error-text":
+      return output.value.length === 0 ? [] : [{ text: output.value }]
+    case "json":
+    case "error-json":
+      // Converse takes a JSON object as `json`; any other JSON value goes as its text.
+      return typeof output.value === "object" && output.value !== null && !Array.isArray(output.value)
+        ? [{ json: toDocument(output.value) }]
+        : [{ text: JSON.stringify(output.value) }]
+    case "content":
+      return output.value.map((p) => imageOrText(provider, p))
+  }
+}
+
+/** One neutral part as a Converse content block (reasoning already filtered by `anthropicReasoning`). */
+const contentBlock = (provider: string, part: MessagePart): BedrockContentBlock => {
+  switch (part.type) {
+    case "text":
+    case "image":
+      return imageOrText(provider, part)
+    case "tool-call":
+      return { toolUse: { toolUseId: part.toolCallId, name: part.toolName, input: toDocument(part.input) } }
+    case "tool-result":
+      return {
+        toolResult: {
+          toolUseId: part.toolCallId,
+          content: toolResultContent(provider, part.output),
+          ...(isToolError(part.output) ? { status: "error" as const } : {})
+        }
+      }
+    case "reasoning":
+      return part.redactedData !== undefined
+        ? { reasoningContent: { redactedContent: new Uint8Array(Buffer.from(part.redactedData, "base64")) } }
+        : { reasoningContent: { reasoningText: { text: part.text, signature: part.signature ?? "" } } }
+  }
 }
 
 /**
@@ -102,16 +166,18 @@ const contentBlock = (provider: string, part: ContentPart): BedrockContentBlock 
  */
 export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOptions = {}): PluginResult<BedrockConverseBody> => {
   const provider = "bedrock"
+  assertToolPairs(provider, request.messages)
   const modelId = options.model ?? request.model
   const limits = limitsFor("bedrock", modelId, options)
-  const tools = canonicalTools(options.tools)
+  const tools = requestTools(request, options)
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
     toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
     toolMarker: options.cacheTools === true && tools.length > 0,
     mode: "markers",
-    spacing: "stacked"
+    spacing: "stacked",
+    reasoning: anthropicReasoning
   })
   const marks = new Map(plan.breakpoints.map((b) => [b.messageIndex, b.ttl] as const))
   const locations = new Map<number, string>()
@@ -129,15 +195,19 @@ export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOp
     }
   }
 
+  // Tool results are a user turn, first in it; roles alternate, so same-role runs merge.
   const messages: Array<BedrockMessage> = []
-  for (const merged of mergeSameRole(conversation)) {
+  for (const merged of mergeSameRole(toolAsUser(conversation))) {
     const content: Array<BedrockContentBlock> = []
     for (const m of merged.members) {
-      for (const part of m.parts) content.push(contentBlock(provider, part))
-      if (marks.has(m.index)) {
+      // The checkpoint follows the last block that is not reasoning.
+      const markAt = marks.has(m.index) ? markablePart(m) : -1
+      m.parts.forEach((part, k) => {
+        content.push(contentBlock(provider, part))
+        if (k !== markAt) return
         locations.set(m.index, `messages[${messages.length}].content[${content.length}]`)
         content.push(cachePoint(marks.get(m.index)))
-      }
+      })
     }
     messages.push({ role: merged.role === "assistant" ? "assistant" : "user", content })
   }
@@ -160,7 +230,8 @@ export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOp
   }
   const locate = (index: number, target: "tools" | "message") =>
     target === "tools" ? `toolConfig.tools[${tools.length}]` : (locations.get(index) ?? `message ${index}`)
-  return result(provider, body, placedFrom(plan, locate), plan.dropped, plan.notes)
+  const notes = [...reasoningNote(request, anthropicReasoning, "Converse takes back only Claude reasoning with its signature (or redacted content)"), ...plan.notes]
+  return result(provider, body, placedFrom(plan, locate), plan.dropped, notes)
 }
 
 /** The InvokeModel JSON payload for Claude: the Messages body with `anthropic_version`, without `model`. */
@@ -184,7 +255,7 @@ export interface BedrockInvokeBody {
  */
 export const placeBedrockInvoke = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<BedrockInvokeBody> => {
   const provider = "bedrock"
-  const tools = canonicalTools(options.tools)
+  const tools = requestTools(request, options)
   const planned = planAnthropic("bedrock", request, options, false)
   const parts = renderAnthropicParts(provider, planned.plan, tools)
   if (parts.messages.length === 0) throw new PlacementError({ provider, reason: "the request has no user or assistant message; InvokeModel needs at least one" })

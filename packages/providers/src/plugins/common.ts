@@ -1,9 +1,9 @@
 /**
- * What every plugin shares: neutral tool definitions, the options all plugins take,
+ * What every plugin shares: the tools a request renders, the options all plugins take,
  * the result type (core's `PlacementResult` plus notes), and the helper that turns a
  * pure plugin function into a Layer for core's `Placement` service.
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer } from "effect"
 import {
   Placement,
   PlacementError,
@@ -11,45 +11,17 @@ import {
   type DroppedBreakpoint,
   type NeutralRequest,
   type PlacedBreakpoint,
-  type PlacementResult
+  type PlacementResult,
+  type ToolDefinition
 } from "@strata/core"
 import { estimateTokens } from "@strata/core"
 import type { ModelEntry } from "../models.ts"
 import type { BreakpointPlan } from "../rules/plan.ts"
 import { canonicalize } from "../rules/serialize.ts"
 
-/** A JSON Schema object describing a tool's input. */
-export interface JsonSchemaObject {
-  type: "object"
-  properties?: Record<string, unknown>
-  required?: Array<string>
-  [key: string]: unknown
-}
-
-/**
- * A tool definition in neutral form; each plugin renders it in its provider's shape.
- *
- * @example
- * ```ts
- * const readFile: ToolDefinition = {
- *   name: "read_file",
- *   description: "Read a file from the repository",
- *   inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
- * }
- * ```
- */
-export interface ToolDefinition {
-  readonly name: string
-  readonly description?: string
-  readonly inputSchema: JsonSchemaObject
-}
-
-/** Schema for tool definitions given as data (config files, CLI input). */
-export const ToolDefinitionSchema = Schema.Struct({
-  name: Schema.String,
-  description: Schema.optionalKey(Schema.String),
-  inputSchema: Schema.Record(Schema.String, Schema.Unknown)
-})
+// Tool definitions are core's (`ToolDefinition`, carried on `NeutralRequest.tools`); the
+// names stay exported here for code written against earlier versions of this package.
+export type { JsonSchemaObject, ToolDefinition } from "@strata/core"
 
 /** Options every plugin takes. */
 export interface CommonOptions {
@@ -57,7 +29,7 @@ export interface CommonOptions {
   readonly model?: string
   /** TTL for breakpoints that do not name one (providers with 5m/1h TTLs). */
   readonly ttl?: CacheTtl
-  /** Tool definitions, rendered first in the prefix. */
+  /** Tool definitions, rendered first in the prefix; used when the request carries no `tools`. */
   readonly tools?: ReadonlyArray<ToolDefinition>
   /** Tokens of the tool definitions; default: estimated from their JSON. */
   readonly toolTokens?: number
@@ -73,6 +45,10 @@ export interface PluginResult<Body> extends PlacementResult {
   /** Adjustments that kept a breakpoint but changed it (moved, TTL raised or lowered). */
   readonly notes: ReadonlyArray<string>
 }
+
+/** The tools a request renders: its own `tools`, else the plugin options' (canonical key order). */
+export const requestTools = (request: NeutralRequest, options: CommonOptions): ReadonlyArray<ToolDefinition> =>
+  canonicalTools(request.tools ?? options.tools)
 
 /** Tool definitions with canonical key order, so equal tools serialize to equal bytes. */
 export const canonicalTools = (tools: ReadonlyArray<ToolDefinition> | undefined): ReadonlyArray<ToolDefinition> =>

@@ -4,25 +4,47 @@
  * cached tiers: the create request for everything up to the last breakpoint, and a
  * request that references it and carries only the rest.
  */
-import { PlacementError, sha256, type ContentPart, type NeutralRequest } from "@strata/core"
-import { mergeSameRole, parseDataUrl, splitSystem, type CleanMessage } from "../rules/content.ts"
+import {
+  isToolError,
+  PlacementError,
+  sha256,
+  toolOutputText,
+  type ContentPart,
+  type MessagePart,
+  type NeutralRequest,
+  type ReasoningPart,
+  type ToolResultPart
+} from "@strata/core"
+import { assertToolPairs, mergeSameRole, parseDataUrl, splitSystem, toolAsUser, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
 import {
-  canonicalTools,
   placedFrom,
   placementLayer,
+  requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
   type PluginResult
 } from "./common.ts"
-import { limitsFor } from "./internal.ts"
+import { limitsFor, reasoningNote } from "./internal.ts"
+
+type GeminiMedia = { inlineData: { mimeType: string; data: string } } | { fileData: { fileUri: string; mimeType: string } }
+
+export interface GeminiFunctionCall {
+  functionCall: { id: string; name: string; args: Record<string, unknown> }
+  thoughtSignature?: string
+}
+
+export interface GeminiFunctionResponse {
+  functionResponse: { id: string; name: string; response: Record<string, unknown>; parts?: Array<GeminiMedia> }
+}
 
 export type GeminiPart =
-  | { text: string }
-  | { inlineData: { mimeType: string; data: string } }
-  | { fileData: { fileUri: string; mimeType: string } }
+  | { text: string; thought?: boolean; thoughtSignature?: string }
+  | GeminiMedia
+  | GeminiFunctionCall
+  | GeminiFunctionResponse
 
 export interface GeminiContent {
   role: "user" | "model"
@@ -88,19 +110,71 @@ export interface GeminiResult extends PluginResult<GeminiBody> {
   }
 }
 
-const part = (provider: string, p: ContentPart): GeminiPart => {
-  if (p.type === "text") return { text: p.text }
+/** Reasoning Gemini takes back: its own thoughts and thought signatures. */
+export const geminiReasoning = (part: ReasoningPart): boolean => part.provider === "gemini"
+
+const media = (provider: string, p: Extract<ContentPart, { type: "image" }>): GeminiMedia => {
   const data = parseDataUrl(p.url)
   if (data !== undefined) return { inlineData: { mimeType: p.mediaType ?? data.mediaType, data: data.base64 } }
   if (p.mediaType === undefined) throw new PlacementError({ provider, reason: `image "${p.url.slice(0, 40)}" needs a mediaType for Gemini fileData` })
   return { fileData: { fileUri: p.url, mimeType: p.mediaType } }
 }
 
+/** `functionResponse.response`: `{ output }` or `{ error }` as Gemini documents it; images go to `parts`. */
+const functionResponse = (provider: string, r: ToolResultPart): GeminiFunctionResponse => {
+  const { output } = r
+  const value = output.type === "json" || output.type === "error-json" ? output.value : toolOutputText(output)
+  const images = output.type === "content" ? output.value.flatMap((p) => (p.type === "image" ? [media(provider, p)] : [])) : []
+  return {
+    functionResponse: {
+      id: r.toolCallId,
+      name: r.toolName,
+      response: isToolError(output) ? { error: value } : { output: value },
+      ...(images.length > 0 ? { parts: images } : {})
+    }
+  }
+}
+
+/**
+ * A message's parts as Gemini parts. A Gemini reasoning part with text is a thought
+ * (`thought: true`); one without text carries only the thought signature of the part
+ * that follows it, and the signature goes back on that part, byte-exact.
+ */
+const geminiParts = (provider: string, parts: ReadonlyArray<MessagePart>): Array<GeminiPart> => {
+  const out: Array<GeminiPart> = []
+  let signature: string | undefined
+  const push = (part: GeminiPart) => {
+    out.push(signature === undefined ? part : { ...part, thoughtSignature: signature })
+    signature = undefined
+  }
+  for (const p of parts) {
+    switch (p.type) {
+      case "text":
+        push({ text: p.text })
+        break
+      case "image":
+        push(media(provider, p))
+        break
+      case "tool-call":
+        push({ functionCall: { id: p.toolCallId, name: p.toolName, args: { ...p.input } } })
+        break
+      case "tool-result":
+        push(functionResponse(provider, p))
+        break
+      case "reasoning":
+        if (p.text.length > 0) push({ text: p.text, thought: true, ...(p.signature === undefined ? {} : { thoughtSignature: p.signature }) })
+        else signature = p.signature
+    }
+  }
+  if (signature !== undefined) out.push({ text: "", thoughtSignature: signature })
+  return out
+}
+
 const renderContents = (provider: string, messages: ReadonlyArray<CleanMessage>, locations: Map<number, string>, offset: number): Array<GeminiContent> =>
-  mergeSameRole(messages).map((merged, i) => {
+  mergeSameRole(toolAsUser(messages)).map((merged, i) => {
     const parts: Array<GeminiPart> = []
     for (const m of merged.members) {
-      for (const p of m.parts) parts.push(part(provider, p))
+      parts.push(...geminiParts(provider, m.parts))
       locations.set(m.index, `contents[${offset + i}].parts[${parts.length - 1}]`)
     }
     return { role: merged.role === "assistant" ? "model" : "user", parts }
@@ -120,10 +194,11 @@ const renderContents = (provider: string, messages: ReadonlyArray<CleanMessage>,
  */
 export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}): GeminiResult => {
   const provider = "gemini"
+  assertToolPairs(provider, request.messages)
   const model = options.model ?? request.model
   const limits = limitsFor("gemini", model, options)
-  const tools = canonicalTools(options.tools)
-  const notes: Array<string> = []
+  const tools = requestTools(request, options)
+  const notes: Array<string> = reasoningNote(request, geminiReasoning, "Gemini takes back only its own thoughts and thought signatures")
   const explicitTtl = limits.ttls.find((t) => t.name === "explicit")
   let explicit = options.explicitCache
   if (explicit !== undefined && explicitTtl === undefined) {
@@ -133,6 +208,7 @@ export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}
   const plan = planBreakpoints(request, {
     limits,
     toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    reasoning: geminiReasoning,
     // One cache reference per request: explicit caching keeps only the last breakpoint.
     ...(explicit === undefined ? { mode: "automatic" as const } : { mode: "markers" as const, maxBreakpoints: 1 })
   })

@@ -2,10 +2,10 @@
  * Helpers several plugins use to build their bodies. Not re-exported from the package
  * index: they are how the plugins are written, not part of the public API.
  */
-import { PlacementError } from "@strata/core"
+import { PlacementError, type NeutralRequest, type ToolDefinition } from "@strata/core"
 import { lookupModel, type ModelLimits, type ProviderId } from "../models.ts"
-import type { CleanMessage } from "../rules/content.ts"
-import type { CommonOptions, ToolDefinition } from "./common.ts"
+import { droppedReasoning, type CleanMessage, type KeepReasoning } from "../rules/content.ts"
+import type { CommonOptions } from "./common.ts"
 import type { OpenAIChatTool } from "./openai.ts"
 
 /** The limits of `model` at `provider`, as of `options.asOf`, with `options.modelTable` searched first. */
@@ -18,9 +18,15 @@ export const limitsFor = (provider: ProviderId, model: string, options: CommonOp
 /** The texts of a message that may hold text only; an image is a `PlacementError` naming `role`. */
 export const textOnly = (provider: string, m: CleanMessage, role: string): Array<string> =>
   m.parts.map((p) => {
-    if (p.type !== "text") throw new PlacementError({ provider, reason: `${role} message ${m.index} has an image; only user messages take images` })
+    if (p.type !== "text") throw new PlacementError({ provider, reason: `${role} message ${m.index} has ${p.type === "image" ? "an image; only user messages take images" : `a ${p.type} part; only assistant and tool messages take those`}` })
     return p.text
   })
+
+/** A note for the reasoning parts a plugin leaves out (none when every one is kept). */
+export const reasoningNote = (request: NeutralRequest, keep: KeepReasoning, why: string): Array<string> => {
+  const n = droppedReasoning(request.messages, keep)
+  return n === 0 ? [] : [`${n} reasoning part${n === 1 ? "" : "s"} left out: ${why}`]
+}
 
 /** Tool definitions as Chat Completions `tools` (OpenAI and OpenAI-compatible gateways). */
 export const openAIChatTools = (tools: ReadonlyArray<ToolDefinition>): Array<OpenAIChatTool> =>

@@ -5,21 +5,29 @@
  * assistant output or tools) and `prompt_cache_options`, 4 writes per request with
  * one taken by the implicit breakpoint unless `mode` is `explicit`.
  */
-import { PlacementError, type ContentPart, type NeutralRequest } from "@strata/core"
+import {
+  PlacementError,
+  toolOutputText,
+  type ContentPart,
+  type NeutralRequest,
+  type ReasoningPart,
+  type ToolCallPart,
+  type ToolDefinition,
+  type ToolResultPart
+} from "@strata/core"
 import type { ModelLimits } from "../models.ts"
-import type { CleanMessage } from "../rules/content.ts"
+import { assertToolPairs, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
-  canonicalTools,
   placedFrom,
   placementLayer,
+  requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
-  type PluginResult,
-  type ToolDefinition
+  type PluginResult
 } from "./common.ts"
-import { limitsFor, openAIChatTools, textOnly } from "./internal.ts"
+import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
 
 /** The explicit breakpoint marker (GPT-5.6+); it inherits the request TTL. */
 export interface OpenAIBreakpoint {
@@ -38,10 +46,17 @@ export interface OpenAIChatImagePart {
   prompt_cache_breakpoint?: OpenAIBreakpoint
 }
 
+export interface OpenAIChatToolCall {
+  id: string
+  type: "function"
+  function: { name: string; arguments: string }
+}
+
 export type OpenAIChatMessage =
   | { role: "system" | "developer"; content: Array<OpenAIChatTextPart> }
   | { role: "user"; content: Array<OpenAIChatTextPart | OpenAIChatImagePart> }
-  | { role: "assistant"; content: Array<{ type: "text"; text: string }> }
+  | { role: "assistant"; content?: Array<{ type: "text"; text: string }>; tool_calls?: Array<OpenAIChatToolCall> }
+  | { role: "tool"; tool_call_id: string; content: string | Array<OpenAIChatTextPart> }
 
 export interface OpenAIChatTool {
   type: "function"
@@ -78,9 +93,33 @@ export interface OpenAIInputImage {
   prompt_cache_breakpoint?: OpenAIBreakpoint
 }
 
+export interface OpenAIFunctionCall {
+  type: "function_call"
+  call_id: string
+  name: string
+  arguments: string
+}
+
+export interface OpenAIFunctionCallOutput {
+  type: "function_call_output"
+  call_id: string
+  output: string | Array<OpenAIInputText | OpenAIInputImage>
+}
+
+/** A reasoning item passed back (with `encrypted_content` when the response was not stored). */
+export interface OpenAIReasoningItem {
+  type: "reasoning"
+  id: string
+  summary: Array<{ type: "summary_text"; text: string }>
+  encrypted_content?: string
+}
+
 export type OpenAIResponsesInput =
   | { role: "system" | "developer" | "user"; content: Array<OpenAIInputText | OpenAIInputImage> }
   | { role: "assistant"; content: string }
+  | OpenAIFunctionCall
+  | OpenAIFunctionCallOutput
+  | OpenAIReasoningItem
 
 export interface OpenAIResponsesTool {
   type: "function"
@@ -130,11 +169,20 @@ interface OpenAIPlan {
   readonly notes: ReadonlyArray<string>
 }
 
-const planOpenAI = (request: NeutralRequest, options: OpenAIOptions, limits: ModelLimits, tools: ReadonlyArray<ToolDefinition>): OpenAIPlan => {
+/** Reasoning Responses takes back: OpenAI's own items, by id (Chat Completions takes none). */
+export const openAIReasoning = (part: ReasoningPart): boolean => part.provider === "openai" && part.id !== undefined
+
+const planOpenAI = (
+  request: NeutralRequest,
+  options: OpenAIOptions,
+  limits: ModelLimits,
+  tools: ReadonlyArray<ToolDefinition>,
+  reasoning: (part: ReasoningPart) => boolean
+): OpenAIPlan => {
   const toolTokens = options.toolTokens ?? toolTokenEstimate(tools)
   if (limits.maxBreakpoints === 0) {
     // Automatic prefix caching: report where each tier's prefix is cacheable; emit nothing.
-    const plan = planBreakpoints(request, { limits, toolTokens, mode: "automatic" })
+    const plan = planBreakpoints(request, { limits, toolTokens, mode: "automatic", reasoning })
     const step = limits.hitIncrementTokens === undefined ? [] : [`${limits.family} caches automatically; hits count in ${limits.hitIncrementTokens}-token steps, so up to ${limits.hitIncrementTokens - 1} tokens before each breakpoint may bill as uncached input`]
     return { plan, explicit: false, cacheMode: undefined, notes: [...step, ...plan.notes] }
   }
@@ -146,7 +194,8 @@ const planOpenAI = (request: NeutralRequest, options: OpenAIOptions, limits: Mod
     reservedSlots: mode === "implicit" ? 1 : 0,
     reservedFor: "OpenAI's implicit breakpoint",
     markable: (m: CleanMessage) => m.role !== "assistant",
-    unmarkableReason: "OpenAI takes no breakpoint on assistant output"
+    unmarkableReason: "OpenAI takes no breakpoint on assistant output",
+    reasoning
   })
   const plan = planFor(wanted)
   if (wanted === "explicit" && plan.breakpoints.length === 0) {
@@ -166,74 +215,182 @@ const cacheFields = (options: OpenAIOptions, cacheMode: "implicit" | "explicit" 
 /** A message as it goes out: its OpenAI role, and whether its last part takes the breakpoint marker. */
 interface OpenAITurn {
   readonly m: CleanMessage
-  readonly role: "system" | "developer" | "user" | "assistant"
+  readonly role: "system" | "developer" | "user" | "assistant" | "tool"
   readonly marked: boolean
+}
+
+/** Rendered items and where each message's marker (or last item) landed, for breakpoint locations. */
+interface Rendered<Item> {
+  readonly items: Array<Item>
+  /** Message index -> location of its marked part (`field[i].content[k]`), or of its last item. */
+  readonly marked: Map<number, string>
+  readonly last: Map<number, number>
 }
 
 /**
  * What Chat Completions and Responses share: the plan, the non-empty messages with their
  * roles (the leading system run keeps `systemRole`, a later system message goes as user),
- * the cache fields, and the result, locating breakpoints in `field` (`turns[i]` is
- * rendered at `field[i]`).
+ * the cache fields, and the result, locating breakpoints in `field`.
  */
 const planOpenAITurns = (request: NeutralRequest, options: OpenAIOptions, field: "messages" | "input") => {
   const provider = "openai"
+  assertToolPairs(provider, request.messages)
   const model = options.model ?? request.model
   const limits = limitsFor(provider, model, options)
-  const tools = canonicalTools(options.tools)
-  const planned = planOpenAI(request, options, limits, tools)
+  const tools = requestTools(request, options)
+  const reasoning = field === "input" ? openAIReasoning : () => false
+  const planned = planOpenAI(request, options, limits, tools, reasoning)
   const marks = new Set(planned.explicit ? planned.plan.breakpoints.map((b) => b.messageIndex) : [])
-  const positions = new Map<number, number>()
-  const partOf = new Map<number, number>()
   const turns: Array<OpenAITurn> = []
   let seenOther = false
   for (const m of planned.plan.messages) {
     if (m.parts.length === 0) continue
-    positions.set(m.index, turns.length)
-    partOf.set(m.index, m.parts.length - 1)
     const role = m.role === "system" && !seenOther ? (options.systemRole ?? "system") : m.role === "system" ? "user" : m.role
     if (role !== "system" && role !== "developer") seenOther = true
     turns.push({ m, role, marked: marks.has(m.index) })
   }
   if (turns.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
-  const locate = (index: number, target: "tools" | "message") =>
-    target === "tools"
-      ? "tools"
-      : planned.explicit
-        ? `${field}[${positions.get(index)}].content[${partOf.get(index)}]`
-        : `${field}[${positions.get(index)}] (automatic prefix)`
+  const why = field === "input" ? "Responses takes back only OpenAI reasoning items (with their id)" : "Chat Completions takes no reasoning back"
+  const notes = [...reasoningNote(request, reasoning, why), ...planned.notes]
   return {
     model,
     turns,
     tools,
     cacheFields: cacheFields(options, planned.cacheMode),
-    result: <Body>(body: Body): PluginResult<Body> => result(provider, body, placedFrom(planned.plan, locate), planned.plan.dropped, planned.notes)
+    result: <Body, Item>(body: Body, rendered: Rendered<Item>): PluginResult<Body> => {
+      const locate = (index: number, target: "tools" | "message") =>
+        target === "tools"
+          ? "tools"
+          : planned.explicit
+            ? (rendered.marked.get(index) ?? `message ${index}`)
+            : `${field}[${rendered.last.get(index)}] (automatic prefix)`
+      return result(provider, body, placedFrom(planned.plan, locate), planned.plan.dropped, notes)
+    }
   }
 }
 
-/** The breakpoint marker for part `k` of a turn: on its last part when the turn is marked. */
-const markFor = ({ m, marked }: OpenAITurn, k: number) => (marked && k === m.parts.length - 1 ? { prompt_cache_breakpoint: MARKER } : {})
+const MARK = { prompt_cache_breakpoint: MARKER }
 
-const chatMessage = (turn: OpenAITurn): OpenAIChatMessage => {
+const renderedOf = <Item>(): Rendered<Item> => ({ items: [], marked: new Map(), last: new Map() })
+
+/** Push the items of one turn, recording where its marker went (`markAt`: [item offset, part]) and its last item. */
+const pushTurn = <Item>(out: Rendered<Item>, field: string, turn: OpenAITurn, items: ReadonlyArray<Item>, markAt: readonly [number, string] | undefined): void => {
+  if (turn.marked && markAt !== undefined) out.marked.set(turn.m.index, `${field}[${out.items.length + markAt[0]}].${markAt[1]}`)
+  out.items.push(...items)
+  out.last.set(turn.m.index, out.items.length - 1)
+}
+
+const toolCallsOf = (m: CleanMessage): Array<ToolCallPart> => m.parts.filter((p): p is ToolCallPart => p.type === "tool-call")
+
+const resultsOf = (m: CleanMessage): Array<ToolResultPart> => m.parts.filter((p): p is ToolResultPart => p.type === "tool-result")
+
+/** A tool result's text parts (Chat tool messages take text only). */
+const resultTexts = (m: CleanMessage, r: ToolResultPart): Array<string> => {
+  if (r.output.type !== "content") return [toolOutputText(r.output)]
+  return r.output.value.map((p) => {
+    if (p.type !== "text") throw new PlacementError({ provider: "openai", reason: `tool message ${m.index} returns an image; Chat Completions tool messages take text only (use the Responses API)` })
+    return p.text
+  })
+}
+
+const chatTurn = (turn: OpenAITurn): { items: Array<OpenAIChatMessage>; markAt: readonly [number, string] | undefined } => {
   const { m, role } = turn
-  if (role === "assistant") return { role, content: textOnly("openai", m, "assistant").map((text) => ({ type: "text", text })) }
+  const lastPart = (n: number) => [0, `content[${n - 1}]`] as const
+  if (role === "tool") {
+    const results = resultsOf(m)
+    const items = results.map((r, i): OpenAIChatMessage => {
+      const texts = resultTexts(m, r)
+      // A marked result goes as text parts so the last one can carry the breakpoint.
+      const marked = turn.marked && i === results.length - 1
+      return {
+        role: "tool",
+        tool_call_id: r.toolCallId,
+        content: marked ? texts.map((text, k): OpenAIChatTextPart => ({ type: "text", text, ...(k === texts.length - 1 ? MARK : {}) })) : texts.join("\n\n")
+      }
+    })
+    const lastTexts = results.length === 0 ? 1 : resultTexts(m, results[results.length - 1]!).length
+    return { items, markAt: [items.length - 1, `content[${lastTexts - 1}]`] }
+  }
+  if (role === "assistant") {
+    const texts = m.parts.filter((p) => p.type !== "tool-call")
+    const content = textOnly("openai", { ...m, parts: texts }, "assistant").map((text) => ({ type: "text" as const, text }))
+    const calls = toolCallsOf(m).map((c): OpenAIChatToolCall => ({ id: c.toolCallId, type: "function", function: { name: c.toolName, arguments: JSON.stringify(c.input) } }))
+    const message: OpenAIChatMessage = calls.length === 0 ? { role, content } : content.length === 0 ? { role, tool_calls: calls } : { role, content, tool_calls: calls }
+    return { items: [message], markAt: undefined }
+  }
+  const markFor = (k: number) => (turn.marked && k === m.parts.length - 1 ? MARK : {})
   if (role === "system" || role === "developer") {
-    return { role, content: textOnly("openai", m, "system").map((text, k): OpenAIChatTextPart => ({ type: "text", text, ...markFor(turn, k) })) }
+    return { items: [{ role, content: textOnly("openai", m, "system").map((text, k): OpenAIChatTextPart => ({ type: "text", text, ...markFor(k) })) }], markAt: lastPart(m.parts.length) }
   }
   return {
-    role,
-    content: m.parts.map((p: ContentPart, k): OpenAIChatTextPart | OpenAIChatImagePart =>
-      p.type === "text" ? { type: "text", text: p.text, ...markFor(turn, k) } : { type: "image_url", image_url: { url: p.url }, ...markFor(turn, k) })
+    items: [{
+      role,
+      content: m.parts.map((p, k): OpenAIChatTextPart | OpenAIChatImagePart => {
+        if (p.type === "text") return { type: "text", text: p.text, ...markFor(k) }
+        if (p.type === "image") return { type: "image_url", image_url: { url: p.url }, ...markFor(k) }
+        throw new PlacementError({ provider: "openai", reason: `user message ${m.index} has a ${p.type} part; only assistant and tool messages take those` })
+      })
+    }],
+    markAt: lastPart(m.parts.length)
   }
 }
 
-const responsesInput = (turn: OpenAITurn): OpenAIResponsesInput => {
+const inputContent = (p: ContentPart, mark: object): OpenAIInputText | OpenAIInputImage =>
+  p.type === "text" ? { type: "input_text", text: p.text, ...mark } : { type: "input_image", image_url: p.url, detail: "auto", ...mark }
+
+const responsesTurn = (turn: OpenAITurn): { items: Array<OpenAIResponsesInput>; markAt: readonly [number, string] | undefined } => {
   const { m, role } = turn
-  if (role === "assistant") return { role, content: textOnly("openai", m, "assistant").join("\n\n") }
+  if (role === "tool") {
+    const results = resultsOf(m)
+    const items = results.map((r, i): OpenAIFunctionCallOutput => {
+      const marked = turn.marked && i === results.length - 1
+      const parts: ReadonlyArray<ContentPart> = r.output.type === "content" ? r.output.value : [{ type: "text", text: toolOutputText(r.output) }]
+      // Plain text stays a string unless it carries the breakpoint; images need the list form.
+      const output = !marked && parts.every((p) => p.type === "text")
+        ? parts.map((p) => (p.type === "text" ? p.text : "")).join("\n\n")
+        : parts.map((p, k) => inputContent(p, marked && k === parts.length - 1 ? MARK : {}))
+      return { type: "function_call_output", call_id: r.toolCallId, output }
+    })
+    const last = results[results.length - 1]
+    const lastParts = last === undefined ? 1 : last.output.type === "content" ? last.output.value.length : 1
+    return { items, markAt: [items.length - 1, `output[${lastParts - 1}]`] }
+  }
+  if (role === "assistant") {
+    // Parts in order: consecutive text joins into one assistant message, calls and reasoning are items.
+    const items: Array<OpenAIResponsesInput> = []
+    let text: Array<string> = []
+    const flush = () => {
+      if (text.length > 0) items.push({ role, content: text.join("\n\n") })
+      text = []
+    }
+    for (const p of m.parts) {
+      if (p.type === "text") {
+        text.push(p.text)
+        continue
+      }
+      flush()
+      if (p.type === "tool-call") items.push({ type: "function_call", call_id: p.toolCallId, name: p.toolName, arguments: JSON.stringify(p.input) })
+      else if (p.type === "reasoning") {
+        items.push({
+          type: "reasoning",
+          id: p.id ?? "",
+          summary: p.text.length === 0 ? [] : [{ type: "summary_text", text: p.text }],
+          ...(p.redactedData === undefined ? {} : { encrypted_content: p.redactedData })
+        })
+      } else textOnly("openai", { ...m, parts: [p] }, "assistant")
+    }
+    flush()
+    return { items, markAt: undefined }
+  }
   return {
-    role,
-    content: m.parts.map((p, k): OpenAIInputText | OpenAIInputImage =>
-      p.type === "text" ? { type: "input_text", text: p.text, ...markFor(turn, k) } : { type: "input_image", image_url: p.url, detail: "auto", ...markFor(turn, k) })
+    items: [{
+      role,
+      content: m.parts.map((p, k): OpenAIInputText | OpenAIInputImage => {
+        if (p.type !== "text" && p.type !== "image") throw new PlacementError({ provider: "openai", reason: `${role} message ${m.index} has a ${p.type} part; only assistant and tool messages take those` })
+        return inputContent(p, turn.marked && k === m.parts.length - 1 ? MARK : {})
+      })
+    }],
+    markAt: [0, `content[${m.parts.length - 1}]`]
   }
 }
 
@@ -249,15 +406,20 @@ const responsesInput = (turn: OpenAITurn): OpenAIResponsesInput => {
  */
 export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions = {}): PluginResult<OpenAIChatBody> => {
   const placed = planOpenAITurns(request, options, "messages")
+  const rendered = renderedOf<OpenAIChatMessage>()
+  for (const turn of placed.turns) {
+    const { items, markAt } = chatTurn(turn)
+    pushTurn(rendered, "messages", turn, items, markAt)
+  }
   const body: OpenAIChatBody = {
     model: placed.model,
-    messages: placed.turns.map(chatMessage),
+    messages: rendered.items,
     ...(placed.tools.length > 0 ? { tools: openAIChatTools(placed.tools) } : {}),
     ...placed.cacheFields,
     ...(options.maxTokens === undefined ? {} : { max_completion_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
   }
-  return placed.result(body)
+  return placed.result(body, rendered)
 }
 
 /**
@@ -273,9 +435,14 @@ export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions 
  */
 export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOptions = {}): PluginResult<OpenAIResponsesBody> => {
   const placed = planOpenAITurns(request, options, "input")
+  const rendered = renderedOf<OpenAIResponsesInput>()
+  for (const turn of placed.turns) {
+    const { items, markAt } = responsesTurn(turn)
+    pushTurn(rendered, "input", turn, items, markAt)
+  }
   const body: OpenAIResponsesBody = {
     model: placed.model,
-    input: placed.turns.map(responsesInput),
+    input: rendered.items,
     ...(placed.tools.length > 0
       ? { tools: placed.tools.map((t): OpenAIResponsesTool => (t.description === undefined ? { type: "function", name: t.name, parameters: t.inputSchema, strict: false } : { type: "function", name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) }
       : {}),
@@ -283,7 +450,7 @@ export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOpt
     ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true } : {})
   }
-  return placed.result(body)
+  return placed.result(body, rendered)
 }
 
 /**

@@ -5,22 +5,22 @@
  * wrapped as `[{type:"text",text,cache_control}]`). Limits follow the model behind the
  * gateway (Claude by default).
  */
-import { PlacementError, type ContentPart, type NeutralRequest } from "@strata/core"
+import { PlacementError, toolOutputText, type ContentPart, type MessagePart, type NeutralRequest, type ToolCallPart, type ToolResultPart } from "@strata/core"
 import { normalizeModelId, type ProviderId } from "../models.ts"
-import type { CleanMessage } from "../rules/content.ts"
+import { assertToolPairs, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type PlanOptions } from "../rules/plan.ts"
 import { cacheControl, type AnthropicCacheControl } from "./anthropic.ts"
 import {
-  canonicalTools,
   placedFrom,
   placementLayer,
+  requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
   type PluginResult
 } from "./common.ts"
-import { limitsFor, openAIChatTools, textOnly } from "./internal.ts"
-import type { OpenAIChatTool } from "./openai.ts"
+import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
+import type { OpenAIChatTool, OpenAIChatToolCall } from "./openai.ts"
 
 export interface CompatTextPart {
   type: "text"
@@ -37,7 +37,8 @@ export interface CompatImagePart {
 export type CompatMessage =
   | { role: "system"; content: string | Array<CompatTextPart> }
   | { role: "user"; content: string | Array<CompatTextPart | CompatImagePart> }
-  | { role: "assistant"; content: string | Array<CompatTextPart> }
+  | { role: "assistant"; content?: string | Array<CompatTextPart>; tool_calls?: Array<OpenAIChatToolCall> }
+  | { role: "tool"; tool_call_id: string; content: string | Array<CompatTextPart> }
 
 /** The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept). */
 export interface CompatBody {
@@ -85,12 +86,17 @@ export const upstreamOf = (model: string): ProviderId => {
   return "anthropic"
 }
 
+// `cache_control` rides on content parts: an assistant message whose content is only
+// tool calls (in `tool_calls`) has no part to carry it.
+const hasContent = (m: CleanMessage) => m.role !== "assistant" || m.parts.some((p) => p.type === "text")
+const NO_CONTENT = "an assistant message with only tool calls has no content part for cache_control"
+
 const planOptions = (upstream: ProviderId, limits: PlanOptions["limits"]): Omit<PlanOptions, "limits"> => {
   switch (upstream) {
-    case "anthropic": return { mode: "markers" }
-    case "bedrock": return { mode: "markers", spacing: "stacked" }
+    case "anthropic": return { mode: "markers", markable: hasContent, unmarkableReason: NO_CONTENT }
+    case "bedrock": return { mode: "markers", spacing: "stacked", markable: hasContent, unmarkableReason: NO_CONTENT }
     // OpenRouter: Gemini takes any number of markers but only the last one is used.
-    case "gemini": return { mode: "markers", maxBreakpoints: 1 }
+    case "gemini": return { mode: "markers", maxBreakpoints: 1, markable: hasContent, unmarkableReason: NO_CONTENT }
     case "openai":
       return limits.maxBreakpoints === 0
         ? { mode: "automatic" }
@@ -107,6 +113,37 @@ const planOptions = (upstream: ProviderId, limits: PlanOptions["limits"]): Omit<
 const contentPart = (p: ContentPart): CompatTextPart | CompatImagePart =>
   p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }
 
+const userPart = (provider: string, m: CleanMessage, p: MessagePart): CompatTextPart | CompatImagePart => {
+  if (p.type === "text" || p.type === "image") return contentPart(p)
+  throw new PlacementError({ provider, reason: `user message ${m.index} has a ${p.type} part; only assistant and tool messages take those` })
+}
+
+/** A tool result's text (Chat tool messages take text only). */
+const resultText = (provider: string, m: CleanMessage, r: ToolResultPart): string => {
+  if (r.output.type === "content" && r.output.value.some((p) => p.type === "image")) {
+    throw new PlacementError({ provider, reason: `tool message ${m.index} returns an image; Chat Completions tool messages take text only` })
+  }
+  return toolOutputText(r.output)
+}
+
+/** One `tool` message per result; a marked message's last result carries the marker on a text part. */
+const toolMessages = (provider: string, m: CleanMessage, mark: AnthropicCacheControl | undefined): Array<CompatMessage> => {
+  const results = m.parts.filter((p): p is ToolResultPart => p.type === "tool-result")
+  return results.map((r, i) => {
+    const text = resultText(provider, m, r)
+    return {
+      role: "tool",
+      tool_call_id: r.toolCallId,
+      content: mark !== undefined && i === results.length - 1 ? [{ type: "text", text, cache_control: mark }] : text
+    }
+  })
+}
+
+const toolCallsOf = (m: CleanMessage): Array<OpenAIChatToolCall> =>
+  m.parts
+    .filter((p): p is ToolCallPart => p.type === "tool-call")
+    .map((c) => ({ id: c.toolCallId, type: "function", function: { name: c.toolName, arguments: JSON.stringify(c.input) } }))
+
 /**
  * Build the seeds' OpenAI-compatible body with `cache_control` markers.
  *
@@ -121,8 +158,9 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
   const provider = "openai-compatible"
   const model = options.model ?? request.model
   const upstream = options.upstream ?? upstreamOf(model)
+  assertToolPairs(provider, request.messages)
   const limits = limitsFor(upstream, model, options)
-  const tools = canonicalTools(options.tools)
+  const tools = requestTools(request, options)
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
@@ -137,19 +175,30 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     if (m.parts.length === 0) continue
     const original = request.messages[m.index]!
     const marked = marks.has(m.index)
+    if (m.role === "tool") {
+      const results = toolMessages(provider, m, marked ? cacheControl(marks.get(m.index)) : undefined)
+      messages.push(...results)
+      locations.set(m.index, marked ? `messages[${messages.length - 1}].content[0]` : `messages[${messages.length - 1}]`)
+      continue
+    }
     // Seed 000: the marker goes on the last text block (the last block if there is no text).
-    const lastText = m.parts.map((p) => p.type).lastIndexOf("text")
-    const last = lastText >= 0 ? lastText : m.parts.length - 1
+    // An assistant's tool calls go to `tool_calls`, outside the content.
+    const own = m.role === "assistant" ? m.parts.filter((p) => p.type !== "tool-call") : m.parts
+    const lastText = own.map((p) => p.type).lastIndexOf("text")
+    const last = lastText >= 0 ? lastText : own.length - 1
     const mark = (k: number) => (marked && k === last ? { cache_control: cacheControl(marks.get(m.index)) } : {})
     locations.set(m.index, marked ? `messages[${messages.length}].content[${last}]` : `messages[${messages.length}]`)
     // Unmarked messages keep their own form: a string stays a string (seed 000).
     const keepString = !marked && typeof original.content === "string"
     if (m.role === "user") {
-      messages.push({ role: "user", content: keepString ? m.parts.map((p) => (p.type === "text" ? p.text : "")).join("") : m.parts.map((p, k) => ({ ...contentPart(p), ...mark(k) })) })
+      messages.push({ role: "user", content: keepString ? m.parts.map((p) => (p.type === "text" ? p.text : "")).join("") : m.parts.map((p, k) => ({ ...userPart(provider, m, p), ...mark(k) })) })
     } else {
-      const texts = textOnly(provider, m, m.role).map((text): CompatTextPart => ({ type: "text", text }))
+      const calls = toolCallsOf(m)
+      const texts = textOnly(provider, { ...m, parts: own }, m.role).map((text): CompatTextPart => ({ type: "text", text }))
       const content = keepString ? texts.map((t) => t.text).join("") : texts.map((t, k) => ({ ...t, ...mark(k) }))
-      messages.push(m.role === "system" ? { role: "system", content } : { role: "assistant", content })
+      if (m.role === "system") messages.push({ role: "system", content })
+      else if (calls.length === 0) messages.push({ role: "assistant", content })
+      else messages.push(texts.length === 0 ? { role: "assistant", tool_calls: calls } : { role: "assistant", content, tool_calls: calls })
     }
   }
   if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
@@ -161,9 +210,11 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
     ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
   }
-  const notes = upstream === "gemini" && request.breakpoints.length > 1
-    ? ["Gemini behind a gateway uses only the last marker; the others were merged into it", ...plan.notes]
-    : plan.notes
+  const notes = [
+    ...(upstream === "gemini" && request.breakpoints.length > 1 ? ["Gemini behind a gateway uses only the last marker; the others were merged into it"] : []),
+    ...reasoningNote(request, () => false, "the Chat Completions format has no place for reasoning"),
+    ...plan.notes
+  ]
   const placed = placedFrom(plan, (i) => (automatic ? `${locations.get(i)} (automatic prefix)` : (locations.get(i) ?? `message ${i}`)))
   return result(provider, body, placed, plan.dropped, notes)
 }

@@ -1,23 +1,30 @@
 /**
  * Content rules every plugin applies before rendering: no empty or whitespace-only
- * text blocks (Bedrock and Anthropic reject them), string content as parts, and the
- * split of leading system messages from the conversation.
+ * text blocks (Bedrock and Anthropic reject them), string content as parts, reasoning
+ * only where the provider takes it back, tool calls answered in the next message, and
+ * the split of leading system messages from the conversation.
  */
-import type { ContentPart, Message, Role } from "@strata/core"
+import { historyProblems, PlacementError, type Message, type MessagePart, type ReasoningPart, type Role } from "@strata/core"
 
 /** A message with its content as parts, empty text removed; `index` is its position in the request. */
 export interface CleanMessage {
   readonly index: number
   readonly role: Role
-  readonly parts: ReadonlyArray<ContentPart>
+  readonly parts: ReadonlyArray<MessagePart>
 }
+
+/** Which reasoning parts a provider takes back (by default none: reasoning is provider-bound). */
+export type KeepReasoning = (part: ReasoningPart) => boolean
+
+const dropReasoning: KeepReasoning = () => false
 
 /** True when a text is empty or only whitespace. */
 export const isBlank = (text: string): boolean => text.trim().length === 0
 
 /**
- * A message's content as parts without blank text parts. A message may end up with no
- * parts; renderers skip it and breakpoints move back (see `planBreakpoints`).
+ * A message's content as parts without blank text parts, and without the reasoning
+ * parts `keep` refuses. A message may end up with no parts; renderers skip it and
+ * breakpoints move back (see `planBreakpoints`).
  *
  * @example
  * ```ts
@@ -25,14 +32,45 @@ export const isBlank = (text: string): boolean => text.trim().length === 0
  * cleanParts({ role: "user", content: "hi" }) // [{ type: "text", text: "hi" }]
  * ```
  */
-export const cleanParts = (message: Message): ReadonlyArray<ContentPart> =>
-  typeof message.content === "string"
-    ? isBlank(message.content) ? [] : [{ type: "text", text: message.content }]
-    : message.content.filter((p) => p.type !== "text" || !isBlank(p.text))
+export const cleanParts = (message: Message, keep: KeepReasoning = dropReasoning): ReadonlyArray<MessagePart> => {
+  if (typeof message.content === "string") return isBlank(message.content) ? [] : [{ type: "text", text: message.content }]
+  const parts: ReadonlyArray<MessagePart> = message.content
+  return parts.filter((p) => (p.type === "text" ? !isBlank(p.text) : p.type === "reasoning" ? keep(p) : true))
+}
 
 /** Every message of a request, cleaned, with its original index. */
-export const cleanMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<CleanMessage> =>
-  messages.map((m, index) => ({ index, role: m.role, parts: cleanParts(m) }))
+export const cleanMessages = (messages: ReadonlyArray<Message>, keep: KeepReasoning = dropReasoning): ReadonlyArray<CleanMessage> =>
+  messages.map((m, index) => ({ index, role: m.role, parts: cleanParts(m, keep) }))
+
+/** Reasoning parts of `messages` that `keep` refuses, for a plugin's notes. */
+export const droppedReasoning = (messages: ReadonlyArray<Message>, keep: KeepReasoning = dropReasoning): number =>
+  messages.reduce((n, m) => n + (typeof m.content === "string" || m.role !== "assistant" ? 0 : m.content.filter((p) => p.type === "reasoning" && !keep(p)).length), 0)
+
+/**
+ * The part of a message a cache marker goes on: the last one that is not reasoning (a
+ * breakpoint may not sit on a thinking block), or -1 when there is none.
+ */
+export const markablePart = (message: CleanMessage): number => {
+  for (let k = message.parts.length - 1; k >= 0; k--) if (message.parts[k]!.type !== "reasoning") return k
+  return -1
+}
+
+/**
+ * Throw a `PlacementError` when a request's tool calls and results do not pair up (a
+ * call not answered in the next message, a result without its call, a reused id): every
+ * provider rejects such a body, so no plugin sends one.
+ */
+export const assertToolPairs = (provider: string, messages: ReadonlyArray<Message>): void => {
+  const problem = historyProblems(messages)[0]
+  if (problem !== undefined) throw new PlacementError({ provider, reason: `${problem.issue}; keep each tool call and its result together in the request` })
+}
+
+/**
+ * The conversation's roles as Anthropic-style APIs see them: a `tool` message is a user
+ * turn (its results become the first blocks of that user message).
+ */
+export const toolAsUser = (messages: ReadonlyArray<CleanMessage>): ReadonlyArray<CleanMessage> =>
+  messages.map((m) => (m.role === "tool" ? { ...m, role: "user" } : m))
 
 /**
  * Split cleaned messages into the leading system messages (a provider's top-level

@@ -1,12 +1,14 @@
 /**
  * The breakpoint rules every plugin enforces, as one pure planning step: move marks
- * off empty or unmarkable messages, drop those below the model's minimum prefix,
- * merge the least valuable when there are more than the provider's slots, and keep
- * TTLs non-increasing along the prefix. Each dropped breakpoint says why.
+ * off empty or unmarkable messages (and off thinking blocks), drop those below the
+ * model's minimum prefix, merge the least valuable when there are more than the
+ * provider's slots, keep TTLs non-increasing along the prefix, and say where a
+ * breakpoint is too many content blocks from the previous one for the provider's
+ * lookback. Each dropped breakpoint says why.
  */
 import type { Breakpoint, CachedTier, CacheTtl, DroppedBreakpoint, NeutralRequest } from "@strata/core"
 import type { ModelLimits } from "../models.ts"
-import { cleanMessages, type CleanMessage } from "./content.ts"
+import { cleanMessages, markablePart, type CleanMessage, type KeepReasoning } from "./content.ts"
 import { prefixTokens } from "./prefix.ts"
 
 /** How a plugin's provider takes markers. */
@@ -32,10 +34,12 @@ export interface PlanOptions {
   readonly mode?: "markers" | "automatic" | undefined
   /** `stacked`: the k-th marker needs k × the minimum (Bedrock's per-checkpoint rule). */
   readonly spacing?: "cumulative" | "stacked" | undefined
-  /** Messages a marker may sit on (default: any non-empty message). */
+  /** Messages a marker may sit on (default: any message with a part that is not reasoning). */
   readonly markable?: ((message: CleanMessage) => boolean) | undefined
   /** Why a message is not markable, for notes. */
   readonly unmarkableReason?: string | undefined
+  /** Which reasoning parts the provider takes back; the others are left out of `messages` (default: none). */
+  readonly reasoning?: KeepReasoning | undefined
 }
 
 /** A breakpoint the plugin will emit. `messageIndex` is -1 for the tool definitions. */
@@ -56,14 +60,9 @@ export interface BreakpointPlan {
   readonly toolTokens: number
   readonly breakpoints: ReadonlyArray<PlannedBreakpoint>
   readonly dropped: ReadonlyArray<DroppedBreakpoint>
-  /** Adjustments that did not drop anything (moved marks, raised TTLs). */
+  /** Adjustments that did not drop anything (moved marks, raised TTLs, lookback warnings). */
   readonly notes: ReadonlyArray<string>
 }
-
-const ttlRank = (ttl: CacheTtl | undefined): number => (ttl === "1h" ? 1 : 0)
-const maxTtl = (a: CacheTtl | undefined, b: CacheTtl | undefined): CacheTtl | undefined =>
-  a === undefined ? b : b === undefined ? a : ttlRank(a) >= ttlRank(b) ? a : b
-
 
 interface Candidate {
   tier: CachedTier
@@ -72,6 +71,30 @@ interface Candidate {
   requestedIndex: number
   prefixTokens: number
   ttl: CacheTtl | undefined
+}
+
+/** What the steps share: the request's cleaned messages and the running report. */
+interface Planning {
+  readonly options: PlanOptions
+  readonly limits: ModelLimits
+  readonly messages: ReadonlyArray<CleanMessage>
+  readonly prefix: ReadonlyArray<number>
+  readonly toolTokens: number
+  readonly ttlAware: boolean
+  readonly dropped: Array<DroppedBreakpoint>
+  readonly notes: Array<string>
+}
+
+const ttlRank = (ttl: CacheTtl | undefined): number => (ttl === "1h" ? 1 : 0)
+const maxTtl = (a: CacheTtl | undefined, b: CacheTtl | undefined): CacheTtl | undefined =>
+  a === undefined ? b : b === undefined ? a : ttlRank(a) >= ttlRank(b) ? a : b
+
+const requestedTtl = (bp: Breakpoint, fallback: CacheTtl | undefined, ttlAware: boolean): CacheTtl | undefined =>
+  ttlAware ? (bp.ttl ?? fallback ?? "5m") : undefined
+
+const provenanceOf = (limits: ModelLimits, field: "ttls" | "minCacheTokens"): string => {
+  const p = limits.provenance[field]
+  return p === undefined ? "" : ` (${p.source}, ${p.asOf})`
 }
 
 /**
@@ -87,145 +110,191 @@ interface Candidate {
  */
 export const planBreakpoints = (request: NeutralRequest, options: PlanOptions): BreakpointPlan => {
   const { limits } = options
-  const mode = options.mode ?? "markers"
   const toolTokens = options.toolTokens ?? 0
-  const messages = cleanMessages(request.messages)
-  const prefix = prefixTokens(request, toolTokens)
-  const dropped: Array<DroppedBreakpoint> = []
-  const notes: Array<string> = []
-  const ttlAware = limits.ttls.some((t) => t.name === "5m")
-  const supports1h = limits.ttls.some((t) => t.name === "1h")
-  const markable = options.markable ?? (() => true)
+  const p: Planning = {
+    options,
+    limits,
+    messages: cleanMessages(request.messages, options.reasoning),
+    prefix: prefixTokens(request, toolTokens),
+    toolTokens,
+    ttlAware: limits.ttls.some((t) => t.name === "5m"),
+    dropped: [],
+    notes: []
+  }
+  const candidates = messageCandidates(p, request.breakpoints)
+  addToolCandidate(p, candidates)
+  lowerUnofferedTtls(p, candidates)
+  const kept = applyMinimum(p, candidates)
+  if ((options.mode ?? "markers") === "markers") fitSlots(p, kept)
+  raiseEarlierTtls(p, kept)
+  noteLookback(p, kept)
+  return {
+    messages: p.messages,
+    prefix: p.prefix,
+    toolTokens,
+    breakpoints: kept.map((c) => ({ tier: c.tier, target: c.target, messageIndex: c.messageIndex, prefixTokens: c.prefixTokens, ttl: c.ttl })),
+    dropped: p.dropped,
+    notes: p.notes
+  }
+}
 
-  // 1. Valid, distinct message indices, in prefix order.
-  const sorted = [...request.breakpoints].sort((a, b) => a.messageIndex - b.messageIndex)
+/** Steps 1-2: valid, distinct message indices in prefix order, each moved back to a message (and part) that can carry a marker. */
+const messageCandidates = (p: Planning, breakpoints: ReadonlyArray<Breakpoint>): Array<Candidate> => {
+  const { messages, options } = p
+  const markable = options.markable ?? (() => true)
+  const canMark = (m: CleanMessage) => markablePart(m) >= 0 && markable(m)
+  const sorted = [...breakpoints].sort((a, b) => a.messageIndex - b.messageIndex)
   const candidates: Array<Candidate> = []
   let previousIndex = -1
   for (const bp of sorted) {
     if (!Number.isInteger(bp.messageIndex) || bp.messageIndex < 0 || bp.messageIndex >= messages.length) {
-      dropped.push({ tier: bp.tier, reason: `message index ${bp.messageIndex} is outside the request's ${messages.length} messages` })
+      p.dropped.push({ tier: bp.tier, reason: `message index ${bp.messageIndex} is outside the request's ${messages.length} messages` })
       continue
     }
     const duplicate = candidates.find((c) => c.requestedIndex === bp.messageIndex)
     if (duplicate !== undefined) {
-      dropped.push({ tier: bp.tier, reason: `marks the same message (${bp.messageIndex}) as the ${duplicate.tier} breakpoint` })
+      p.dropped.push({ tier: bp.tier, reason: `marks the same message (${bp.messageIndex}) as the ${duplicate.tier} breakpoint` })
       continue
     }
-    // 2. Move the mark back to the last non-empty, markable message of its block.
     let at = bp.messageIndex
-    while (at > previousIndex && !(messages[at]!.parts.length > 0 && markable(messages[at]!))) at--
+    while (at > previousIndex && !canMark(messages[at]!)) at--
     if (at <= previousIndex) {
-      dropped.push({
+      p.dropped.push({
         tier: bp.tier,
         reason: `its block (messages ${previousIndex + 1}..${bp.messageIndex}) has no ${options.markable === undefined ? "non-empty" : "markable"} message${options.unmarkableReason === undefined ? "" : ` (${options.unmarkableReason})`}`
       })
       continue
     }
-    if (at !== bp.messageIndex) {
-      const why = messages[bp.messageIndex]!.parts.length === 0 ? "is empty" : (options.unmarkableReason ?? "cannot carry a marker")
-      notes.push(`${bp.tier} breakpoint moved from message ${bp.messageIndex} to ${at}: message ${bp.messageIndex} ${why}`)
+    if (at !== bp.messageIndex) p.notes.push(`${bp.tier} breakpoint moved from message ${bp.messageIndex} to ${at}: message ${bp.messageIndex} ${whyUnmarkable(messages[bp.messageIndex]!, options)}`)
+    const part = markablePart(messages[at]!)
+    if (part !== messages[at]!.parts.length - 1) {
+      p.notes.push(`${bp.tier} breakpoint moved to part ${part} of message ${at}: a breakpoint may not sit on a thinking block`)
     }
-    candidates.push({ tier: bp.tier, target: "message", messageIndex: at, requestedIndex: bp.messageIndex, prefixTokens: prefix[at]!, ttl: requestedTtl(bp, options.ttl, ttlAware) })
+    candidates.push({ tier: bp.tier, target: "message", messageIndex: at, requestedIndex: bp.messageIndex, prefixTokens: p.prefix[at]!, ttl: requestedTtl(bp, options.ttl, p.ttlAware) })
     previousIndex = bp.messageIndex
   }
+  return candidates
+}
 
-  // The tool definitions come first in every provider's prefix.
-  if (options.toolMarker === true && toolTokens > 0) {
-    if (limits.toolBreakpoints) {
-      candidates.unshift({ tier: "L0", target: "tools", messageIndex: -1, requestedIndex: -1, prefixTokens: toolTokens, ttl: ttlAware ? (options.ttl ?? "5m") : undefined })
-    } else {
-      notes.push(`no marker on the tool definitions: ${limits.family} does not take one`)
-    }
+const whyUnmarkable = (m: CleanMessage, options: PlanOptions): string =>
+  m.parts.length === 0
+    ? "is empty"
+    : markablePart(m) < 0
+      ? "holds only reasoning (a breakpoint may not sit on a thinking block)"
+      : (options.unmarkableReason ?? "cannot carry a marker")
+
+/** The tool definitions come first in every provider's prefix; a marker there takes a slot. */
+const addToolCandidate = (p: Planning, candidates: Array<Candidate>): void => {
+  if (p.options.toolMarker !== true || p.toolTokens <= 0) return
+  if (!p.limits.toolBreakpoints) {
+    p.notes.push(`no marker on the tool definitions: ${p.limits.family} does not take one`)
+    return
   }
+  candidates.unshift({ tier: "L0", target: "tools", messageIndex: -1, requestedIndex: -1, prefixTokens: p.toolTokens, ttl: p.ttlAware ? (p.options.ttl ?? "5m") : undefined })
+}
 
-  // 3. TTLs the model does not offer fall back to its default.
-  if (ttlAware && !supports1h) {
-    for (const c of candidates) {
-      if (c.ttl === "1h") {
-        c.ttl = "5m"
-        notes.push(`${c.tier} TTL lowered from 1h to 5m: ${limits.family} offers only 5m${provenanceOf(limits, "ttls")}`)
-      }
-    }
-  }
-
-  // 4. Minimum cacheable prefix (cumulative; stacked: the k-th marker needs k × minimum).
-  const min = limits.minCacheTokens
-  const stacked = options.spacing === "stacked"
-  const kept: Array<Candidate> = []
+/** Step 3: TTLs the model does not offer fall back to its default. */
+const lowerUnofferedTtls = (p: Planning, candidates: ReadonlyArray<Candidate>): void => {
+  if (!p.ttlAware || p.limits.ttls.some((t) => t.name === "1h")) return
   for (const c of candidates) {
-    const need = stacked ? min * (kept.length + 1) : min
-    if (c.prefixTokens < need) {
-      const what = c.target === "tools" ? "tool definitions" : "prefix"
-      const rule = stacked && kept.length > 0
-        ? `${need} tokens (${kept.length + 1} × the ${min}-token minimum per checkpoint)`
-        : `the ${min}-token minimum`
-      dropped.push({
-        tier: c.tier,
-        reason: `${what} of ${c.prefixTokens} tokens is below ${rule} for ${limits.family}${provenanceOf(limits, "minCacheTokens")}; the provider would not cache it, so its content joins the next breakpoint's prefix`
-      })
-      continue
-    }
-    kept.push(c)
-  }
-
-  // 5. Slots: merge the least valuable breakpoint into the next until they fit.
-  if (mode === "markers") {
-    const max = options.maxBreakpoints ?? limits.maxBreakpoints
-    const reserved = options.reservedSlots ?? 0
-    const slots = Math.max(0, max - reserved)
-    const slotText = `${slots} marker slot${slots === 1 ? "" : "s"} (${limits.family} allows ${max}${reserved > 0 ? `, ${reserved} taken by ${options.reservedFor ?? "other markers"}` : ""})`
-    if (slots === 0) {
-      for (const c of kept.splice(0)) dropped.push({ tier: c.tier, reason: `no marker slots left: ${slotText}` })
-    }
-    while (kept.length > slots) {
-      // Never the last: it covers the most content. Among the rest, the breakpoint with
-      // the smallest segment since the previous one saves the least when merged away.
-      let victim = 0
-      let smallest = Number.POSITIVE_INFINITY
-      for (let i = 0; i < kept.length - 1; i++) {
-        const segment = kept[i]!.prefixTokens - (i === 0 ? 0 : kept[i - 1]!.prefixTokens)
-        if (segment <= smallest) {
-          smallest = segment
-          victim = i
-        }
-      }
-      const [gone] = kept.splice(victim, 1)
-      const next = kept[victim]!
-      next.ttl = maxTtl(next.ttl, gone!.ttl)
-      dropped.push({
-        tier: gone!.tier,
-        reason: `merged into the ${next.tier} breakpoint: more breakpoints than ${slotText}, and its ${smallest}-token segment is the least valuable`
-      })
-    }
-  }
-
-  // 6. TTLs non-increasing along the prefix: raise earlier ones to the longest later TTL.
-  if (ttlAware) {
-    let longest: CacheTtl | undefined
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const c = kept[i]!
-      if (ttlRank(longest) > ttlRank(c.ttl)) {
-        notes.push(`${c.tier}${c.target === "tools" ? " (tools)" : ""} TTL raised from ${c.ttl ?? "5m"} to ${longest}: a later breakpoint asks for ${longest} and TTLs must not increase along the prefix`)
-        c.ttl = longest
-      }
-      longest = maxTtl(longest, c.ttl)
-    }
-  }
-
-  return {
-    messages,
-    prefix,
-    toolTokens,
-    breakpoints: kept.map((c) => ({ tier: c.tier, target: c.target, messageIndex: c.messageIndex, prefixTokens: c.prefixTokens, ttl: c.ttl })),
-    dropped,
-    notes
+    if (c.ttl !== "1h") continue
+    c.ttl = "5m"
+    p.notes.push(`${c.tier} TTL lowered from 1h to 5m: ${p.limits.family} offers only 5m${provenanceOf(p.limits, "ttls")}`)
   }
 }
 
-const requestedTtl = (bp: Breakpoint, fallback: CacheTtl | undefined, ttlAware: boolean): CacheTtl | undefined =>
-  ttlAware ? (bp.ttl ?? fallback ?? "5m") : undefined
+/** Step 4: the minimum cacheable prefix (cumulative; stacked: the k-th marker needs k × minimum). */
+const applyMinimum = (p: Planning, candidates: ReadonlyArray<Candidate>): Array<Candidate> => {
+  const min = p.limits.minCacheTokens
+  const stacked = p.options.spacing === "stacked"
+  const kept: Array<Candidate> = []
+  for (const c of candidates) {
+    const need = stacked ? min * (kept.length + 1) : min
+    if (c.prefixTokens >= need) {
+      kept.push(c)
+      continue
+    }
+    const what = c.target === "tools" ? "tool definitions" : "prefix"
+    const rule = stacked && kept.length > 0
+      ? `${need} tokens (${kept.length + 1} × the ${min}-token minimum per checkpoint)`
+      : `the ${min}-token minimum`
+    p.dropped.push({
+      tier: c.tier,
+      reason: `${what} of ${c.prefixTokens} tokens is below ${rule} for ${p.limits.family}${provenanceOf(p.limits, "minCacheTokens")}; the provider would not cache it, so its content joins the next breakpoint's prefix`
+    })
+  }
+  return kept
+}
 
-const provenanceOf = (limits: ModelLimits, field: "ttls" | "minCacheTokens"): string => {
-  const p = limits.provenance[field]
-  return p === undefined ? "" : ` (${p.source}, ${p.asOf})`
+/** Step 5: merge the least valuable breakpoint into the next until they fit the slots. */
+const fitSlots = (p: Planning, kept: Array<Candidate>): void => {
+  const max = p.options.maxBreakpoints ?? p.limits.maxBreakpoints
+  const reserved = p.options.reservedSlots ?? 0
+  const slots = Math.max(0, max - reserved)
+  const slotText = `${slots} marker slot${slots === 1 ? "" : "s"} (${p.limits.family} allows ${max}${reserved > 0 ? `, ${reserved} taken by ${p.options.reservedFor ?? "other markers"}` : ""})`
+  if (slots === 0) {
+    for (const c of kept.splice(0)) p.dropped.push({ tier: c.tier, reason: `no marker slots left: ${slotText}` })
+  }
+  while (kept.length > slots) {
+    // Never the last: it covers the most content. Among the rest, the breakpoint with
+    // the smallest segment since the previous one saves the least when merged away.
+    let victim = 0
+    let smallest = Number.POSITIVE_INFINITY
+    for (let i = 0; i < kept.length - 1; i++) {
+      const segment = kept[i]!.prefixTokens - (i === 0 ? 0 : kept[i - 1]!.prefixTokens)
+      if (segment <= smallest) {
+        smallest = segment
+        victim = i
+      }
+    }
+    const [gone] = kept.splice(victim, 1)
+    const next = kept[victim]!
+    next.ttl = maxTtl(next.ttl, gone!.ttl)
+    p.dropped.push({
+      tier: gone!.tier,
+      reason: `merged into the ${next.tier} breakpoint: more breakpoints than ${slotText}, and its ${smallest}-token segment is the least valuable`
+    })
+  }
+}
+
+/** Step 6: TTLs non-increasing along the prefix: raise earlier ones to the longest later TTL. */
+const raiseEarlierTtls = (p: Planning, kept: ReadonlyArray<Candidate>): void => {
+  if (!p.ttlAware) return
+  let longest: CacheTtl | undefined
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const c = kept[i]!
+    if (ttlRank(longest) > ttlRank(c.ttl)) {
+      p.notes.push(`${c.tier}${c.target === "tools" ? " (tools)" : ""} TTL raised from ${c.ttl ?? "5m"} to ${longest}: a later breakpoint asks for ${longest} and TTLs must not increase along the prefix`)
+      c.ttl = longest
+    }
+    longest = maxTtl(longest, c.ttl)
+  }
+}
+
+/**
+ * Step 7: a breakpoint finds earlier cache entries only within the provider's lookback
+ * (Anthropic and Bedrock: 20 content blocks, the breakpoint's own included). Every part
+ * renders as one block: text, image, tool_use, tool_result and thinking alike, so a tool
+ * loop fills the window fast. Say where a segment is longer than the window.
+ */
+const noteLookback = (p: Planning, kept: ReadonlyArray<Candidate>): void => {
+  const lookback = p.limits.lookback
+  if (lookback?.unit !== "blocks") return
+  const blockEnd: Array<number> = []
+  let blocks = 0
+  for (const m of p.messages) blockEnd.push((blocks += m.parts.length))
+  let previous: Candidate | undefined
+  for (const c of kept) {
+    if (c.target === "tools") continue
+    const partsBefore = p.messages[c.messageIndex]!.parts.length - 1 - markablePart(p.messages[c.messageIndex]!)
+    const at = blockEnd[c.messageIndex]! - partsBefore
+    const from = previous === undefined ? 0 : blockEnd[previous.messageIndex]!
+    const span = at - from
+    if (span > lookback.count) {
+      p.notes.push(
+        `${c.tier} breakpoint is ${span} content blocks after ${previous === undefined ? "the start of the messages" : `the ${previous.tier} breakpoint`} (tool_use, tool_result and thinking blocks count); ${p.limits.family} looks back ${lookback.count} blocks from a breakpoint, so a cache entry written more than ${lookback.count} blocks before it is not found`
+      )
+    }
+    previous = c
+  }
 }

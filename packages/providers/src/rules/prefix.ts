@@ -3,14 +3,17 @@
  * cacheable length applies to the whole prefix up to a breakpoint (tools, then system,
  * then messages), so plugins need the running total, not per-block sizes.
  */
-import { estimateTokens, messageText, type Message, type NeutralRequest } from "@strata/core"
+import { estimateTokens, messageParts, messageText, partImages, type Message, type NeutralRequest } from "@strata/core"
 
 /** Rough cost of an image when nothing better is known (Anthropic: ~1.6k for 1 MP; OpenAI: 85-1.1k). */
 export const IMAGE_TOKEN_ESTIMATE = 1000
 
-/** Estimated tokens of one message: its text at ~4 chars/token plus a fixed cost per image. */
+/**
+ * Estimated tokens of one message: its text (tool calls and results as their JSON or
+ * text) at ~4 chars/token plus a fixed cost per image.
+ */
 export const estimateMessageTokens = (message: Message): number => {
-  const images = typeof message.content === "string" ? 0 : message.content.filter((p) => p.type === "image").length
+  const images = messageParts(message).reduce((n, p) => n + partImages(p), 0)
   return estimateTokens(messageText(message)) + images * IMAGE_TOKEN_ESTIMATE
 }
 

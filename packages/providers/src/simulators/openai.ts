@@ -169,9 +169,14 @@ const parseResponses = (body: Record<string, unknown>, imageTokens: number): Ope
       return
     }
     leading = false
-    const json = canonicalJson(item)
-    const output = type === "function_call_output" ? (asString(item["output"]) ?? json) : json
-    push("X", json, output)
+    if (type === "function_call_output" && Array.isArray(item["output"])) {
+      // A list output is content parts, which may carry an explicit breakpoint.
+      content(`X\u0000function_call_output\u0000${asString(item["call_id"]) ?? ""}\u0000`, "tool", item["output"], `input[${i}].output`)
+    } else {
+      const json = canonicalJson(item)
+      const output = type === "function_call_output" ? (asString(item["output"]) ?? json) : json
+      push("X", json, output)
+    }
     if (type === "function_call_output" && nextType !== "function_call_output") out.eligible.push(out.blocks.length - 1)
   })
   return out
