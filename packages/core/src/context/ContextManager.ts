@@ -36,7 +36,7 @@ import { FILES_ACTIVE_HEADER } from "../assembly/headers.ts"
 import { modelInfo } from "../tokens/encoding.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./budget.ts"
+import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./requestBudget.ts"
 import { FileContext, type FileError, RepoFiles } from "./FileContext.ts"
 
 /** What the manager holds: history and files, both immutable values. */

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { assembleMessages, type ImageInput, limitUrls } from "../assembly/flat.ts"
 import type { Message } from "../domain/Message.ts"
 import { Prompts } from "../prompts/Prompts.ts"
-import type { ShedFile } from "./budget.ts"
+import type { ShedFile } from "./requestBudget.ts"
 import { ContextManager } from "./ContextManager.ts"
 
 export interface FlatRequestInput {

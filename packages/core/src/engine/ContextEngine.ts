@@ -6,7 +6,7 @@
  */
 import { Cause, Effect, Exit, ManagedRuntime } from "effect"
 import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
-import type { TokenBudget } from "../context/budget.ts"
+import type { TokenBudget } from "../context/requestBudget.ts"
 import {
   ContextManager,
   type MessageContent,
