@@ -7,7 +7,7 @@
  */
 import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
-import { renderMap, selectWithinBudget } from "./budget.ts"
+import { renderMap, selectWithinBudget } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
 import {
   type FileStat,
