@@ -15,7 +15,7 @@ import {
   writeTokensByTtl,
   type PrefixBlock,
   type WriteSpec
-} from "./engine.ts"
+} from "./prefixCache.ts"
 import { makeContext, makeResult, neutralUsage, simulatorOf, type SimContext } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 

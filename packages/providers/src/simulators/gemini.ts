@@ -4,7 +4,7 @@
  * fixed expiry, creation billed as input and storage billed per token-hour.
  */
 import { ttlSpec } from "../models.ts"
-import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./engine.ts"
+import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./prefixCache.ts"
 import { makeContext, makeResult, neutralUsage } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
