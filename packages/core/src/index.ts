@@ -3,6 +3,7 @@
  * Effect users may also import `@strata/core/effect` for the services and layers.
  */
 export * from "./domain/index.ts"
+export * from "./models/index.ts"
 export * from "./tokens/index.ts"
 export * from "./services/index.ts"
 export * from "./assembly/headers.ts"

@@ -33,7 +33,7 @@ import {
   type SessionSummary
 } from "../session/SessionStore.ts"
 import { FILES_ACTIVE_HEADER } from "../assembly/headers.ts"
-import { modelInfo } from "../tokens/encoding.ts"
+import { modelInfo } from "../models/modelTable.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./requestBudget.ts"

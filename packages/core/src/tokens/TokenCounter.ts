@@ -7,7 +7,7 @@ import { hash } from "node:crypto"
 import { createRequire } from "node:module"
 import type { Message } from "../domain/Message.ts"
 import { makeBpeCounter, type BpeCounter, type BpeRanks } from "./bpe.ts"
-import { encodingForModel, type EncodingName } from "./encoding.ts"
+import { encodingForModel, type EncodingName } from "../models/modelTable.ts"
 
 /** Tokens charged per message for role and framing, as OpenAI's chat format does. */
 export const MESSAGE_OVERHEAD_TOKENS = 4
