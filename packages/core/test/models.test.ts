@@ -1,6 +1,20 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Layer } from "effect"
 import fc from "fast-check"
-import { describe, expect } from "vitest"
-import { DEFAULT_MODEL_LIMITS, encodingForModel, modelFacts, modelInfo, normalizeModelId } from "../src/index.ts"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import {
+  createContextEngine,
+  DEFAULT_MODEL_LIMITS,
+  encodingForModel,
+  makeEstimatingCounter,
+  modelFacts,
+  modelInfo,
+  normalizeModelId,
+  unknownModelWarning
+} from "../src/index.ts"
+import { assemble, Pipeline, Tokenizer } from "../src/effect.ts"
 import { it } from "./support.ts"
 
 describe("normalizeModelId", () => {
@@ -51,5 +65,57 @@ describe("modelFacts", () => {
         expect(modelInfo(model)).toEqual({ model, maxInputTokens: facts.maxInputTokens, maxOutputTokens: facts.maxOutputTokens })
       }
     ))
+  })
+})
+
+describe("unknownModelWarning", () => {
+  it("names the model and the defaults assumed; none for a known model", () => {
+    expect(unknownModelWarning("gpt-4o")).toBeUndefined()
+    expect(unknownModelWarning("claude-sonnet-4-5")).toBeUndefined()
+    expect(unknownModelWarning("llama-3.3-70b")).toBe(
+      'Model "llama-3.3-70b" is not in the model table; assumed an input limit of 128000 tokens, 4096 output tokens and approximate token counts (cl100k_base).'
+    )
+    // Exact counts are not an assumption, so they are not mentioned.
+    expect(unknownModelWarning("gpt-35-turbo")).toBe('Model "gpt-35-turbo" is not in the model table; assumed an input limit of 128000 tokens, 4096 output tokens.')
+  })
+
+  it.effect("every pipeline result carries it (the Effect API is stateless)", () =>
+    Effect.gen(function* () {
+      const layer = Layer.mergeAll(Pipeline.layer, Tokenizer.layerEstimate)
+      const run = (model: string) => assemble({ model, prompt: "Hi", systemPrompt: "S" }).pipe(Effect.provide(layer))
+      const warning = unknownModelWarning("llama-3.3-70b")
+      expect((yield* run("llama-3.3-70b")).warnings).toEqual([warning])
+      expect((yield* run("llama-3.3-70b")).warnings).toEqual([warning])
+      expect((yield* run("gpt-4o")).warnings).toEqual([])
+    }))
+})
+
+describe("an engine with an unknown model", () => {
+  let root: string
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), "strata-models-"))
+  })
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  it("warns once, on the first assembly, flat or tiered", async () => {
+    const counter = makeEstimatingCounter("llama-3.3-70b")
+    await using engine = createContextEngine({ model: "llama-3.3-70b", repoRoot: root, tokenCounter: counter })
+    const warning = unknownModelWarning("llama-3.3-70b")
+    expect((await engine.assembleFlat({ prompt: "Hi" })).warnings).toEqual([warning])
+    expect((await engine.assembleFlat({ prompt: "Again" })).warnings).toEqual([])
+    expect((await engine.assemble({ prompt: "Tiered" })).warnings).toEqual([])
+    expect((await engine.getTokenBudget()).maxInputTokens).toBe(DEFAULT_MODEL_LIMITS.maxInputTokens)
+
+    // Each engine says it once.
+    await using other = createContextEngine({ model: "llama-3.3-70b", repoRoot: root, tokenCounter: counter })
+    expect((await other.assemble({ prompt: "Tiered" })).warnings).toEqual([warning])
+    expect((await other.assembleFlat({ prompt: "Flat" })).warnings).toEqual([])
+  })
+
+  it("does not warn when the caller set the input limit, nor for a known model", async () => {
+    await using limited = createContextEngine({ model: "llama-3.3-70b", repoRoot: root, tokenCounter: makeEstimatingCounter("llama-3.3-70b"), maxInputTokens: 32_000 })
+    expect((await limited.assembleFlat({ prompt: "Hi" })).warnings).toEqual([])
+    await using known = createContextEngine({ model: "gpt-4o", repoRoot: root, tokenCounter: makeEstimatingCounter("gpt-4o") })
+    expect((await known.assembleFlat({ prompt: "Hi" })).warnings).toEqual([])
   })
 })
