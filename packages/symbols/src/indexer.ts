@@ -7,7 +7,7 @@
  */
 import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
-import { renderMap, selectWithinBudget } from "./mapBudget.ts"
+import { renderMap, selectMapFiles } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
 import {
   type FileStat,
@@ -777,7 +777,7 @@ export class SymbolIndexer {
       const exclude = options.exclude ?? new Set<string>()
       const candidates = rank().ranked.filter((p) => !exclude.has(p))
       const legendTokens = count(legend)
-      const chosen = selectWithinBudget(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
+      const chosen = selectMapFiles(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
       this.previousSelection = new Set(chosen)
       const text = renderMap(legend, chosen.map((p) => block(p)!))
       return { text, files: chosen, omitted: candidates.length - chosen.length, tokens: count(text) }
