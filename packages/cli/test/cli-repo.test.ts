@@ -196,6 +196,16 @@ describe("strata assemble", () => {
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/warning: \.strata\/session\.json is unusable/)
   })
+
+  it("an unknown model is assembled with default limits and one warning naming it", async () => {
+    const repo = await demo()
+    const r = await runBin(["assemble", "--repo", repo, "--prompt", "x", "--model", "llama-3.3-70b", "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    const warnings = r.stderr.split("\n").filter((line) => line.includes("llama-3.3-70b"))
+    expect(warnings).toEqual([
+      'warning: Model "llama-3.3-70b" is not in the model table; assumed an input limit of 128000 tokens, 4096 output tokens and approximate token counts (cl100k_base).'
+    ])
+  })
 })
 
 describe.concurrent("strata hud and breakdown", () => {

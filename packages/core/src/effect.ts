@@ -2,6 +2,7 @@
  * `@strata/core/effect`: the Effect API (services, layers, stages).
  */
 export * from "./domain/index.ts"
+export * from "./models/index.ts"
 export * from "./tokens/index.ts"
 export * from "./services/index.ts"
 export * from "./assembly/headers.ts"

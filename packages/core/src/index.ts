@@ -3,6 +3,7 @@
  * Effect users may also import `@strata/core/effect` for the services and layers.
  */
 export * from "./domain/index.ts"
+export * from "./models/index.ts"
 export * from "./tokens/index.ts"
 export * from "./services/index.ts"
 export * from "./assembly/headers.ts"
@@ -10,7 +11,7 @@ export * from "./compaction/index.ts"
 export * from "./session/index.ts"
 export * from "./xml/index.ts"
 export * from "./context/FileContext.ts"
-export * from "./context/budget.ts"
+export * from "./context/requestBudget.ts"
 export type { ContextManagerShape, SessionState, SessionWriteError, ShedReport, TruncationResult } from "./context/ContextManager.ts"
 export type { FlatRequest, FlatRequestInput } from "./context/flatRequest.ts"
 export * from "./prompts/index.ts"

@@ -5,8 +5,12 @@
  * source (reference keys of the research notes, providers.md: A1-A9 Anthropic, B1-B3 AWS,
  * O1-O4 OpenAI, G1-G5 Google, X* third-party; X16 = third-party Claude pricing changelogs
  * of Oct 2026, X17 = a third-party OpenAI price table of Mar 2026); `lookupModel`
- * resolves one date.
+ * resolves one date. Rows match core's normalised model id (`normalizeModelId`), and a
+ * lookup carries core's provider-independent facts (encoding, context limits) with it.
  */
+import { modelFacts, normalizeModelId, type ModelFacts } from "@strata/core"
+
+export { normalizeModelId }
 
 /** The providers whose caching rules the table describes. Gateways route to one of these. */
 export type ProviderId = "anthropic" | "bedrock" | "openai" | "gemini"
@@ -93,7 +97,7 @@ export interface ModelEntry {
   readonly provider: ProviderId
   /** Human name, e.g. `Claude Sonnet 4.5`. */
   readonly family: string
-  /** Patterns over the normalized model id (see `normalizeModelId`); the first matching row wins. */
+  /** Patterns over the normalized model id (core's `normalizeModelId`); the first matching row wins. */
   readonly patterns: ReadonlyArray<RegExp>
   readonly revisions: ReadonlyArray<Revision>
 }
@@ -107,6 +111,8 @@ export interface ModelLimits extends ModelFields {
   /** False when no row matched and the provider defaults were used. */
   readonly known: boolean
   readonly provenance: { readonly [K in ModelField]?: Provenance }
+  /** The provider-independent facts from core's model table: normalised id, encoding, context limits. */
+  readonly facts: ModelFacts
 }
 
 // ---------------------------------------------------------------------------------
@@ -418,31 +424,6 @@ export const MODEL_TABLE: ReadonlyArray<ModelEntry> = [...ANTHROPIC, ...BEDROCK,
 
 // ---------------------------------------------------------------------------------
 
-/**
- * Normalize a model id for table matching: lowercase, drop routing prefixes
- * (`openrouter/anthropic/`, `models/`), Bedrock region and vendor prefixes
- * (`us.anthropic.`), and date/version suffixes (`-20250929`, `@20250929`, `-v1:0`, `-latest`).
- *
- * @example
- * ```ts
- * normalizeModelId("us.anthropic.claude-sonnet-4-5-20250929-v1:0") // "claude-sonnet-4-5"
- * ```
- */
-export const normalizeModelId = (model: string): string => {
-  let m = model.trim().toLowerCase()
-  const slash = m.lastIndexOf("/")
-  if (slash >= 0) m = m.slice(slash + 1)
-  m = m.replace(/^(?:us|eu|apac|global|us-gov|jp|au|ca)\./, "")
-  m = m.replace(/^(?:anthropic|amazon|openai|google|meta)\./, "")
-  m = m.replace(/-v\d+(?::\d+)?$/, "")
-  m = m.replace(/:.*$/, "")
-  m = m.replace(/@.*$/, "")
-  m = m.replace(/-latest$/, "")
-  m = m.replace(/-\d{8}$/, "")
-  m = m.replace(/-\d{4}-\d{2}-\d{2}$/, "")
-  return m
-}
-
 /** Options for `lookupModel`. */
 export interface LookupOptions {
   /** Resolve values as the sources stood on this date (`YYYY-MM[-DD]`); default: newest. */
@@ -451,15 +432,15 @@ export interface LookupOptions {
   readonly table?: ReadonlyArray<ModelEntry>
 }
 
+const findRow = (provider: ProviderId, id: string, table: ReadonlyArray<ModelEntry>): ModelEntry | undefined =>
+  table.find((e) => e.provider === provider && e.patterns.some((p) => p.test(id)))
+
 /** The table row for a provider and model id, or undefined. */
 export const findModel = (
   provider: ProviderId,
   model: string,
   table: ReadonlyArray<ModelEntry> = MODEL_TABLE
-): ModelEntry | undefined => {
-  const id = normalizeModelId(model)
-  return table.find((e) => e.provider === provider && e.patterns.some((p) => p.test(id)))
-}
+): ModelEntry | undefined => findRow(provider, normalizeModelId(model), table)
 
 const applyRevision = (
   fields: Partial<Record<ModelField, unknown>>,
@@ -489,8 +470,9 @@ const applyRevision = (
  * ```
  */
 export const lookupModel = (provider: ProviderId, model: string, options: LookupOptions = {}): ModelLimits => {
-  const entry = (options.table === undefined ? undefined : findModel(provider, model, options.table)) ??
-    findModel(provider, model)
+  const facts = modelFacts(model)
+  const entry = (options.table === undefined ? undefined : findRow(provider, facts.id, options.table)) ??
+    findRow(provider, facts.id, MODEL_TABLE)
   const fields: Partial<Record<ModelField, unknown>> = {}
   const provenance: Partial<Record<ModelField, Provenance>> = {}
   applyRevision(fields, provenance, PROVIDER_DEFAULTS[provider])
@@ -504,7 +486,8 @@ export const lookupModel = (provider: ProviderId, model: string, options: Lookup
     model,
     family: entry?.family ?? `unknown ${provider} model`,
     known: entry !== undefined,
-    provenance
+    provenance,
+    facts
   }
 }
 

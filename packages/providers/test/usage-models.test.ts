@@ -1,3 +1,4 @@
+import { modelFacts, normalizeModelId as coreNormalizeModelId } from "@strata/core"
 import { describe, expect, it } from "vitest"
 import { computeCost, costOf, decodeAnthropicUsage, lookupModel, normalizeModelId, usageFromStream } from "../src/index.ts"
 
@@ -24,6 +25,13 @@ describe("models table", () => {
     const unknown = lookupModel("anthropic", "claude-nonesuch-9")
     expect(unknown.known).toBe(false)
     expect(unknown.provenance.minCacheTokens?.source).toBe("A2")
+  })
+
+  it("builds on core's model table: one normaliser, the context facts carried along", () => {
+    expect(normalizeModelId).toBe(coreNormalizeModelId)
+    const limits = lookupModel("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    expect(limits.facts).toEqual(modelFacts("us.anthropic.claude-sonnet-4-5-20250929-v1:0"))
+    expect(limits.facts).toMatchObject({ id: "claude-sonnet-4-5", maxInputTokens: 200_000, maxOutputTokens: 64_000 })
   })
 })
 

@@ -1,93 +1,58 @@
 /**
- * A `.gitignore` matcher for directories outside git: patterns with `*`, `**`, `?`,
- * character classes, `!` negation, trailing-`/` directory patterns and anchoring,
- * scoped to the directory of the file that declares them.
+ * `.gitignore` matching for directories outside git, on the `ignore` package (the
+ * matcher ESLint uses). Each file's patterns are rebased onto the repository root and
+ * stacked in one matcher, so deeper files override shallower ones as in git.
  */
+import ignore, { type Ignore } from "ignore"
 
-interface Rule {
-  readonly regex: RegExp
-  readonly negate: boolean
-  readonly dirOnly: boolean
-}
-
-const escape = (c: string): string => (/[.+^${}()|\\]/.test(c) ? `\\${c}` : c)
-
-const globToRegex = (glob: string): string => {
-  let out = ""
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!
-    if (c === "*") {
-      if (glob[i + 1] === "*") {
-        const before = i === 0 || glob[i - 1] === "/"
-        const after = glob[i + 2] === "/" || i + 2 === glob.length
-        if (before && after) {
-          // `**/` matches zero or more directories; a trailing `**` matches everything inside.
-          out += i + 2 === glob.length ? ".*" : "(?:.*/)?"
-          i += glob[i + 2] === "/" ? 2 : 1
-          continue
-        }
-      }
-      out += "[^/]*"
-    } else if (c === "?") {
-      out += "[^/]"
-    } else if (c === "[") {
-      const end = glob.indexOf("]", i + 2)
-      if (end < 0) {
-        out += "\\["
-        continue
-      }
-      const body = glob.slice(i + 1, end).replace(/^!/, "^").replace(/\\/g, "\\\\")
-      out += `[${body}]`
-      i = end
-    } else if (c === "\\" && i + 1 < glob.length) {
-      out += escape(glob[++i]!)
-    } else {
-      out += escape(c)
-    }
-  }
-  return out
-}
+/** Escape the glob characters of a directory name used as a pattern prefix. */
+const escapeGlob = (path: string): string => path.replace(/[\\*?[\]!#]/g, "\\$&")
 
 /**
- * Compile the rules of one `.gitignore` (its text) declared in directory `base`
- * ("" for the root).
+ * The patterns of one `.gitignore` (its text) declared in directory `base` ("" for the
+ * root), rewritten relative to the root: a pattern with a slash before its end is
+ * anchored to `base`, one without matches at any depth below it. Comments and blank
+ * lines are dropped; negation and directory-only markers are kept.
+ *
+ * @example
+ * ```ts
+ * import { rebaseGitignore } from "@strata/symbols"
+ * rebaseGitignore("build/\n!keep.log\n/top.ts\n", "src") // ["src/**\/build/", "!src/**\/keep.log", "src/top.ts"]
+ * ```
  */
-export const parseGitignore = (text: string, base = ""): Array<Rule> => {
-  const rules: Array<Rule> = []
+export const rebaseGitignore = (text: string, base = ""): Array<string> => {
+  const patterns: Array<string> = []
   for (const raw of text.split(/\r?\n/)) {
-    let line = raw.replace(/(?<!\\)\s+$/, "")
-    if (line === "" || line.startsWith("#")) continue
-    const negate = line.startsWith("!")
-    if (negate) line = line.slice(1)
-    if (line.startsWith("\\")) line = line.slice(1)
-    const dirOnly = line.endsWith("/")
-    if (dirOnly) line = line.slice(0, -1)
-    const anchored = line.includes("/")
-    if (line.startsWith("/")) line = line.slice(1)
-    const prefix = base === "" ? "" : `${base.split("/").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}/`
-    const body = globToRegex(line)
-    const source = anchored ? `^${prefix}${body}$` : `^${prefix}(?:.*/)?${body}$`
-    rules.push({ regex: new RegExp(source), negate, dirOnly })
+    if (raw.trim() === "" || raw.startsWith("#")) continue
+    if (base === "") {
+      patterns.push(raw)
+      continue
+    }
+    const negate = raw.startsWith("!")
+    const body = negate ? raw.slice(1) : raw
+    const trimmed = body.replace(/\/+\s*$/, "")
+    if (trimmed.replace(/^\/+/, "").trim() === "") continue
+    // A slash anywhere but at the end anchors the pattern to its file's directory.
+    const anchored = trimmed.includes("/")
+    const prefix = escapeGlob(base)
+    const rebased = anchored ? `${prefix}/${body.replace(/^\//, "")}` : `${prefix}/**/${body}`
+    patterns.push(negate ? `!${rebased}` : rebased)
   }
-  return rules
+  return patterns
 }
 
-/** A stack of `.gitignore` rule sets; later rules win, as in git. */
+/** A stack of `.gitignore` files; later (deeper) patterns win, as in git. */
 export class IgnoreMatcher {
-  private readonly rules: Array<Rule> = []
+  // Case-sensitive, as git is by default on Linux.
+  private readonly matcher: Ignore = ignore({ ignorecase: false })
 
-  /** Add the rules of a `.gitignore` found in `base`. */
+  /** Add the patterns of a `.gitignore` found in `base`. */
   add(text: string, base = ""): void {
-    this.rules.push(...parseGitignore(text, base))
+    this.matcher.add(rebaseGitignore(text, base))
   }
 
   /** Whether the repository-relative `path` (a directory when `isDir`) is ignored. */
   ignores(path: string, isDir: boolean): boolean {
-    let ignored = false
-    for (const rule of this.rules) {
-      if (rule.dirOnly && !isDir) continue
-      if (rule.regex.test(path)) ignored = !rule.negate
-    }
-    return ignored
+    return ignore.isPathValid(path) && this.matcher.ignores(isDir ? `${path}/` : path)
   }
 }

@@ -7,7 +7,7 @@
  */
 import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
-import { renderMap, selectWithinBudget } from "./budget.ts"
+import { renderMap, selectMapFiles } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
 import {
   type FileStat,
@@ -45,7 +45,7 @@ import {
   rankFiles,
   updateGraph
 } from "./graph.ts"
-import { type FileSymbols, languageOf } from "./model.ts"
+import { type FileSymbols, type Language, languageOf } from "./model.ts"
 import { Parsers } from "./parser.ts"
 import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
 import {
@@ -182,6 +182,31 @@ interface Entry {
   readonly symbols: FileSymbols
 }
 
+/** A file as the on-disk cache index remembers it. */
+interface DiskEntry {
+  readonly mtimeMs: number
+  readonly size: number
+  readonly hash: string
+}
+
+/** A file to parse, with what its entry will record. */
+type ParseJob = ExtractJob & { readonly mtimeMs: number; readonly size: number; readonly hash: string }
+
+/** What one refresh's scan of the listed files reads from. */
+interface ScanSource {
+  readonly realRoot: string
+  readonly maxBytes: number
+  /** lstats taken while listing. */
+  readonly stats: ReadonlyMap<string, FileStat>
+  readonly disk: ReadonlyMap<string, DiskEntry>
+}
+
+/** What a source file needs in this refresh (see `scanFile`). */
+type ScanOutcome =
+  | { readonly kind: "reused" | "rehashed"; readonly entry: Entry }
+  | { readonly kind: "skipped"; readonly problem: Problem }
+  | { readonly kind: "parse"; readonly job: ParseJob }
+
 interface ConfigText {
   readonly mtimeMs: number
   readonly size: number
@@ -207,7 +232,7 @@ export class SymbolIndexer {
   private readonly fs: FileSystem
   private readonly cache: SymbolCache | undefined
   private entries = new Map<string, Entry>()
-  private diskEntries: Map<string, { readonly mtimeMs: number; readonly size: number; readonly hash: string }> | undefined
+  private diskEntries: Map<string, DiskEntry> | undefined
   private aliases: ReadonlyArray<PathAlias> | undefined
   private readonly configs = new Map<string, ConfigText>()
   private readonly defs = new WeakMap<FileSymbols, ReadonlySet<string>>()
@@ -350,98 +375,40 @@ export class SymbolIndexer {
   private async refreshNow(hint: ReadonlySet<string> | undefined): Promise<SymbolMap> {
     const timings: Record<string, number> = {}
     const clock = phaseClock(timings)
-    const rootStat = (() => {
-      try {
-        return this.fs.stat(this.root)
-      } catch (error) {
-        const code = typeof error === "object" && error !== null && "code" in error ? error.code : ""
-        throw new Error(code === "ENOENT" ? "the directory does not exist; pass the repository root" : describeError(error))
-      }
-    })()
-    if (!rootStat.isDirectory()) throw new Error("not a directory; pass the repository root")
-    const realRoot = this.fs.realpath(this.root)
-    const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+    const realRoot = this.checkRoot()
     // A hint is only usable once a full listing exists to patch.
     const changed = hint !== undefined && this.watch !== undefined ? hint : undefined
     const listing = changed === undefined ? await this.list() : this.patchListing(changed)
     clock("list")
     const problems: Array<Problem> = [...listing.problems]
-    if (this.diskEntries === undefined) {
-      const loaded: ReturnType<SymbolCache["loadIndex"]> = this.cache?.loadIndex() ?? { entries: new Map() }
-      this.diskEntries = loaded.entries
-      if (loaded.problem !== undefined) problems.push({ path: `${this.options.cacheDir ?? ".strata"}/symbols/index.json`, reason: loaded.problem })
-    }
-    const disk = this.diskEntries
+    const disk = this.loadDiskEntries(problems)
+    const source = { realRoot, maxBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, stats: listing.stats, disk }
     const next = new Map<string, Entry>()
+    const skipped = new Map<string, Problem>()
+    const jobs: Array<ParseJob> = []
     let parsed = 0
     let rehashed = 0
     let reused = 0
     let dirty = false
-    const skipped = new Map<string, Problem>()
-    const jobs: Array<ExtractJob & { readonly mtimeMs: number; readonly size: number; readonly hash: string }> = []
     for (const path of listing.files) {
       const language = languageOf(path)
       if (language === undefined) continue
-      if (changed !== undefined && !changed.has(path)) {
-        // Trusted unchanged: keep its entry, or the reason it was skipped.
-        const kept = this.entries.get(path)
-        const reason = this.skipped.get(path)
-        if (kept !== undefined) {
-          next.set(path, kept)
-          reused++
-        } else if (reason !== undefined) {
-          skipped.set(path, reason)
-          problems.push(reason)
-        }
-        continue
-      }
-      const stat = statSource(this.root, path, this.fs, maxBytes, realRoot, listing.stats.get(path))
-      if (stat.kind === "not-a-file") continue
-      if (stat.kind === "skipped") {
-        const problem = { path, reason: stat.reason }
-        skipped.set(path, problem)
-        problems.push(problem)
-        continue
-      }
-      const prev = this.entries.get(path)
-      if (prev !== undefined && prev.mtimeMs === stat.mtimeMs && prev.size === stat.size && prev.symbols.language === language) {
-        next.set(path, prev)
-        reused++
-        continue
-      }
-      const cached = prev === undefined ? disk.get(path) : undefined
-      if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
-        const symbols = this.cache?.loadObject(path, objectKey(cached.hash, language))
-        if (symbols !== undefined && symbols.language === language) {
-          next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash: cached.hash, symbols })
-          reused++
-          continue
-        }
-      }
-      const read = readSource(this.root, path, this.fs)
-      if (read.kind === "skipped") {
-        const problem = { path, reason: read.reason }
-        skipped.set(path, problem)
-        problems.push(problem)
-        continue
-      }
-      dirty = true
-      const hash = sha256(read.text)
-      if (prev !== undefined && prev.hash === hash && prev.symbols.language === language) {
-        next.set(path, { ...prev, mtimeMs: stat.mtimeMs, size: stat.size })
-        rehashed++
-        continue
-      }
-      // Objects are content-addressed: whatever the index says, an object for this content is reusable.
-      if (this.cache !== undefined) {
-        const symbols = this.cache.loadObject(path, objectKey(hash, language))
-        if (symbols !== undefined && symbols.language === language) {
-          next.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols })
+      const outcome = this.scanFile(path, language, changed, source)
+      if (outcome === undefined) continue
+      if (outcome.kind === "skipped") {
+        skipped.set(path, outcome.problem)
+        problems.push(outcome.problem)
+      } else if (outcome.kind === "parse") {
+        dirty = true
+        jobs.push(outcome.job)
+      } else {
+        next.set(path, outcome.entry)
+        if (outcome.kind === "reused") reused++
+        else {
+          dirty = true
           rehashed++
-          continue
         }
       }
-      jobs.push({ path, language, source: read.text, mtimeMs: stat.mtimeMs, size: stat.size, hash })
     }
     const workers = this.options.workers === "auto" ? defaultWorkers() : (this.options.workers ?? 0)
     const extracted = await extractAll(this.parsers, jobs, workers)
@@ -451,29 +418,101 @@ export class SymbolIndexer {
       parsed++
       this.cache?.saveObject(objectKey(job.hash, job.language), symbols)
     }
-    // Everything parsed in this refresh goes to disk as one pack.
-    this.writeCache(problems, () => this.cache?.flush())
-    if (next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))) dirty = true
-    this.entries = next
-    this.skipped = skipped
-    if (dirty || this.diskEntries.size !== next.size) this.indexStale = true
-    // Objects are written as files are parsed; the index (path → mtime, size, hash) is
-    // written on the session's first change, after a bulk change, and otherwise on the
-    // next quiet refresh. An index left behind only costs the next session a re-read
-    // and hash of those files, never a parse.
-    if (this.indexStale && (!dirty || !this.indexWritten || jobs.length + rehashed >= INDEX_BULK)) this.writeIndex(problems)
-    // Objects no file refers to are collected once per session, on its first refresh, so
-    // an edit that is undone within the session finds its old object still there.
-    if (!this.collected) {
-      this.collected = true
-      this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
-    }
+    this.commitScan(next, skipped, { dirty, bulk: jobs.length + rehashed >= INDEX_BULK }, problems)
     for (const entry of next.values()) {
       const problem = this.parseProblem(entry.symbols)
       if (problem !== undefined) problems.push(problem)
     }
     clock("scan")
     return this.buildMap(listing.files, next, problems, { files: listing.files.length, symbolFiles: next.size, parsed, rehashed, reused }, timings)
+  }
+
+  /** The root's real path; fails with a reason when the root is missing or not a directory. */
+  private checkRoot(): string {
+    const rootStat = (() => {
+      try {
+        return this.fs.stat(this.root)
+      } catch (error) {
+        const code = typeof error === "object" && error !== null && "code" in error ? error.code : ""
+        throw new Error(code === "ENOENT" ? "the directory does not exist; pass the repository root" : describeError(error))
+      }
+    })()
+    if (!rootStat.isDirectory()) throw new Error("not a directory; pass the repository root")
+    return this.fs.realpath(this.root)
+  }
+
+  /** The on-disk cache index, read on the first refresh; a damaged one is a problem, never fatal. */
+  private loadDiskEntries(problems: Array<Problem>): ReadonlyMap<string, DiskEntry> {
+    if (this.diskEntries === undefined) {
+      const loaded: ReturnType<SymbolCache["loadIndex"]> = this.cache?.loadIndex() ?? { entries: new Map() }
+      this.diskEntries = loaded.entries
+      if (loaded.problem !== undefined) problems.push({ path: `${this.options.cacheDir ?? ".strata"}/symbols/index.json`, reason: loaded.problem })
+    }
+    return this.diskEntries
+  }
+
+  /**
+   * What one source file needs: its entry as it was (same mtime and size, or trusted
+   * unchanged by the hint), an entry rebuilt without parsing (same content hash, or an
+   * object in the cache), a parse, or a skip with its reason. Undefined: not a file.
+   */
+  private scanFile(path: string, language: Language, changed: ReadonlySet<string> | undefined, source: ScanSource): ScanOutcome | undefined {
+    if (changed !== undefined && !changed.has(path)) {
+      // Trusted unchanged: keep its entry, or the reason it was skipped.
+      const kept = this.entries.get(path)
+      const reason = this.skipped.get(path)
+      if (kept !== undefined) return { kind: "reused", entry: kept }
+      return reason === undefined ? undefined : { kind: "skipped", problem: reason }
+    }
+    const stat = statSource(this.root, path, this.fs, source.maxBytes, source.realRoot, source.stats.get(path))
+    if (stat.kind === "not-a-file") return undefined
+    if (stat.kind === "skipped") return { kind: "skipped", problem: { path, reason: stat.reason } }
+    const prev = this.entries.get(path)
+    if (prev !== undefined && prev.mtimeMs === stat.mtimeMs && prev.size === stat.size && prev.symbols.language === language) {
+      return { kind: "reused", entry: prev }
+    }
+    const cached = prev === undefined ? source.disk.get(path) : undefined
+    if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+      const symbols = this.cache?.loadObject(path, objectKey(cached.hash, language))
+      if (symbols !== undefined && symbols.language === language) {
+        return { kind: "reused", entry: { mtimeMs: stat.mtimeMs, size: stat.size, hash: cached.hash, symbols } }
+      }
+    }
+    const read = readSource(this.root, path, this.fs)
+    if (read.kind === "skipped") return { kind: "skipped", problem: { path, reason: read.reason } }
+    const hash = sha256(read.text)
+    if (prev !== undefined && prev.hash === hash && prev.symbols.language === language) {
+      return { kind: "rehashed", entry: { ...prev, mtimeMs: stat.mtimeMs, size: stat.size } }
+    }
+    // Objects are content-addressed: whatever the index says, an object for this content is reusable.
+    if (this.cache !== undefined) {
+      const symbols = this.cache.loadObject(path, objectKey(hash, language))
+      if (symbols !== undefined && symbols.language === language) {
+        return { kind: "rehashed", entry: { mtimeMs: stat.mtimeMs, size: stat.size, hash, symbols } }
+      }
+    }
+    return { kind: "parse", job: { path, language, source: read.text, mtimeMs: stat.mtimeMs, size: stat.size, hash } }
+  }
+
+  /** Keep the scan's entries and write the cache: the parsed pack, the index when due, unused objects once. */
+  private commitScan(next: Map<string, Entry>, skipped: Map<string, Problem>, change: { readonly dirty: boolean; readonly bulk: boolean }, problems: Array<Problem>): void {
+    // Everything parsed in this refresh goes to disk as one pack.
+    this.writeCache(problems, () => this.cache?.flush())
+    const dirty = change.dirty || next.size !== this.entries.size || [...this.entries.keys()].some((p) => !next.has(p))
+    this.entries = next
+    this.skipped = skipped
+    if (dirty || this.diskEntries?.size !== next.size) this.indexStale = true
+    // Objects are written as files are parsed; the index (path → mtime, size, hash) is
+    // written on the session's first change, after a bulk change, and otherwise on the
+    // next quiet refresh. An index left behind only costs the next session a re-read
+    // and hash of those files, never a parse.
+    if (this.indexStale && (!dirty || !this.indexWritten || change.bulk)) this.writeIndex(problems)
+    // Objects no file refers to are collected once per session, on its first refresh, so
+    // an edit that is undone within the session finds its old object still there.
+    if (!this.collected) {
+      this.collected = true
+      this.writeCache(problems, () => this.cache?.collect(new Set([...next.values()].map((e) => objectKey(e.hash, e.symbols.language)))))
+    }
   }
 
   /** Write the cache index now if it lags behind (for a caller about to exit). */
@@ -574,8 +613,25 @@ export class SymbolIndexer {
     const symbolFiles = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     const { ctx, changed: ctxChanged } = this.context(files)
     if (ctxChanged) this.memo.ctxVersion++
-    // Call resolution reads other files' top-level names, so a file whose calls use a
-    // name that appeared or disappeared anywhere is re-resolved; the rest are reused.
+    const { defs, changedNames } = this.changedDefinitions(entries)
+    const resolution = this.resolveFiles(symbolFiles, entries, ctx, defs, changedNames)
+    clock("resolve")
+    const graph = this.patchGraph(symbolFiles, resolution, ctxChanged)
+    clock("graph")
+    this.aliases ??= computeAliases(symbolFiles, this.options.aliasOptions)
+    const blocks = this.blockModels(symbolFiles, resolution.resolved, graph, this.aliases)
+    clock("blocks")
+    const map = this.mapView({ files, symbolFiles, entries, resolved: resolution.resolved, graph, blocks, problems, stats: { ...counts, timings } })
+    clock("finish")
+    return map
+  }
+
+  /**
+   * Every file's top-level names, and the names that appeared or disappeared anywhere
+   * since the last refresh: call resolution reads other files' names, so a file whose
+   * calls use a changed name is re-resolved.
+   */
+  private changedDefinitions(entries: ReadonlyMap<string, Entry>): { readonly defs: (path: string) => ReadonlySet<string> | undefined; readonly changedNames: ReadonlySet<string> } {
     const previousDefs = this.memo.defs
     const currentDefs = new Map<string, ReadonlySet<string>>()
     const changedNames = new Set<string>()
@@ -591,9 +647,22 @@ export class SymbolIndexer {
     }
     for (const [path, names] of previousDefs) if (!currentDefs.has(path)) for (const n of names) changedNames.add(n)
     this.memo.defs = currentDefs
-    const defs = (path: string): ReadonlySet<string> | undefined => currentDefs.get(path)
+    return { defs: (path) => currentDefs.get(path), changedNames }
+  }
+
+  /**
+   * Imports and calls of every file, reusing the last refresh's where the file, the
+   * resolution context and the names its calls use are unchanged; with the graph
+   * contributions that changed, so the graph is patched rather than rebuilt.
+   */
+  private resolveFiles(
+    symbolFiles: ReadonlyArray<string>,
+    entries: ReadonlyMap<string, Entry>,
+    ctx: ResolveContext,
+    defs: (path: string) => ReadonlySet<string> | undefined,
+    changedNames: ReadonlySet<string>
+  ): Resolution {
     const resolved = new Map<string, Resolved>()
-    // Contributions that changed, so the graph is patched rather than rebuilt.
     const removed: Array<Contribution> = []
     const added: Array<Contribution> = []
     for (const path of symbolFiles) {
@@ -617,7 +686,11 @@ export class SymbolIndexer {
       added.push(next.contribution)
     }
     for (const [path, before] of this.memo.resolved) if (!entries.has(path)) removed.push(before.contribution)
-    clock("resolve")
+    return { resolved, removed, added }
+  }
+
+  /** The reference graph: kept, patched with the changed contributions, or rebuilt after a large change. */
+  private patchGraph(symbolFiles: ReadonlyArray<string>, { resolved, removed, added }: Resolution, ctxChanged: boolean): ReferenceGraph {
     const previousGraph = this.memo.graph
     const graph =
       previousGraph === undefined || ctxChanged || added.length + removed.length > symbolFiles.length / 4
@@ -627,9 +700,16 @@ export class SymbolIndexer {
           : updateGraph(previousGraph, removed, added, symbolFiles)
     this.memo.resolved = resolved
     this.memo.graph = graph
-    clock("graph")
-    this.aliases ??= computeAliases(symbolFiles, this.options.aliasOptions)
-    const aliases = this.aliases
+    return graph
+  }
+
+  /** Every file's block model and hash, reused while its resolution and reference counts are unchanged. */
+  private blockModels(
+    symbolFiles: ReadonlyArray<string>,
+    resolved: ReadonlyMap<string, Resolved>,
+    graph: ReferenceGraph,
+    aliases: ReadonlyArray<PathAlias>
+  ): ReadonlyMap<string, BlockMemo> {
     const format = this.options.format ?? {}
     const blocks = new Map<string, BlockMemo>()
     for (const path of symbolFiles) {
@@ -657,7 +737,14 @@ export class SymbolIndexer {
       blocks.set(path, { resolved: r, refs, symbolRefs, model, hash: blockHash(model), text: undefined })
     }
     this.memo.blocks = blocks
-    clock("blocks")
+    return blocks
+  }
+
+  /** The `SymbolMap` over one refresh's results: texts rendered, ranks and components computed on first use. */
+  private mapView(parts: MapParts): SymbolMap {
+    const { files, symbolFiles, entries, resolved, graph, blocks } = parts
+    const aliases = this.aliases!
+    const format = this.options.format ?? {}
     const block = (path: string): string | undefined => {
       const memo = blocks.get(path)
       if (memo === undefined) return undefined
@@ -690,12 +777,11 @@ export class SymbolIndexer {
       const exclude = options.exclude ?? new Set<string>()
       const candidates = rank().ranked.filter((p) => !exclude.has(p))
       const legendTokens = count(legend)
-      const chosen = selectWithinBudget(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
+      const chosen = selectMapFiles(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
       this.previousSelection = new Set(chosen)
       const text = renderMap(legend, chosen.map((p) => block(p)!))
       return { text, files: chosen, omitted: candidates.length - chosen.length, tokens: count(text) }
     }
-    clock("finish")
     return {
       files,
       symbolFiles,
@@ -708,7 +794,7 @@ export class SymbolIndexer {
         return rank().components
       },
       refCounts,
-      problems: [...problems].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : 1)),
+      problems: [...parts.problems].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : 1)),
       aliases,
       graph,
       get scores() {
@@ -723,9 +809,28 @@ export class SymbolIndexer {
       calls: (path) => resolved.get(path)?.calls,
       render,
       budgeted,
-      stats: { ...counts, timings }
+      stats: parts.stats
     }
   }
+}
+
+/** One refresh's call and import resolution, with the graph contributions that changed. */
+interface Resolution {
+  readonly resolved: ReadonlyMap<string, Resolved>
+  readonly removed: ReadonlyArray<Contribution>
+  readonly added: ReadonlyArray<Contribution>
+}
+
+/** What `mapView` shows. */
+interface MapParts {
+  readonly files: ReadonlyArray<string>
+  readonly symbolFiles: ReadonlyArray<string>
+  readonly entries: ReadonlyMap<string, Entry>
+  readonly resolved: ReadonlyMap<string, Resolved>
+  readonly graph: ReferenceGraph
+  readonly blocks: ReadonlyMap<string, BlockMemo>
+  readonly problems: ReadonlyArray<Problem>
+  readonly stats: IndexStats
 }
 
 interface Resolved {

@@ -414,6 +414,117 @@ const resolveJava = (ctx: ResolveContext, spec: string): { files: ReadonlyArray<
   return undefined
 }
 
+/** Where one file's resolved imports accumulate, in source order. */
+interface ImportSink {
+  readonly local: Array<string>
+  readonly external: Array<string>
+  readonly edges: Array<string>
+  readonly bindings: Map<string, Binding>
+  readonly wildcards: Array<string>
+}
+
+const addLocal = (sink: ImportSink, target: string): void => {
+  if (!sink.local.includes(target)) sink.local.push(target)
+}
+
+const addExternal = (sink: ImportSink, spec: string): void => {
+  if (spec !== "" && !sink.external.includes(spec)) sink.external.push(spec)
+}
+
+const bindNames = (sink: ImportSink, imp: ImportInfo, files: ReadonlyArray<string>): void => {
+  for (const n of imp.names) {
+    if (n.name === "*" && n.alias === "*") sink.wildcards.push(...files)
+    else sink.bindings.set(n.alias, { files, symbol: n.name })
+  }
+}
+
+/** One import of one file into the sink: a repository target (with edges and bindings) or an external specifier. */
+type ImportResolver = (sink: ImportSink, ctx: ResolveContext, file: FileSymbols, imp: ImportInfo) => void
+
+const tsImport: ImportResolver = (sink, ctx, file, imp) => {
+  const target = resolveTs(ctx, file.path, imp.module)
+  if (target === undefined || target === file.path) return addExternal(sink, imp.module)
+  addLocal(sink, target)
+  sink.edges.push(target)
+  bindNames(sink, imp, [target])
+}
+
+const pythonImport: ImportResolver = (sink, ctx, file, imp) => {
+  const { module, submodules } = resolvePython(ctx, file.path, imp)
+  if (module === undefined && submodules.size === 0) return addExternal(sink, imp.module)
+  if (module !== undefined && module !== file.path) {
+    addLocal(sink, module)
+    sink.edges.push(module)
+    bindNames(sink, { ...imp, names: imp.names.filter((n) => !submodules.has(n.alias)) }, [module])
+  }
+  for (const [alias, sub] of submodules) {
+    if (sub === file.path) continue
+    addLocal(sink, sub)
+    sink.edges.push(sub)
+    sink.bindings.set(alias, { files: [sub], symbol: "*" })
+  }
+}
+
+const goImport: ImportResolver = (sink, ctx, _file, imp) => {
+  const pkg = resolveGo(ctx, imp.module)
+  if (pkg === undefined) return addExternal(sink, imp.module)
+  // Package files get edges from the references into them, not from the import.
+  addLocal(sink, `${pkg.dir}/`)
+  bindNames(sink, imp, pkg.files)
+}
+
+const rustImport: ImportResolver = (sink, ctx, file, imp) => {
+  if (imp.form === "mod") {
+    const target = rustFileOfDir(ctx, join(rustChildDir(file.path), imp.module))
+    if (target === undefined) return
+    addLocal(sink, target)
+    sink.edges.push(target)
+    bindNames(sink, imp, [target])
+    return
+  }
+  const { file: target, rest } = resolveRustPath(ctx, file.path, imp.module)
+  if (target === undefined) return addExternal(sink, imp.module.split("::")[0] ?? imp.module)
+  // Imported names may themselves be modules (`use crate::a::{b}` with a/b.rs).
+  for (const n of imp.names) {
+    const sub = rest.length === 0 && n.name !== "*" && n.name !== "self" ? rustFileOfDir(ctx, join(rustChildDir(target), n.name)) : undefined
+    const into = sub ?? target
+    if (into === file.path) continue
+    addLocal(sink, into)
+    sink.edges.push(into)
+    if (n.name === "*") sink.wildcards.push(into)
+    else sink.bindings.set(n.alias, { files: [into], symbol: sub !== undefined ? "*" : (rest.length > 0 ? rest[rest.length - 1]! : n.name) })
+  }
+}
+
+const includeImport: ImportResolver = (sink, ctx, file, imp) => {
+  const target = resolveInclude(ctx, file.path, imp.module, imp.form === "system-include")
+  if (target === undefined || target === file.path) return addExternal(sink, imp.module)
+  addLocal(sink, target)
+  sink.edges.push(target)
+  sink.wildcards.push(target)
+}
+
+const javaImport: ImportResolver = (sink, ctx, file, imp) => {
+  const hit = resolveJava(ctx, imp.module)
+  if (hit === undefined) return addExternal(sink, imp.module)
+  for (const f of hit.files) if (f !== file.path) addLocal(sink, f)
+  if (!hit.wildcard) sink.edges.push(...hit.files.filter((f) => f !== file.path))
+  if (hit.wildcard) sink.wildcards.push(...hit.files.filter((f) => f !== file.path))
+  else for (const n of imp.names) sink.bindings.set(n.alias, { files: hit.files, symbol: n.name })
+}
+
+const IMPORT_RESOLVERS: Readonly<Record<FileSymbols["language"], ImportResolver>> = {
+  typescript: tsImport,
+  tsx: tsImport,
+  javascript: tsImport,
+  python: pythonImport,
+  go: goImport,
+  rust: rustImport,
+  c: includeImport,
+  cpp: includeImport,
+  java: javaImport
+}
+
 /**
  * Resolve the imports of one file against the repository.
  *
@@ -427,121 +538,10 @@ const resolveJava = (ctx: ResolveContext, spec: string): { files: ReadonlyArray<
  * ```
  */
 export const resolveImports = (file: FileSymbols, ctx: ResolveContext): ResolvedImports => {
-  const local: Array<string> = []
-  const external: Array<string> = []
-  const edges: Array<string> = []
-  const bindings = new Map<string, Binding>()
-  const wildcards: Array<string> = []
-  const addLocal = (target: string): void => {
-    if (!local.includes(target)) local.push(target)
-  }
-  const addExternal = (spec: string): void => {
-    if (spec !== "" && !external.includes(spec)) external.push(spec)
-  }
-  const bindNames = (imp: ImportInfo, files: ReadonlyArray<string>): void => {
-    for (const n of imp.names) {
-      if (n.name === "*" && n.alias === "*") wildcards.push(...files)
-      else bindings.set(n.alias, { files, symbol: n.name })
-    }
-  }
-  for (const imp of file.imports) {
-    switch (file.language) {
-      case "typescript":
-      case "tsx":
-      case "javascript": {
-        const target = resolveTs(ctx, file.path, imp.module)
-        if (target === undefined || target === file.path) {
-          addExternal(imp.module)
-          break
-        }
-        addLocal(target)
-        edges.push(target)
-        bindNames(imp, [target])
-        break
-      }
-      case "python": {
-        const { module, submodules } = resolvePython(ctx, file.path, imp)
-        if (module === undefined && submodules.size === 0) {
-          addExternal(imp.module)
-          break
-        }
-        if (module !== undefined && module !== file.path) {
-          addLocal(module)
-          edges.push(module)
-          bindNames({ ...imp, names: imp.names.filter((n) => !submodules.has(n.alias)) }, [module])
-        }
-        for (const [alias, sub] of submodules) {
-          if (sub === file.path) continue
-          addLocal(sub)
-          edges.push(sub)
-          bindings.set(alias, { files: [sub], symbol: "*" })
-        }
-        break
-      }
-      case "go": {
-        const pkg = resolveGo(ctx, imp.module)
-        if (pkg === undefined) {
-          addExternal(imp.module)
-          break
-        }
-        // Package files get edges from the references into them, not from the import.
-        addLocal(`${pkg.dir}/`)
-        bindNames(imp, pkg.files)
-        break
-      }
-      case "rust": {
-        if (imp.form === "mod") {
-          const target = rustFileOfDir(ctx, join(rustChildDir(file.path), imp.module))
-          if (target === undefined) break
-          addLocal(target)
-          edges.push(target)
-          bindNames(imp, [target])
-          break
-        }
-        const { file: target, rest } = resolveRustPath(ctx, file.path, imp.module)
-        if (target === undefined) {
-          addExternal(imp.module.split("::")[0] ?? imp.module)
-          break
-        }
-        // Imported names may themselves be modules (`use crate::a::{b}` with a/b.rs).
-        for (const n of imp.names) {
-          const sub = rest.length === 0 && n.name !== "*" && n.name !== "self" ? rustFileOfDir(ctx, join(rustChildDir(target), n.name)) : undefined
-          const into = sub ?? target
-          if (into === file.path) continue
-          addLocal(into)
-          edges.push(into)
-          if (n.name === "*") wildcards.push(into)
-          else bindings.set(n.alias, { files: [into], symbol: sub !== undefined ? "*" : (rest.length > 0 ? rest[rest.length - 1]! : n.name) })
-        }
-        break
-      }
-      case "c":
-      case "cpp": {
-        const target = resolveInclude(ctx, file.path, imp.module, imp.form === "system-include")
-        if (target === undefined || target === file.path) {
-          addExternal(imp.module)
-          break
-        }
-        addLocal(target)
-        edges.push(target)
-        wildcards.push(target)
-        break
-      }
-      case "java": {
-        const hit = resolveJava(ctx, imp.module)
-        if (hit === undefined) {
-          addExternal(imp.module)
-          break
-        }
-        for (const f of hit.files) if (f !== file.path) addLocal(f)
-        if (!hit.wildcard) edges.push(...hit.files.filter((f) => f !== file.path))
-        if (hit.wildcard) wildcards.push(...hit.files.filter((f) => f !== file.path))
-        else for (const n of imp.names) bindings.set(n.alias, { files: hit.files, symbol: n.name })
-        break
-      }
-    }
-  }
-  return { local, external, edges, bindings, wildcards }
+  const sink: ImportSink = { local: [], external: [], edges: [], bindings: new Map(), wildcards: [] }
+  const resolver = IMPORT_RESOLVERS[file.language]
+  for (const imp of file.imports) resolver(sink, ctx, file, imp)
+  return sink
 }
 
 /** Top-level names a file defines (namespace members included), for call resolution. */

@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { SymbolIndexer, applyAlias, blockModel, computeAliases, formatFileTree, formatLegend, renderBlock, selectWithinBudget } from "../src/index.ts"
+import { SymbolIndexer, applyAlias, blockModel, computeAliases, formatFileTree, formatLegend, renderBlock, selectMapFiles } from "../src/index.ts"
 import { tempDir } from "./helpers.ts"
 
 const write = (root: string, path: string, text: string): void => {
@@ -122,17 +122,17 @@ describe("token budget", () => {
   const cost = (p: string): number => ({ a: 50, b: 40, c: 30, d: 20 })[p] ?? 0
 
   it("fills by rank, skipping what does not fit", () => {
-    expect(selectWithinBudget(["a", "b", "c", "d"], cost, 80)).toEqual(["a", "c"])
-    expect(selectWithinBudget(["a", "b", "c", "d"], cost, 0)).toEqual([])
+    expect(selectMapFiles(["a", "b", "c", "d"], cost, 80)).toEqual(["a", "c"])
+    expect(selectMapFiles(["a", "b", "c", "d"], cost, 0)).toEqual([])
   })
 
   it("keeps earlier choices while they fit, so the map does not churn", () => {
-    const first = selectWithinBudget(["a", "b", "c", "d"], cost, 90)
+    const first = selectMapFiles(["a", "b", "c", "d"], cost, 90)
     expect(first).toEqual(["a", "b"])
     // d is now ranked first, but a and b stay; d does not fit beside them.
-    expect(selectWithinBudget(["d", "a", "b", "c"], cost, 90, new Set(first))).toEqual(["a", "b"])
+    expect(selectMapFiles(["d", "a", "b", "c"], cost, 90, new Set(first))).toEqual(["a", "b"])
     // When the budget shrinks, the lowest-ranked earlier choice goes first.
-    expect(selectWithinBudget(["d", "a", "b", "c"], cost, 70, new Set(first))).toEqual(["a", "d"])
+    expect(selectMapFiles(["d", "a", "b", "c"], cost, 70, new Set(first))).toEqual(["a", "d"])
   })
 
   it("the indexer's budgeted map is stable across turns and ranked by references", async () => {

@@ -16,7 +16,7 @@ import {
 } from "@strata/core"
 import { resolveConfig, type PolicyName, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
 import { compareKeys, kindOf } from "./order.ts"
-import { placeItems } from "./placement.ts"
+import { placeItems } from "./tierPlacement.ts"
 import { fluxPolicy } from "./policies/flux.ts"
 import { gatedPolicy } from "./policies/gated.ts"
 import type { PromotionPolicy } from "./policies/policy.ts"

@@ -167,6 +167,90 @@ const processAlive = (pid: number): boolean => {
   }
 }
 
+/** How the lock file is judged: this host, and how long to wait for or trust a holder. */
+interface LockTiming {
+  readonly host: string
+  readonly lockTimeoutMs: number
+  readonly staleLockMs: number
+}
+
+/**
+ * The cross-process lock: a file created exclusively with the holder's pid, host and
+ * time. A lock whose owner is dead (same host) or that is older than `staleLockMs` is
+ * taken over; waiting longer than `lockTimeoutMs` fails naming the holder.
+ */
+const fileLock = (lockFile: string, timing: LockTiming, persistError: (reason: string) => TrackerPersistError) => {
+  const { host, lockTimeoutMs, staleLockMs } = timing
+  const acquire = Effect.gen(function* () {
+    const start = yield* Clock.currentTimeMillis
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      const token = JSON.stringify({ pid: process.pid, host, at: now })
+      const created = yield* Effect.promise(() =>
+        fs.mkdir(path.dirname(lockFile), { recursive: true }).then(
+          () => fs.writeFile(lockFile, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error),
+          (error: unknown) => error
+        )
+      )
+      if (created === "ok") return token
+      if (errorCode(created) !== "EEXIST") return yield* Effect.fail(persistError(`cannot create lock file ${lockFile}: ${reasonOf(created)}`))
+      const holder = yield* Effect.promise(() => fs.readFile(lockFile, "utf8").catch(() => ""))
+      let owner: { pid?: unknown; host?: unknown; at?: unknown } = {}
+      try {
+        owner = JSON.parse(holder) as typeof owner
+      } catch {
+        owner = {}
+      }
+      const pid = typeof owner.pid === "number" ? owner.pid : undefined
+      const at = typeof owner.at === "number" ? owner.at : 0
+      const deadOwner = pid !== undefined && owner.host === host && !processAlive(pid)
+      if (deadOwner || now - at > staleLockMs) {
+        // Taken over only if it still holds the same content we judged stale.
+        yield* Effect.promise(async () => {
+          const again = await fs.readFile(lockFile, "utf8").catch(() => undefined)
+          if (again === holder) await fs.unlink(lockFile).catch(() => undefined)
+        })
+        continue
+      }
+      if (now - start >= lockTimeoutMs) {
+        const who = pid === undefined ? "another process" : `process ${pid}${owner.host === host ? "" : ` on ${String(owner.host)}`}`
+        return yield* Effect.fail(
+          persistError(
+            `${who} is saving tracker state (lock file ${lockFile}); try again, or delete the lock file if no Strata process is running`
+          )
+        )
+      }
+      yield* Effect.sleep(15)
+    }
+  })
+
+  const release = (token: string) =>
+    Effect.promise(async () => {
+      const content = await fs.readFile(lockFile, "utf8").catch(() => undefined)
+      if (content === token) await fs.unlink(lockFile).catch(() => undefined)
+    })
+  return { acquire, release }
+}
+
+/** Write `text` to a temporary file, sync it, and rename it over `file`; the temporary file goes on failure. */
+const writeAtomically = (file: string, text: string, persistError: (reason: string) => TrackerPersistError) => {
+  const tmp = `${file}.${process.pid}.tmp`
+  return Effect.tryPromise({
+    try: async () => {
+      await fs.mkdir(path.dirname(file), { recursive: true })
+      const handle = await fs.open(tmp, "w")
+      try {
+        await handle.writeFile(text)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await fs.rename(tmp, file)
+    },
+    catch: (error) => persistError(reasonOf(error))
+  }).pipe(Effect.tapError(() => Effect.promise(() => fs.unlink(tmp).catch(() => undefined))))
+}
+
 /**
  * A `Tracker` persisted under `<repoRoot>/.strata/`. On start it loads the file; a
  * corrupt, truncated or foreign-version file is reported (logged warning and
@@ -247,76 +331,14 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
 
     const persistError = (reason: string) => new TrackerPersistError({ path: file, reason })
 
-    const acquireLock = Effect.gen(function* () {
-      const start = yield* Clock.currentTimeMillis
-      for (;;) {
-        const now = yield* Clock.currentTimeMillis
-        const token = JSON.stringify({ pid: process.pid, host, at: now })
-        const created = yield* Effect.promise(() =>
-          fs.mkdir(path.dirname(file), { recursive: true }).then(
-            () => fs.writeFile(lockFile, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error),
-            (error: unknown) => error
-          )
-        )
-        if (created === "ok") return token
-        if (errorCode(created) !== "EEXIST") return yield* Effect.fail(persistError(`cannot create lock file ${lockFile}: ${reasonOf(created)}`))
-        const holder = yield* Effect.promise(() => fs.readFile(lockFile, "utf8").catch(() => ""))
-        let owner: { pid?: unknown; host?: unknown; at?: unknown } = {}
-        try {
-          owner = JSON.parse(holder) as typeof owner
-        } catch {
-          owner = {}
-        }
-        const pid = typeof owner.pid === "number" ? owner.pid : undefined
-        const at = typeof owner.at === "number" ? owner.at : 0
-        const deadOwner = pid !== undefined && owner.host === host && !processAlive(pid)
-        if (deadOwner || now - at > staleLockMs) {
-          // Taken over only if it still holds the same content we judged stale.
-          yield* Effect.promise(async () => {
-            const again = await fs.readFile(lockFile, "utf8").catch(() => undefined)
-            if (again === holder) await fs.unlink(lockFile).catch(() => undefined)
-          })
-          continue
-        }
-        if (now - start >= lockTimeoutMs) {
-          const who = pid === undefined ? "another process" : `process ${pid}${owner.host === host ? "" : ` on ${String(owner.host)}`}`
-          return yield* Effect.fail(
-            persistError(
-              `${who} is saving tracker state (lock file ${lockFile}); try again, or delete the lock file if no Strata process is running`
-            )
-          )
-        }
-        yield* Effect.sleep(15)
-      }
-    })
-
-    const releaseLock = (token: string) =>
-      Effect.promise(async () => {
-        const content = await fs.readFile(lockFile, "utf8").catch(() => undefined)
-        if (content === token) await fs.unlink(lockFile).catch(() => undefined)
-      })
+    const lock = fileLock(lockFile, { host, lockTimeoutMs, staleLockMs }, persistError)
 
     const store: Store = {
       refresh: (mem) => Effect.map(load(mem), (loaded) => loaded ?? mem),
-      exclusive: (body) => Effect.acquireUseRelease(acquireLock, () => body, releaseLock),
+      exclusive: (body) => Effect.acquireUseRelease(lock.acquire, () => body, lock.release),
       write: (next) =>
         Effect.gen(function* () {
-          const tmp = `${file}.${process.pid}.tmp`
-          const text = encodeTrackerFile(next.tracker, next.version)
-          yield* Effect.tryPromise({
-            try: async () => {
-              await fs.mkdir(path.dirname(file), { recursive: true })
-              const handle = await fs.open(tmp, "w")
-              try {
-                await handle.writeFile(text)
-                await handle.sync()
-              } finally {
-                await handle.close()
-              }
-              await fs.rename(tmp, file)
-            },
-            catch: (error) => persistError(reasonOf(error))
-          }).pipe(Effect.tapError(() => Effect.promise(() => fs.unlink(tmp).catch(() => undefined))))
+          yield* writeAtomically(file, encodeTrackerFile(next.tracker, next.version), persistError)
           seen = yield* statOf(file)
         })
     }

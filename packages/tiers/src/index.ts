@@ -4,7 +4,7 @@
  */
 export * from "./config.ts"
 export * from "./StabilityTracker.ts"
-export { placeItems, type PlacementOptions } from "./placement.ts"
+export { placeItems, type PlacementOptions } from "./tierPlacement.ts"
 export { SEED_PLACEMENT, type PlacementShares, type PromotionPolicy } from "./policies/policy.ts"
 export { thresholdPolicy } from "./policies/threshold.ts"
 export { gatedPolicy } from "./policies/gated.ts"

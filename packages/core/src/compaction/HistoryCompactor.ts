@@ -9,8 +9,9 @@ import type { Message } from "../domain/Message.ts"
 import { CACHED_TIERS, tierRank } from "../domain/Tier.ts"
 import { cacheImpactOfJournalRestart } from "../pipeline/journal.ts"
 import { AssemblySession } from "../pipeline/session.ts"
-import { Prompts } from "../prompts/Prompts.ts"
+import { Prompts, type PromptText } from "../prompts/Prompts.ts"
 import { Tracker, type TrackerSnapshot } from "../services/Tracker.ts"
+import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import {
   applyDetection,
@@ -159,123 +160,139 @@ export interface HistoryCompactorOptions {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+type Warnings = Array<string>
+
+/** Asks the detection model for a boundary and a summary: its answer, or why there is none. Never fails. */
+type Detect = (history: ReadonlyArray<Message>, warnings: Warnings) => Effect.Effect<Result.Result<Detection, string>>
+
+const makeDetect = (
+  config: CompactionConfig,
+  model: Option.Option<CompactionModel["Service"]>,
+  promptText: Effect.Effect<PromptText, unknown>
+): Detect => (history, warnings) =>
+  Effect.gen(function* () {
+    if (Option.isNone(model)) return Result.fail("no compaction model is configured")
+    const prompt = yield* promptText.pipe(Effect.result)
+    if (Result.isFailure(prompt)) return Result.fail(`the compaction prompt could not be read: ${describe(prompt.failure)}`)
+    warnings.push(...prompt.success.warnings)
+    const request: CompactionModelRequest = {
+      system: prompt.success.text.replaceAll("{summary_budget}", String(config.summaryBudgetTokens)),
+      user: formatDetectionTranscript(history),
+      maxTokens: Math.max(256, config.summaryBudgetTokens * 2),
+      model: config.detectionModel
+    }
+    return yield* model.value.complete(request).pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(config.timeoutMs),
+        orElse: () => Effect.fail(new CompactionModelError({ reason: `no answer within ${config.timeoutMs} ms` }))
+      }),
+      Effect.map(parseDetection),
+      Effect.catch((error: CompactionModelError) => Effect.succeed(Result.fail(error.message))),
+      // A defect in a user-supplied model must not crash the turn either.
+      Effect.catchDefect((defect) => Effect.succeed(Result.fail(`the compaction model crashed: ${describe(defect)}`)))
+    )
+  })
+
+/** Purge tracker history entries; returns what that costs the provider cache. A failed purge is a warning. */
+const purgeTrackerHistory = (
+  tracker: Option.Option<Tracker["Service"]>,
+  session: Option.Option<AssemblySession["Service"]>,
+  warnings: Warnings
+) =>
+  Effect.gen(function* () {
+    const impact = yield* historyPurgeImpact(tracker, session)
+    if (Option.isNone(tracker)) return impact
+    const purged = yield* tracker.value.purgeHistory.pipe(Effect.result)
+    if (Result.isFailure(purged)) warnings.push(`the tracker's history entries could not be purged: ${purged.failure.message}`)
+    return impact
+  })
+
+/** A history after one compaction layer, with what was done and why. */
+interface Step {
+  readonly history: ReadonlyArray<Message>
+  readonly kind: CompactionResult["kind"]
+  readonly reason: string
+}
+
+/**
+ * Layer 1: summarize (or drop) what lies outside the verbatim window, once enough lies
+ * there to be worth rewriting the cache for.
+ */
+const summarizeOlder = Effect.fnUntraced(function* (
+  history: ReadonlyArray<Message>,
+  tokensBefore: number,
+  config: CompactionConfig,
+  tokenizer: TokenCounter,
+  detect: Detect,
+  warnings: Warnings
+) {
+  const start = verbatimStart(history, tokenizer, config)
+  const removable = start === 0 ? 0 : tokenizer.countMessages(history.slice(0, start))
+  const minStep = minStepTokens(config)
+  if (removable < Math.max(1, minStep)) {
+    // Too little outside the verbatim window: wait for more history rather than
+    // rewrite the cache for a small gain (layer 2 still guards the budget).
+    return { history, kind: "none", reason: `only ${removable} tokens lie outside the verbatim window (minimum step ${minStep}); waiting for more history` } satisfies Step
+  }
+  const detected = yield* detect(history, warnings)
+  if (Result.isFailure(detected)) warnings.push(detected.failure)
+  let outcome = applyDetection(history, Result.isSuccess(detected) ? detected.success : undefined, start, config)
+  if (outcome.kind === "summarized" && tokenizer.countMessages(outcome.history) >= tokensBefore) {
+    warnings.push("the summary was longer than the messages it replaced; they were dropped without it")
+    outcome = applyDetection(history, undefined, start, config)
+  }
+  return { history: outcome.history, kind: outcome.kind, reason: outcome.reason } satisfies Step
+})
+
+/** Layer 2: what is left is still far over budget, so the oldest messages go. Pure. */
+const truncateIfFarOver = (step: Step, config: CompactionConfig, tokenizer: TokenCounter): Step => {
+  if (config.triggerTokens <= 0 || tokenizer.countMessages(step.history) <= 2 * config.triggerTokens) return step
+  const truncated = emergencyTruncate(step.history, config.triggerTokens, tokenizer)
+  if (truncated.length === step.history.length) return step
+  return {
+    history: truncated,
+    kind: "emergency",
+    reason: `history over twice the trigger (${tokenizer.countMessages(step.history)} tokens); oldest messages dropped`
+  }
+}
+
 const make = (options: HistoryCompactorOptions = {}) =>
   Effect.gen(function* () {
     const config: CompactionConfig = { ...DEFAULT_COMPACTION_CONFIG, ...options.config }
     const tokenizer = yield* Tokenizer
-    const model = yield* Effect.serviceOption(CompactionModel)
     const tracker = yield* Effect.serviceOption(Tracker)
     const session = yield* Effect.serviceOption(AssemblySession)
     const prompts = yield* Effect.serviceOption(Prompts)
-    const minStep = minStepTokens(config)
-
-    const historyTokens = (history: ReadonlyArray<Message>) => tokenizer.countMessages(history)
-
     const promptText = options.prompt !== undefined
       ? Effect.succeed({ text: options.prompt, warnings: [] as ReadonlyArray<string> })
       : loadCompactionPrompt(Option.getOrUndefined(prompts))
-
-    /** The detector's answer, or why there is none. Never fails. */
-    const detect = (history: ReadonlyArray<Message>, warnings: Array<string>): Effect.Effect<Result.Result<Detection, string>> =>
-      Effect.gen(function* () {
-        if (Option.isNone(model)) return Result.fail("no compaction model is configured")
-        const prompt = yield* promptText.pipe(Effect.result)
-        if (Result.isFailure(prompt)) return Result.fail(`the compaction prompt could not be read: ${describe(prompt.failure)}`)
-        warnings.push(...prompt.success.warnings)
-        const request: CompactionModelRequest = {
-          system: prompt.success.text.replaceAll("{summary_budget}", String(config.summaryBudgetTokens)),
-          user: formatDetectionTranscript(history),
-          maxTokens: Math.max(256, config.summaryBudgetTokens * 2),
-          model: config.detectionModel
-        }
-        return yield* model.value.complete(request).pipe(
-          Effect.timeoutOrElse({
-            duration: Duration.millis(config.timeoutMs),
-            orElse: () => Effect.fail(new CompactionModelError({ reason: `no answer within ${config.timeoutMs} ms` }))
-          }),
-          Effect.map(parseDetection),
-          Effect.catch((error: CompactionModelError) => Effect.succeed(Result.fail(error.message))),
-          // A defect in a user-supplied model must not crash the turn either.
-          Effect.catchDefect((defect) => Effect.succeed(Result.fail(`the compaction model crashed: ${describe(defect)}`)))
-        )
-      })
-
-    /** Purge tracker history entries; returns what that costs the provider cache. */
-    const purgeTracker = (warnings: Array<string>) =>
-      Effect.gen(function* () {
-        const impact = yield* historyPurgeImpact(tracker, session)
-        if (Option.isNone(tracker)) return impact
-        const purged = yield* tracker.value.purgeHistory.pipe(Effect.result)
-        if (Result.isFailure(purged)) warnings.push(`the tracker's history entries could not be purged: ${purged.failure.message}`)
-        return impact
-      })
+    const detect = makeDetect(config, yield* Effect.serviceOption(CompactionModel), promptText)
+    const historyTokens = (history: ReadonlyArray<Message>) => tokenizer.countMessages(history)
 
     const compactHistoryIfNeeded = Effect.fn("HistoryCompactor.compactHistoryIfNeeded")(function* (
       history: ReadonlyArray<Message>
     ) {
       const tokensBefore = historyTokens(history)
-      const warnings: Array<string> = []
-      const unchanged = (reason: string): CompactionResult => ({
-        compacted: false,
-        kind: "none",
-        history,
-        tokensBefore,
-        tokensAfter: tokensBefore,
-        tokensSaved: 0,
-        cacheTokensInvalidated: 0,
-        cacheTokensRewritten: 0,
-        reason,
-        warnings
-      })
-      if (!shouldCompact(tokensBefore, config)) return unchanged("history is below the trigger")
-
-      const start = verbatimStart(history, tokenizer, config)
-      const removable = start === 0 ? 0 : historyTokens(history.slice(0, start))
-      let next: ReadonlyArray<Message> = history
-      let kind: CompactionResult["kind"] = "none"
-      let reason: string
-      if (removable < Math.max(1, minStep)) {
-        // Too little outside the verbatim window: wait for more history rather than
-        // rewrite the cache for a small gain (layer 2 below still guards the budget).
-        reason = `only ${removable} tokens lie outside the verbatim window (minimum step ${minStep}); waiting for more history`
-      } else {
-        const detected = yield* detect(history, warnings)
-        if (Result.isFailure(detected)) warnings.push(detected.failure)
-        let outcome = applyDetection(history, Result.isSuccess(detected) ? detected.success : undefined, start, config)
-        if (outcome.kind === "summarized" && historyTokens(outcome.history) >= tokensBefore) {
-          warnings.push("the summary was longer than the messages it replaced; they were dropped without it")
-          outcome = applyDetection(history, undefined, start, config)
-        }
-        next = outcome.history
-        kind = outcome.kind
-        reason = outcome.reason
-      }
-
-      // Layer 2: what is left is still far over budget.
-      if (config.triggerTokens > 0 && historyTokens(next) > 2 * config.triggerTokens) {
-        const truncated = emergencyTruncate(next, config.triggerTokens, tokenizer)
-        if (truncated.length < next.length) {
-          reason = `history over twice the trigger (${historyTokens(next)} tokens); oldest messages dropped`
-          next = truncated
-          kind = "emergency"
+      const warnings: Warnings = []
+      const result = (step: Step, compacted: boolean, impact = { invalidated: 0, rewritten: 0 }): CompactionResult => {
+        const tokensAfter = compacted ? historyTokens(step.history) : tokensBefore
+        return {
+          compacted,
+          kind: compacted ? step.kind : "none",
+          history: compacted ? step.history : history,
+          tokensBefore,
+          tokensAfter,
+          tokensSaved: tokensBefore - tokensAfter,
+          cacheTokensInvalidated: impact.invalidated,
+          cacheTokensRewritten: impact.rewritten,
+          reason: step.reason,
+          warnings
         }
       }
-      if (next === history) return unchanged(reason)
-
-      const impact = yield* purgeTracker(warnings)
-      const tokensAfter = historyTokens(next)
-      return {
-        compacted: true,
-        kind,
-        history: next,
-        tokensBefore,
-        tokensAfter,
-        tokensSaved: tokensBefore - tokensAfter,
-        cacheTokensInvalidated: impact.invalidated,
-        cacheTokensRewritten: impact.rewritten,
-        reason,
-        warnings
-      } satisfies CompactionResult
+      if (!shouldCompact(tokensBefore, config)) return result({ history, kind: "none", reason: "history is below the trigger" }, false)
+      const step = truncateIfFarOver(yield* summarizeOlder(history, tokensBefore, config, tokenizer, detect, warnings), config, tokenizer)
+      if (step.history === history) return result(step, false)
+      return result(step, true, yield* purgeTrackerHistory(tracker, session, warnings))
     })
 
     return {

@@ -33,10 +33,10 @@ import {
   type SessionSummary
 } from "../session/SessionStore.ts"
 import { FILES_ACTIVE_HEADER } from "../assembly/headers.ts"
-import { modelInfo } from "../tokens/encoding.ts"
+import { modelInfo } from "../models/modelTable.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./budget.ts"
+import { type ShedFile, shedFiles, type TokenBudget, tokenBudget } from "./requestBudget.ts"
 import { FileContext, type FileError, RepoFiles } from "./FileContext.ts"
 
 /** What the manager holds: history and files, both immutable values. */
@@ -123,251 +123,286 @@ const rebase = (
   return [...next, ...current.slice(snapshot.length)]
 }
 
+/** What the manager's operations share: its services, settings and state. */
+interface Manager {
+  readonly counter: TokenCounter
+  readonly repoFiles: RepoFiles["Service"]
+  readonly tracker: Option.Option<Tracker["Service"]>
+  readonly session: Option.Option<AssemblySession["Service"]>
+  readonly compactor: Option.Option<HistoryCompactor["Service"]>
+  readonly store: Option.Option<SessionStore["Service"]>
+  /** One writer at a time, so two messages never race to create the session file. */
+  readonly storeLock: Semaphore.Semaphore
+  readonly compactionConfig: CompactionConfig
+  readonly maxInputTokens: number
+  readonly state: Ref.Ref<SessionState>
+}
+
+const historyOf = (m: Manager) => Effect.map(Ref.get(m.state), (s) => s.history)
+const filesOf = (m: Manager) => Effect.map(Ref.get(m.state), (s) => s.files)
+const setHistoryValue = (m: Manager, next: ReadonlyArray<Message>) => Ref.update(m.state, (s) => ({ ...s, history: next }))
+
+/** Purge the tracker's `history:` entries (nothing without a tracker). */
+const purgeTracker = (m: Manager): Effect.Effect<void, TrackerPersistError> =>
+  Option.isSome(m.tracker) ? Effect.asVoid(m.tracker.value.purgeHistory) : Effect.void
+
+/**
+ * Record messages in the session store (a new session on the first message), then
+ * in memory. Stored first: when the write fails nothing changes, so a retry cannot
+ * duplicate a message.
+ */
+const append = (m: Manager, messages: ReadonlyArray<Message>, exchangeEnd: boolean): Effect.Effect<void, SessionWriteError> => {
+  const appendInMemory = Ref.update(m.state, (s) => ({ ...s, history: [...s.history, ...messages] }))
+  if (Option.isNone(m.store)) return appendInMemory
+  const sessions = m.store.value
+  return m.storeLock.withPermit(
+    Effect.gen(function* () {
+      const current = (yield* Ref.get(m.state)).sessionId
+      const id = current ?? (yield* sessions.create)
+      if (current === undefined) yield* Ref.update(m.state, (s) => ({ ...s, sessionId: id }))
+      if (exchangeEnd && messages.length === 2) yield* sessions.appendExchange(id, messages[0]!, messages[1]!)
+      else for (const message of messages) yield* sessions.append(id, message)
+      yield* appendInMemory
+    })
+  )
+}
+
+/** Adding, replacing and clearing messages. */
+const historyOperations = (m: Manager) => {
+  const addMessage = Effect.fn("ContextManager.addMessage")(function* (role: Role, content: MessageContent) {
+    const message = yield* decodeOrFail("message", decodeMessage({ role, content }))
+    yield* checkAppend("message", yield* historyOf(m), [message])
+    yield* append(m, [message], false)
+  })
+
+  const addExchange = Effect.fn("ContextManager.addExchange")(function* (user: MessageContent, assistant: MessageContent) {
+    const pair = yield* decodeOrFail("exchange", decodeHistory([{ role: "user", content: user }, { role: "assistant", content: assistant }]))
+    yield* checkAppend("exchange", yield* historyOf(m), pair)
+    yield* append(m, pair, true)
+  })
+
+  const setHistory = Effect.fn("ContextManager.setHistory")(function* (messages: unknown) {
+    const decoded = yield* decodeOrFail("history", decodeHistory(messages))
+    yield* setHistoryValue(m, decoded)
+  })
+
+  return {
+    addMessage,
+    addExchange,
+    getHistory: Effect.map(historyOf(m), (h) => h.map(copyMessage)),
+    setHistory,
+    // Purge first: if the tracker cannot be saved, the history stays as it was.
+    clearHistory: Effect.andThen(purgeTracker(m), setHistoryValue(m, [])).pipe(Effect.withSpan("ContextManager.clearHistory")),
+    reregisterHistoryItems: purgeTracker(m),
+    historyTokenCount: Effect.map(historyOf(m), (h) => m.counter.countMessages(h))
+  }
+}
+
+/** The files in context. */
+const fileOperations = (m: Manager) => {
+  const addFile = Effect.fn("ContextManager.addFile")(function* (path: string, content?: string) {
+    const file = content === undefined ? yield* m.repoFiles.read(path) : { path: yield* m.repoFiles.normalize(path), content }
+    yield* Ref.update(m.state, (s) => ({ ...s, files: s.files.addFile(file.path, file.content) }))
+    return file.path
+  })
+
+  const removeFile = Effect.fn("ContextManager.removeFile")(function* (path: string) {
+    const relative = yield* m.repoFiles.normalize(path)
+    return yield* Ref.modify(m.state, (s) => [s.files.hasFile(relative), { ...s, files: s.files.removeFile(relative) }] as const)
+  })
+
+  const withFiles = <A>(f: (files: FileContext, relative: string) => A) => (path: string) =>
+    Effect.flatMap(m.repoFiles.normalize(path), (relative) => Effect.map(filesOf(m), (fc) => f(fc, relative)))
+
+  const files = filesOf(m)
+  return {
+    addFile,
+    removeFile,
+    getFiles: Effect.map(files, (fc) => [...fc.getFiles()]),
+    getFileContent: withFiles((fc, p) => fc.getContent(p)),
+    hasFile: withFiles((fc, p) => fc.hasFile(p)),
+    clearFiles: Ref.update(m.state, (s) => ({ ...s, files: s.files.clear() })),
+    formatFilesForPrompt: Effect.map(files, (fc) => fc.formatForPrompt(FILES_ACTIVE_HEADER)),
+    countFileTokens: Effect.map(files, (fc) => fc.countTokens(m.counter)),
+    getTokensByFile: Effect.map(files, (fc) => Object.fromEntries(fc.getTokensByFile(m.counter)) as Readonly<Record<string, number>>)
+  }
+}
+
+/** Layer 2: when history is over twice the trigger, drop the oldest exchanges until it fits under it. */
+const emergencyTruncate = (m: Manager) => Effect.fn("ContextManager.emergencyTruncate")(function* () {
+  const snapshot = yield* historyOf(m)
+  const tokensBefore = m.counter.countMessages(snapshot)
+  const next = truncateOldest(snapshot, m.compactionConfig.triggerTokens, m.counter)
+  if (next.length === snapshot.length) {
+    return { dropped: 0, tokensBefore, tokensAfter: tokensBefore, history: snapshot } satisfies TruncationResult
+  }
+  yield* purgeTracker(m)
+  const applied = yield* Ref.modify(m.state, (s) => {
+    const rebased = rebase(s.history, snapshot, next)
+    return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
+  })
+  const final = applied ?? (yield* historyOf(m))
+  return {
+    dropped: applied === undefined ? 0 : snapshot.length - next.length,
+    tokensBefore,
+    tokensAfter: m.counter.countMessages(final),
+    history: final
+  } satisfies TruncationResult
+})
+
+/** Layer 1 through the `HistoryCompactor`, applied to the history unless it was replaced meanwhile. */
+const compactWithCompactor = Effect.fnUntraced(function* (m: Manager, compactor: HistoryCompactor["Service"]) {
+  const snapshot = yield* historyOf(m)
+  const result = yield* compactor.compactHistoryIfNeeded(snapshot)
+  if (!result.compacted) return result
+  const applied = yield* Ref.modify(m.state, (s) => {
+    const rebased = rebase(s.history, snapshot, result.history)
+    return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
+  })
+  return applied === undefined
+    ? { ...result, compacted: false, kind: "none", history: yield* historyOf(m), reason: "history was replaced while compaction ran; result discarded" } satisfies CompactionResult
+    : { ...result, history: applied } satisfies CompactionResult
+})
+
+/** No compactor: only layer 2 (emergency truncation) can act. */
+const compactByTruncation = Effect.fnUntraced(function* (m: Manager) {
+  const snapshot = yield* historyOf(m)
+  const tokensBefore = m.counter.countMessages(snapshot)
+  const none = (reason: string): CompactionResult => ({
+    compacted: false,
+    kind: "none",
+    history: snapshot,
+    tokensBefore,
+    tokensAfter: tokensBefore,
+    tokensSaved: 0,
+    cacheTokensInvalidated: 0,
+    cacheTokensRewritten: 0,
+    reason,
+    warnings: []
+  })
+  if (!overTrigger(tokensBefore, m.compactionConfig)) return none("history is below the trigger")
+  const impact = yield* historyPurgeImpact(m.tracker, m.session)
+  const truncated = yield* emergencyTruncate(m)()
+  if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
+  return {
+    compacted: true,
+    kind: "emergency",
+    history: truncated.history,
+    tokensBefore,
+    tokensAfter: truncated.tokensAfter,
+    tokensSaved: tokensBefore - truncated.tokensAfter,
+    cacheTokensInvalidated: impact.invalidated,
+    cacheTokensRewritten: impact.rewritten,
+    reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
+    warnings: []
+  } satisfies CompactionResult
+})
+
+/** Budgets and the three enforcement layers. */
+const budgetOperations = (m: Manager) => {
+  const historyTokenCount = Effect.map(historyOf(m), (h) => m.counter.countMessages(h))
+
+  const compactHistoryIfNeeded = Effect.fn("ContextManager.compactHistoryIfNeeded")(function* () {
+    return Option.isSome(m.compactor) ? yield* compactWithCompactor(m, m.compactor.value) : yield* compactByTruncation(m)
+  })
+
+  const shedFilesIfNeeded = Effect.fn("ContextManager.shedFilesIfNeeded")(function* (otherTokens: number) {
+    const current = yield* Ref.get(m.state)
+    const result = shedFiles({
+      files: current.files,
+      otherTokens: otherTokens + m.counter.countMessages(current.history),
+      maxInputTokens: m.maxInputTokens,
+      counter: m.counter
+    })
+    // The warning is returned, not logged: callers such as a CLI printing JSON decide where it goes.
+    if (result.dropped.length > 0) {
+      yield* Ref.update(m.state, (s) => ({ ...s, files: result.dropped.reduce((fc, f) => fc.removeFile(f.path), s.files) }))
+    }
+    return {
+      dropped: result.dropped,
+      estimatedTokens: result.estimatedTokens,
+      finalTokens: result.finalTokens,
+      limitTokens: result.limitTokens,
+      warning: result.warning
+    } satisfies ShedReport
+  })
+
+  return {
+    getTokenBudget: Effect.map(historyTokenCount, (tokens) => tokenBudget(tokens, m.maxInputTokens, overTrigger(tokens, m.compactionConfig))),
+    shouldCompact: Effect.map(historyTokenCount, (tokens) => overTrigger(tokens, m.compactionConfig)),
+    getCompactionStatus: Effect.map(historyTokenCount, (tokens): CompactionStatus => compactionStatus(tokens, m.compactionConfig)),
+    compactHistoryIfNeeded: compactHistoryIfNeeded(),
+    emergencyTruncate: emergencyTruncate(m)(),
+    shedFilesIfNeeded
+  }
+}
+
+/** Loading, resuming, listing and resetting stored sessions. */
+const sessionOperations = (m: Manager) => {
+  const loadSession = Effect.fn("ContextManager.loadSession")(function* (messages: unknown) {
+    const decoded = yield* decodeOrFail("session history", decodeHistory(messages))
+    yield* purgeTracker(m)
+    yield* setHistoryValue(m, decoded)
+    return decoded.length
+  })
+
+  const requireStore = (operation: string) =>
+    Option.isSome(m.store) ? Effect.succeed(m.store.value) : Effect.fail(new SessionStoreMissing({ operation }))
+
+  // Seed 004 "Loading a Previous Session": clear the history, read the stored messages,
+  // add them, and continue in that session (new messages are appended to its file).
+  const resumeSession = Effect.fn("ContextManager.resumeSession")(function* (id: string) {
+    const sessions = yield* requireStore(`resume session "${id}"`)
+    const loaded = yield* sessions.load(id)
+    yield* purgeTracker(m)
+    yield* m.storeLock.withPermit(Ref.update(m.state, (s) => ({ ...s, history: loaded.messages, sessionId: loaded.id })))
+    return loaded
+  })
+
+  return {
+    // Seed 004 "Session Reset": history cleared, tracker history purged, and the next
+    // message starts a new stored session.
+    resetSession: Effect.andThen(
+      purgeTracker(m),
+      Ref.update(m.state, (s) => ({ ...s, history: [], sessionId: undefined }))
+    ).pipe(Effect.withSpan("ContextManager.resetSession")),
+    loadSession,
+    sessionId: Effect.map(Ref.get(m.state), (s) => s.sessionId),
+    resumeSession,
+    listSessions: Effect.flatMap(requireStore("list sessions"), (sessions) => sessions.list)
+  }
+}
+
 const make = (options: ContextManagerOptions) =>
   Effect.gen(function* () {
     const counter: TokenCounter = yield* Tokenizer
     const repoFiles = yield* RepoFiles
-    const tracker = yield* Effect.serviceOption(Tracker)
-    const session = yield* Effect.serviceOption(AssemblySession)
     const compactor = yield* Effect.serviceOption(HistoryCompactor)
-    const store = yield* Effect.serviceOption(SessionStore)
-    // One writer at a time, so two messages never race to create the session file.
-    const storeLock = yield* Semaphore.make(1)
-    const compactionConfig: CompactionConfig = Option.isSome(compactor)
-      ? compactor.value.config
-      : { ...DEFAULT_COMPACTION_CONFIG, ...options.compaction }
-    const maxInputTokens = options.maxInputTokens ?? modelInfo(counter.model).maxInputTokens
-    const state = yield* Ref.make<SessionState>({ history: [], files: FileContext.empty })
-
-    const purgeTracker: Effect.Effect<void, TrackerPersistError> = Option.isSome(tracker)
-      ? Effect.asVoid(tracker.value.purgeHistory)
-      : Effect.void
-    const history = Effect.map(Ref.get(state), (s) => s.history)
-    const files = Effect.map(Ref.get(state), (s) => s.files)
-    const historyTokenCount = Effect.map(history, (h) => counter.countMessages(h))
-    const setHistoryValue = (next: ReadonlyArray<Message>) => Ref.update(state, (s) => ({ ...s, history: next }))
-    const appendInMemory = (...messages: ReadonlyArray<Message>) =>
-      Ref.update(state, (s) => ({ ...s, history: [...s.history, ...messages] }))
-
-    /**
-     * Record messages in the session store (a new session on the first message), then
-     * in memory. Stored first: when the write fails nothing changes, so a retry cannot
-     * duplicate a message.
-     */
-    const append = (messages: ReadonlyArray<Message>, exchangeEnd: boolean): Effect.Effect<void, SessionWriteError> => {
-      if (Option.isNone(store)) return appendInMemory(...messages)
-      const sessions = store.value
-      return storeLock.withPermit(
-        Effect.gen(function* () {
-          const current = (yield* Ref.get(state)).sessionId
-          const id = current ?? (yield* sessions.create)
-          if (current === undefined) yield* Ref.update(state, (s) => ({ ...s, sessionId: id }))
-          if (exchangeEnd && messages.length === 2) yield* sessions.appendExchange(id, messages[0]!, messages[1]!)
-          else for (const message of messages) yield* sessions.append(id, message)
-          yield* appendInMemory(...messages)
-        })
-      )
+    const m: Manager = {
+      counter,
+      repoFiles,
+      tracker: yield* Effect.serviceOption(Tracker),
+      session: yield* Effect.serviceOption(AssemblySession),
+      compactor,
+      store: yield* Effect.serviceOption(SessionStore),
+      storeLock: yield* Semaphore.make(1),
+      compactionConfig: Option.isSome(compactor) ? compactor.value.config : { ...DEFAULT_COMPACTION_CONFIG, ...options.compaction },
+      maxInputTokens: options.maxInputTokens ?? modelInfo(counter.model).maxInputTokens,
+      state: yield* Ref.make<SessionState>({ history: [], files: FileContext.empty })
     }
-
-    // History.
-
-    const addMessage = Effect.fn("ContextManager.addMessage")(function* (role: Role, content: MessageContent) {
-      const message = yield* decodeOrFail("message", decodeMessage({ role, content }))
-      yield* checkAppend("message", yield* history, [message])
-      yield* append([message], false)
-    })
-
-    const addExchange = Effect.fn("ContextManager.addExchange")(function* (user: MessageContent, assistant: MessageContent) {
-      const pair = yield* decodeOrFail("exchange", decodeHistory([{ role: "user", content: user }, { role: "assistant", content: assistant }]))
-      yield* checkAppend("exchange", yield* history, pair)
-      yield* append(pair, true)
-    })
-
-    const setHistory = Effect.fn("ContextManager.setHistory")(function* (messages: unknown) {
-      const decoded = yield* decodeOrFail("history", decodeHistory(messages))
-      yield* setHistoryValue(decoded)
-    })
-
-    // Purge first: if the tracker cannot be saved, the history stays as it was.
-    const clearHistory = Effect.andThen(purgeTracker, setHistoryValue([])).pipe(Effect.withSpan("ContextManager.clearHistory"))
-
-    // Files.
-
-    const addFile = Effect.fn("ContextManager.addFile")(function* (path: string, content?: string) {
-      const file = content === undefined ? yield* repoFiles.read(path) : { path: yield* repoFiles.normalize(path), content }
-      yield* Ref.update(state, (s) => ({ ...s, files: s.files.addFile(file.path, file.content) }))
-      return file.path
-    })
-
-    const removeFile = Effect.fn("ContextManager.removeFile")(function* (path: string) {
-      const relative = yield* repoFiles.normalize(path)
-      return yield* Ref.modify(state, (s) => [s.files.hasFile(relative), { ...s, files: s.files.removeFile(relative) }] as const)
-    })
-
-    const withFiles = <A>(f: (files: FileContext, relative: string) => A) => (path: string) =>
-      Effect.flatMap(repoFiles.normalize(path), (relative) => Effect.map(files, (fc) => f(fc, relative)))
-
-    // Budgets and enforcement.
-
-    const shouldCompact = Effect.map(historyTokenCount, (tokens) => overTrigger(tokens, compactionConfig))
-
-    const getTokenBudget = Effect.map(historyTokenCount, (tokens) =>
-      tokenBudget(tokens, maxInputTokens, overTrigger(tokens, compactionConfig)))
-
-    const emergencyTruncate = Effect.fn("ContextManager.emergencyTruncate")(function* () {
-      const snapshot = yield* history
-      const tokensBefore = counter.countMessages(snapshot)
-      const next = truncateOldest(snapshot, compactionConfig.triggerTokens, counter)
-      if (next.length === snapshot.length) {
-        return { dropped: 0, tokensBefore, tokensAfter: tokensBefore, history: snapshot } satisfies TruncationResult
-      }
-      yield* purgeTracker
-      const applied = yield* Ref.modify(state, (s) => {
-        const rebased = rebase(s.history, snapshot, next)
-        return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
-      })
-      const final = applied ?? (yield* history)
-      return {
-        dropped: applied === undefined ? 0 : snapshot.length - next.length,
-        tokensBefore,
-        tokensAfter: counter.countMessages(final),
-        history: final
-      } satisfies TruncationResult
-    })
-
-    const compactHistoryIfNeeded = Effect.fn("ContextManager.compactHistoryIfNeeded")(function* () {
-      const snapshot = yield* history
-      if (Option.isSome(compactor)) {
-        const result = yield* compactor.value.compactHistoryIfNeeded(snapshot)
-        if (!result.compacted) return result
-        const applied = yield* Ref.modify(state, (s) => {
-          const rebased = rebase(s.history, snapshot, result.history)
-          return [rebased, rebased === undefined ? s : { ...s, history: rebased }] as const
-        })
-        return applied === undefined
-          ? { ...result, compacted: false, kind: "none", history: yield* history, reason: "history was replaced while compaction ran; result discarded" } satisfies CompactionResult
-          : { ...result, history: applied } satisfies CompactionResult
-      }
-      // No compactor: only layer 2 (emergency truncation) can act.
-      const tokensBefore = counter.countMessages(snapshot)
-      const none = (reason: string): CompactionResult => ({
-        compacted: false,
-        kind: "none",
-        history: snapshot,
-        tokensBefore,
-        tokensAfter: tokensBefore,
-        tokensSaved: 0,
-        cacheTokensInvalidated: 0,
-        cacheTokensRewritten: 0,
-        reason,
-        warnings: []
-      })
-      if (!overTrigger(tokensBefore, compactionConfig)) return none("history is below the trigger")
-      const impact = yield* historyPurgeImpact(tracker, session)
-      const truncated = yield* emergencyTruncate()
-      if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
-      return {
-        compacted: true,
-        kind: "emergency",
-        history: truncated.history,
-        tokensBefore,
-        tokensAfter: truncated.tokensAfter,
-        tokensSaved: tokensBefore - truncated.tokensAfter,
-        cacheTokensInvalidated: impact.invalidated,
-        cacheTokensRewritten: impact.rewritten,
-        reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
-        warnings: []
-      } satisfies CompactionResult
-    })
-
-    const shedFilesIfNeeded = Effect.fn("ContextManager.shedFilesIfNeeded")(function* (otherTokens: number) {
-      const current = yield* Ref.get(state)
-      const result = shedFiles({
-        files: current.files,
-        otherTokens: otherTokens + counter.countMessages(current.history),
-        maxInputTokens,
-        counter
-      })
-      // The warning is returned, not logged: callers such as a CLI printing JSON decide where it goes.
-      if (result.dropped.length > 0) {
-        yield* Ref.update(state, (s) => ({ ...s, files: result.dropped.reduce((fc, f) => fc.removeFile(f.path), s.files) }))
-      }
-      return {
-        dropped: result.dropped,
-        estimatedTokens: result.estimatedTokens,
-        finalTokens: result.finalTokens,
-        limitTokens: result.limitTokens,
-        warning: result.warning
-      } satisfies ShedReport
-    })
-
-    // Lifecycle.
-
-    const loadSession = Effect.fn("ContextManager.loadSession")(function* (messages: unknown) {
-      const decoded = yield* decodeOrFail("session history", decodeHistory(messages))
-      yield* purgeTracker
-      yield* setHistoryValue(decoded)
-      return decoded.length
-    })
-
-    const requireStore = (operation: string) =>
-      Option.isSome(store) ? Effect.succeed(store.value) : Effect.fail(new SessionStoreMissing({ operation }))
-
-    // Seed 004 "Loading a Previous Session": clear the history, read the stored messages,
-    // add them, and continue in that session (new messages are appended to its file).
-    const resumeSession = Effect.fn("ContextManager.resumeSession")(function* (id: string) {
-      const sessions = yield* requireStore(`resume session "${id}"`)
-      const loaded = yield* sessions.load(id)
-      yield* purgeTracker
-      yield* storeLock.withPermit(Ref.update(state, (s) => ({ ...s, history: loaded.messages, sessionId: loaded.id })))
-      return loaded
-    })
-
-    const listSessions = Effect.flatMap(requireStore("list sessions"), (sessions) => sessions.list)
-
-    // Seed 004 "Session Reset": history cleared, tracker history purged, and the next
-    // message starts a new stored session.
-    const resetSession = Effect.andThen(
-      purgeTracker,
-      Ref.update(state, (s) => ({ ...s, history: [], sessionId: undefined }))
-    ).pipe(Effect.withSpan("ContextManager.resetSession"))
-
     return {
       model: counter.model,
       counter,
-      maxInputTokens,
-      compactionConfig,
+      maxInputTokens: m.maxInputTokens,
+      compactionConfig: m.compactionConfig,
       root: repoFiles.root,
       /** The current history and files (immutable values; safe to keep). */
-      state: Ref.get(state),
-      addMessage,
-      addExchange,
-      getHistory: Effect.map(history, (h) => h.map(copyMessage)),
-      setHistory,
-      clearHistory,
-      reregisterHistoryItems: purgeTracker,
-      historyTokenCount,
-      addFile,
-      removeFile,
-      getFiles: Effect.map(files, (fc) => [...fc.getFiles()]),
-      getFileContent: withFiles((fc, p) => fc.getContent(p)),
-      hasFile: withFiles((fc, p) => fc.hasFile(p)),
-      clearFiles: Ref.update(state, (s) => ({ ...s, files: s.files.clear() })),
-      formatFilesForPrompt: Effect.map(files, (fc) => fc.formatForPrompt(FILES_ACTIVE_HEADER)),
-      countFileTokens: Effect.map(files, (fc) => fc.countTokens(counter)),
-      getTokensByFile: Effect.map(files, (fc) => Object.fromEntries(fc.getTokensByFile(counter)) as Readonly<Record<string, number>>),
-      getTokenBudget,
-      shouldCompact,
-      getCompactionStatus: Effect.map(historyTokenCount, (tokens): CompactionStatus => compactionStatus(tokens, compactionConfig)),
-      compactHistoryIfNeeded: compactHistoryIfNeeded(),
-      emergencyTruncate: emergencyTruncate(),
-      shedFilesIfNeeded,
-      resetSession,
-      loadSession,
-      sessionId: Effect.map(Ref.get(state), (s) => s.sessionId),
-      resumeSession,
-      listSessions
-    }
+      state: Ref.get(m.state),
+      ...historyOperations(m),
+      ...fileOperations(m),
+      ...budgetOperations(m),
+      ...sessionOperations(m)
+    } satisfies ContextManagerShape
   })
 
 /** The manager's interface (see the README for each operation). */

@@ -6,8 +6,9 @@
 import { Effect } from "effect"
 import { assembleMessages, type ImageInput, limitUrls } from "../assembly/flat.ts"
 import type { Message } from "../domain/Message.ts"
+import { unknownModelWarning } from "../models/modelTable.ts"
 import { Prompts } from "../prompts/Prompts.ts"
-import type { ShedFile } from "./budget.ts"
+import type { ShedFile } from "./requestBudget.ts"
 import { ContextManager } from "./ContextManager.ts"
 
 export interface FlatRequestInput {
@@ -25,7 +26,7 @@ export interface FlatRequest {
   readonly messages: ReadonlyArray<Message>
   /** Estimated input tokens of `messages`. */
   readonly tokens: number
-  /** Prompt fallbacks, URLs cut, files shed: say these to the user. */
+  /** An unknown model, prompt fallbacks, URLs cut, files shed: say these to the user. */
   readonly warnings: ReadonlyArray<string>
   /** Files removed from context by shedding for this request. */
   readonly shed: ReadonlyArray<ShedFile>
@@ -48,7 +49,8 @@ export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest
   const prompts = yield* Prompts
   const system = yield* prompts.systemPrompt
   const reminder = yield* prompts.systemReminder
-  const warnings: Array<string> = [...system.warnings, ...reminder.warnings]
+  const modelWarning = unknownModelWarning(manager.model)
+  const warnings: Array<string> = [...(modelWarning === undefined ? [] : [modelWarning]), ...system.warnings, ...reminder.warnings]
   const urls = limitUrls(input.urlContext ?? [])
   if (urls.warning !== undefined) warnings.push(urls.warning)
   const base = {

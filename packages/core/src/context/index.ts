@@ -1,4 +1,4 @@
 export * from "./FileContext.ts"
-export * from "./budget.ts"
+export * from "./requestBudget.ts"
 export * from "./ContextManager.ts"
 export * from "./flatRequest.ts"

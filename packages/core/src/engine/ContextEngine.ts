@@ -6,7 +6,7 @@
  */
 import { Cause, Effect, Exit, ManagedRuntime } from "effect"
 import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
-import type { TokenBudget } from "../context/budget.ts"
+import type { TokenBudget } from "../context/requestBudget.ts"
 import {
   ContextManager,
   type MessageContent,
@@ -16,6 +16,7 @@ import {
 } from "../context/ContextManager.ts"
 import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
 import type { Message, Role } from "../domain/Message.ts"
+import { unknownModelWarning } from "../models/modelTable.ts"
 import { Prompts, type PromptText } from "../prompts/Prompts.ts"
 import type { LoadedSession, SessionSummary } from "../session/SessionStore.ts"
 import type { ContextBreakdown } from "../breakdown/index.ts"
@@ -56,10 +57,30 @@ export class ContextEngine implements AsyncDisposable {
   readonly model: string
   protected readonly runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>
   #disposed = false
+  /**
+   * The unknown-model warning and whether an assembly returned it yet: assembly names an
+   * unknown model in every result, an engine says it once. Counted as shown from the start
+   * when the caller set `maxInputTokens`: then no limit was assumed.
+   */
+  #modelWarning: { readonly text: string; shown: boolean } | undefined
 
   constructor(options: ContextEngineOptions) {
     this.model = options.model
     this.runtime = ManagedRuntime.make(makeEngineLayer(options))
+    // Assembly names the counter's model (the manager's), which is `model` unless a counter was given.
+    const text = unknownModelWarning(options.tokenCounter?.model ?? options.model)
+    this.#modelWarning = text === undefined ? undefined : { text, shown: options.maxInputTokens !== undefined }
+  }
+
+  /** `warnings` with the unknown-model warning kept only the first time. */
+  #warnOnce<R extends { readonly warnings: ReadonlyArray<string> }>(result: R): R {
+    const once = this.#modelWarning
+    if (once === undefined || !result.warnings.includes(once.text)) return result
+    if (!once.shown) {
+      once.shown = true
+      return result
+    }
+    return { ...result, warnings: result.warnings.filter((w) => w !== once.text) }
   }
 
   /**
@@ -265,8 +286,8 @@ export class ContextEngine implements AsyncDisposable {
    * tree, URLs, Working Files, history, prompt + reminder. Sheds files first when the
    * request would pass 90% of the input limit; warnings say what happened.
    */
-  assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
-    return this.run(assembleFlatRequest(input), options)
+  async assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
+    return this.#warnOnce(await this.run(assembleFlatRequest(input), options))
   }
 
   /**
@@ -277,7 +298,7 @@ export class ContextEngine implements AsyncDisposable {
    * call succeeded; a failed request skips it and the tracker stays as it was.
    */
   async assemble(request: SessionAssemblyRequest, options?: CallOptions): Promise<EngineAssembly> {
-    const result = await this.run(assembleSession(request), options)
+    const result = this.#warnOnce(await this.run(assembleSession(request), options))
     return { ...result, commit: (commitOptions?: CallOptions) => this.run(result.commit, commitOptions) }
   }
 

@@ -7,7 +7,7 @@
 import type { TierChange } from "../domain/Item.ts"
 import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
 import type { TierReport } from "../pipeline/report.ts"
-import { modelInfo } from "../tokens/encoding.ts"
+import { modelInfo } from "../models/modelTable.ts"
 
 /**
  * Provider-reported usage of one request, or summed over a session, split as the

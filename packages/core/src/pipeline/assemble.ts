@@ -13,6 +13,7 @@ import type { NeutralRequest } from "../domain/Block.ts"
 import { ItemKeys, type TierChange } from "../domain/Item.ts"
 import type { ImagePart } from "../domain/Message.ts"
 import { DEFAULT_THRESHOLDS } from "../domain/Tier.ts"
+import { unknownModelWarning } from "../models/modelTable.ts"
 import { Placement, type PlacementResult } from "../services/Placement.ts"
 import { SymbolIndex } from "../services/SymbolIndex.ts"
 import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
@@ -77,12 +78,14 @@ export const EMPTY_TRACKER: TrackerSnapshot = {
   update: () => ({ snapshot: EMPTY_TRACKER, changes: [] })
 }
 
-/** URLs cut to 3 (with a warning) and images as parts. */
+/** URLs cut to 3 (with a warning) and images as parts; an unknown model is named in every result. */
 const normalize = (input: AssemblyInput, counter: TokenCounter) => {
   const urls = input.urls ?? []
-  const warnings = urls.length > MAX_URLS_PER_MESSAGE
-    ? [`${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`]
-    : []
+  const modelWarning = unknownModelWarning(input.model)
+  const warnings = [
+    ...(modelWarning === undefined ? [] : [modelWarning]),
+    ...(urls.length > MAX_URLS_PER_MESSAGE ? [`${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`] : [])
+  ]
   return {
     warnings,
     urls: urls.slice(0, MAX_URLS_PER_MESSAGE).map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),

@@ -113,6 +113,48 @@ const syncDirectory = async (directory: string): Promise<void> => {
   }
 }
 
+/**
+ * Append JSONL `text` to the session file at `path` (creating it), fsynced when `sync`.
+ * A crash mid-write leaves a last line without its newline; it is ended first, or the
+ * new text would be glued to it and lost with it on the next load.
+ */
+const appendLines = async (directory: string, path: string, text: string, sync: boolean): Promise<void> => {
+  await mkdir(directory, { recursive: true })
+  const handle = await open(path, "a+")
+  try {
+    const { size } = await handle.stat()
+    const last = Buffer.alloc(1)
+    if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a) {
+      await handle.appendFile("\n", "utf8")
+    }
+    await handle.appendFile(text, "utf8")
+    if (sync) await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The session files in `directory`, newest first (none when it does not exist). */
+const listSessionFiles = async (directory: string): Promise<ReadonlyArray<SessionSummary>> => {
+  const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as Array<string>
+    throw error
+  })
+  const sessions = await Promise.all(
+    names.filter((n) => n.endsWith(".jsonl")).map(async (name) => {
+      const path = join(directory, name)
+      const [info, text] = await Promise.all([stat(path), readFile(path, "utf8")])
+      return {
+        id: name.slice(0, -".jsonl".length),
+        messages: parseSessionText(text).messages.length,
+        bytes: info.size,
+        updatedAt: info.mtimeMs
+      }
+    })
+  )
+  return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id))
+}
+
 const makeStore = (directory: string) => {
   const pathOf = (id: string) => join(directory, `${id}.jsonl`)
   const fail = (path: string) => (error: unknown) =>
@@ -124,26 +166,7 @@ const makeStore = (directory: string) => {
       const path = pathOf(id)
       const now = yield* Clock.currentTimeMillis
       const text = messages.map((message) => JSON.stringify({ t: now, message } satisfies SessionLine) + "\n").join("")
-      yield* Effect.tryPromise({
-        try: async () => {
-          await mkdir(directory, { recursive: true })
-          const handle = await open(path, "a+")
-          try {
-            // A crash mid-write leaves a last line without its newline; end it first, or
-            // this message would be glued to it and lost with it on the next load.
-            const { size } = await handle.stat()
-            const last = Buffer.alloc(1)
-            if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a) {
-              await handle.appendFile("\n", "utf8")
-            }
-            await handle.appendFile(text, "utf8")
-            if (sync) await handle.sync()
-          } finally {
-            await handle.close()
-          }
-        },
-        catch: fail(path)
-      })
+      yield* Effect.tryPromise({ try: () => appendLines(directory, path, text, sync), catch: fail(path) })
     })
 
   /** Create `<id>.jsonl` exclusively; false when it already exists. */
@@ -193,28 +216,7 @@ const makeStore = (directory: string) => {
         return { id, ...parseSessionText(text) } satisfies LoadedSession
       }),
     /** Sessions on disk, newest first. */
-    list: Effect.tryPromise({
-      try: async (): Promise<ReadonlyArray<SessionSummary>> => {
-        const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => {
-          if (error.code === "ENOENT") return [] as Array<string>
-          throw error
-        })
-        const sessions = await Promise.all(
-          names.filter((n) => n.endsWith(".jsonl")).map(async (name) => {
-            const path = join(directory, name)
-            const [info, text] = await Promise.all([stat(path), readFile(path, "utf8")])
-            return {
-              id: name.slice(0, -".jsonl".length),
-              messages: parseSessionText(text).messages.length,
-              bytes: info.size,
-              updatedAt: info.mtimeMs
-            }
-          })
-        )
-        return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id))
-      },
-      catch: fail(directory)
-    })
+    list: Effect.tryPromise({ try: () => listSessionFiles(directory), catch: fail(directory) })
   }
 }
 

@@ -7,7 +7,7 @@ import { hash } from "node:crypto"
 import { createRequire } from "node:module"
 import { partImages, partText, type Message, type MessagePart } from "../domain/Message.ts"
 import { makeBpeCounter, type BpeCounter, type BpeRanks } from "./bpe.ts"
-import { encodingForModel, type EncodingName } from "./encoding.ts"
+import { encodingForModel, type EncodingName } from "../models/modelTable.ts"
 
 /** Tokens charged per message for role and framing, as OpenAI's chat format does. */
 export const MESSAGE_OVERHEAD_TOKENS = 4
@@ -104,29 +104,17 @@ interface TextEntry {
 /** Texts of one length the fast memo keeps; more distinct same-length texts evict the oldest. */
 const TEXT_BUCKET_SIZE = 8
 
-/** Build a counter around an encode function (or none, for the chars/4 estimate). */
-const makeCounter = (
-  model: string,
-  encoding: EncodingName | "chars/4",
-  exact: boolean,
-  encode: ((text: string) => number) | undefined,
-  options: TokenCounterOptions
-): TokenCounter => {
-  const memoSize = options.memoSize ?? 100_000
-  const memoChars = options.memoChars ?? 8_000_000
-  // Two memos over the same counts. `byHash` (SHA-256 -> count) is small per entry and
-  // long-lived. `byLength` holds recently counted texts, bucketed by length, and answers
-  // a repeat count without hashing: `===` on the very same string is a pointer check,
-  // and on an equal copy a memcmp, both far cheaper than SHA-256 (or V8's own string
-  // hash, which a Map keyed by text would compute over every new copy).
-  const byHash = new Map<string, number>()
+/**
+ * Recently counted texts, bucketed by length, so a repeat count needs no hash: `===` on
+ * the very same string is a pointer check, and on an equal copy a memcmp, both far
+ * cheaper than SHA-256 (or V8's own string hash, which a Map keyed by text would compute
+ * over every new copy). Keeps at most `memoChars` characters, oldest evicted first.
+ */
+const makeTextMemo = (memoChars: number) => {
   const byLength = new Map<number, Array<TextEntry>>()
   const queue: Array<TextEntry> = []
   let queueHead = 0
   let textChars = 0
-  let hits = 0
-  let misses = 0
-  let broken = false
   const findText = (text: string): number | undefined => {
     const bucket = byLength.get(text.length)
     if (bucket === undefined) return undefined
@@ -163,11 +151,30 @@ const makeCounter = (
       queueHead = 0
     }
   }
+  return { find: findText, remember }
+}
+
+/** Build a counter around an encode function (or none, for the chars/4 estimate). */
+const makeCounter = (
+  model: string,
+  encoding: EncodingName | "chars/4",
+  exact: boolean,
+  encode: ((text: string) => number) | undefined,
+  options: TokenCounterOptions
+): TokenCounter => {
+  const memoSize = options.memoSize ?? 100_000
+  // Two memos over the same counts. `byHash` (SHA-256 -> count) is small per entry and
+  // long-lived; `recent` answers a repeat count of a recently counted text without hashing.
+  const byHash = new Map<string, number>()
+  const recent = makeTextMemo(options.memoChars ?? 8_000_000)
+  let hits = 0
+  let misses = 0
+  let broken = false
   const count = (text: string): number => {
     if (text.length === 0) return 0
     // Short strings are cheaper to count than to hash.
     if (text.length < 64 || encode === undefined || broken) return encodeSafe(text)
-    const seen = findText(text)
+    const seen = recent.find(text)
     if (seen !== undefined) {
       hits++
       return seen
@@ -179,7 +186,7 @@ const makeCounter = (
       // Re-insert so eviction drops the least recently used count, not the oldest.
       byHash.delete(key)
       byHash.set(key, known)
-      remember(text, known)
+      recent.remember(text, known)
       return known
     }
     misses++
@@ -190,7 +197,7 @@ const makeCounter = (
       if (!oldest.done) byHash.delete(oldest.value)
     }
     byHash.set(key, n)
-    remember(text, n)
+    recent.remember(text, n)
     return n
   }
   const encodeSafe = (text: string): number => {

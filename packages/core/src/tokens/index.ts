@@ -1,4 +1,3 @@
-export * from "./encoding.ts"
 export * from "./bpe.ts"
 export * from "./TokenCounter.ts"
 export * from "./Tokenizer.ts"

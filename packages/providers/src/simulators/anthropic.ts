@@ -15,7 +15,7 @@ import {
   writeTokensByTtl,
   type PrefixBlock,
   type WriteSpec
-} from "./engine.ts"
+} from "./prefixCache.ts"
 import { makeContext, makeResult, neutralUsage, simulatorOf, type SimContext } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
@@ -101,6 +101,35 @@ const reject = (provider: string, reason: string): never => {
   throw new SimulatedRejection({ provider, reason })
 }
 
+/** A cache marker as read from the body: the block it closes and its TTL name. */
+interface Mark {
+  readonly block: number
+  readonly ttl: string
+  readonly explicit: boolean
+}
+
+/**
+ * The top-level `cache_control` (automatic caching): its breakpoint lands on the last
+ * block that can carry a marker, unless a marker with the same TTL is already there.
+ */
+const markAutomatic = (provider: string, auto: unknown, markable: ReadonlyArray<boolean>, marks: Array<Mark>, maxBreakpoints: number): void => {
+  if (!isRecord(auto) || auto["type"] !== "ephemeral") reject(provider, `cache_control: type must be "ephemeral"`)
+  const ttl = asString((auto as Record<string, unknown>)["ttl"]) ?? "5m"
+  let at = markable.length - 1
+  while (at >= 0 && markable[at] !== true) at--
+  if (at < 0) return
+  const existing = marks.find((m) => m.block === at)
+  if (existing !== undefined && existing.ttl !== ttl) {
+    reject(provider, `cache_control: the automatic breakpoint's ttl "${ttl}" conflicts with the marker on the last block (ttl "${existing.ttl}")`)
+  }
+  if (existing === undefined) {
+    if (marks.length >= maxBreakpoints) {
+      reject(provider, `A maximum of ${maxBreakpoints} blocks with cache_control may be provided. Found ${marks.length + 1}.`)
+    }
+    marks.push({ block: at, ttl, explicit: false })
+  }
+}
+
 /**
  * Read an Anthropic Messages body (or Bedrock InvokeModel's, which is the same with
  * `anthropic_version`). `provider` names the API in rejection messages; `allowAutomatic`
@@ -117,7 +146,7 @@ export const parseAnthropicBody = (
   const body = fromGatewayChat(raw)
   const model = asString(body["model"])
   const blocks: Array<PrefixBlock> = []
-  const marks: Array<{ block: number; ttl: string; explicit: boolean }> = []
+  const marks: Array<Mark> = []
   const markable: Array<boolean> = []
   const mark = (cc: unknown, where: string) => {
     if (cc === undefined) return
@@ -186,23 +215,7 @@ export const parseAnthropicBody = (
   const auto = body["cache_control"]
   if (auto !== undefined) {
     if (!allowAutomatic) reject(provider, "top-level cache_control (automatic caching) is not accepted here; mark blocks instead")
-    if (!isRecord(auto) || auto["type"] !== "ephemeral") reject(provider, `cache_control: type must be "ephemeral"`)
-    const ttl = asString((auto as Record<string, unknown>)["ttl"]) ?? "5m"
-    // The automatic breakpoint lands on the last block that can carry a marker.
-    let at = blocks.length - 1
-    while (at >= 0 && markable[at] !== true) at--
-    if (at >= 0) {
-      const existing = marks.find((m) => m.block === at)
-      if (existing !== undefined && existing.ttl !== ttl) {
-        reject(provider, `cache_control: the automatic breakpoint's ttl "${ttl}" conflicts with the marker on the last block (ttl "${existing.ttl}")`)
-      }
-      if (existing === undefined) {
-        if (marks.length >= maxBreakpoints) {
-          reject(provider, `A maximum of ${maxBreakpoints} blocks with cache_control may be provided. Found ${marks.length + 1}.`)
-        }
-        marks.push({ block: at, ttl, explicit: false })
-      }
-    }
+    markAutomatic(provider, auto, markable, marks, maxBreakpoints)
   }
   if (marks.length > maxBreakpoints) {
     reject(provider, `A maximum of ${maxBreakpoints} blocks with cache_control may be provided. Found ${marks.length}.`)

@@ -6,7 +6,7 @@
  */
 import type { ModelLimits } from "../models.ts"
 import { anthropicResult, parseAnthropicBody, simulateMarked, type AnthropicNativeUsage, type MarkedPrefix } from "./anthropic.ts"
-import { asArray, asString, canonicalJson, isRecord, type PrefixBlock } from "./engine.ts"
+import { asArray, asString, canonicalJson, isRecord, type PrefixBlock } from "./prefixCache.ts"
 import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
 import { SimulatedRejection, type SimResult, type Simulator, type SimulatorOptions } from "./types.ts"
 

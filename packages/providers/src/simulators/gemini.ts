@@ -3,9 +3,9 @@
  * minimum for `generateContent` bodies, and explicit `cachedContents` resources with a
  * fixed expiry, creation billed as input and storage billed per token-hour.
  */
-import { ttlSpec } from "../models.ts"
-import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./engine.ts"
-import { makeContext, makeResult, neutralUsage } from "./result.ts"
+import { ttlSpec, type ModelLimits } from "../models.ts"
+import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./prefixCache.ts"
+import { makeContext, makeResult, neutralUsage, type SimContext } from "./result.ts"
 import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 
 /** `usageMetadata` of a `generateContent` response. */
@@ -108,6 +108,69 @@ const flatten = (body: Record<string, unknown>): Record<string, unknown> => {
   return out
 }
 
+/** A model's limits with its explicit-cache TTL; rejects a model without explicit caching. */
+const explicitLimits = (ctx: SimContext, model: string) => {
+  const limits = ctx.limitsFor(model)
+  const spec = limits.ttls.find((t) => t.name === "explicit")
+  if (spec === undefined) reject(`explicit caching (cachedContents) is not supported for ${model}`)
+  return { limits, spec: spec! }
+}
+
+/** A `cachedContents` resource as reported: creation billed as a write, storage for `billedSeconds`. */
+const cachedContentResource = (
+  limits: ModelLimits,
+  cache: Omit<SimCachedContent, "result">,
+  billedSeconds: number,
+  created: boolean
+): SimCachedContent => {
+  const { tokens } = cache
+  const usage = neutralUsage(0, 0, {}, 0)
+  const creation = created ? { ...usage, cacheWrite: tokens } : usage
+  const result = makeResult(limits, creation, { totalTokenCount: tokens }, {
+    blocks: 0,
+    promptTokens: created ? tokens : 0,
+    hitBlock: -1,
+    hitTokens: 0,
+    writes: created ? [{ block: -1, tokens, ttl: "explicit", charged: true }] : [],
+    skipped: []
+  }, { ttl: "explicit", storageTokenHours: (tokens * billedSeconds) / 3600 })
+  return { ...cache, result }
+}
+
+/**
+ * A `generateContent` request without `cachedContent`: implicit caching, every block
+ * boundary read, the whole prompt written when it reaches the model's minimum.
+ */
+const sendImplicit = (ctx: SimContext, body: Record<string, unknown>, model: string, at: number, send: SendOptions | undefined): SimResult<GeminiNativeUsage> => {
+  const limits = ctx.limitsFor(model)
+  const blocks = parseGemini(body, ctx.imageTokens)
+  if (asArray(body["contents"]).length === 0) reject("contents is not specified")
+  const prefix = ctx.hasher.build(`gemini\u0000${model}`, blocks)
+  const ttl = ttlSpec(limits, "implicit")
+  const writes = automaticWrites(prefix, limits.minCacheTokens, ttl)
+  const step = runCacheStep(ctx.store, prefix, allReads(blocks.length), writes, at, ctx.visibleAt(at, send))
+  const output = send?.outputTokens ?? 0
+  const usage = neutralUsage(prefix.total - step.hitTokens, step.hitTokens, {}, output)
+  const native: GeminiNativeUsage = {
+    promptTokenCount: prefix.total,
+    candidatesTokenCount: output,
+    totalTokenCount: prefix.total + output,
+    ...(step.hitTokens > 0 ? { cachedContentTokenCount: step.hitTokens } : {})
+  }
+  const skipped: Array<SimSkip> = writes.length === 0
+    ? [{ block: blocks.length - 1, reason: `prompt of ${prefix.total} tokens is below the minimum of ${limits.minCacheTokens}` }]
+    : []
+  const last = step.writes.at(-1)
+  return makeResult(limits, usage, native, {
+    blocks: blocks.length,
+    promptTokens: prefix.total,
+    hitBlock: step.hitBlock,
+    hitTokens: step.hitTokens,
+    writes: last === undefined ? [] : [last],
+    skipped
+  }, { ttl: "implicit" })
+}
+
 /**
  * A simulator of Gemini's implicit cache and explicit `cachedContents`.
  *
@@ -124,27 +187,9 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
   const caches = new Map<string, { model: string; tokens: number; expiresAt: number }>()
   let serial = 0
 
-  const explicitTtl = (model: string) => {
-    const limits = ctx.limitsFor(model)
-    const spec = limits.ttls.find((t) => t.name === "explicit")
-    if (spec === undefined) reject(`explicit caching (cachedContents) is not supported for ${model}`)
-    return { limits, spec: spec! }
-  }
-
-  const resource = (name: string, model: string, tokens: number, expiresAt: number, billedSeconds: number, created: boolean): SimCachedContent => {
-    const { limits } = explicitTtl(model)
-    const usage = neutralUsage(0, 0, {}, 0)
-    const creation = created ? { ...usage, cacheWrite: tokens } : usage
-    const result = makeResult(limits, creation, { totalTokenCount: tokens }, {
-      blocks: 0,
-      promptTokens: created ? tokens : 0,
-      hitBlock: -1,
-      hitTokens: 0,
-      writes: created ? [{ block: -1, tokens, ttl: "explicit", charged: true }] : [],
-      skipped: []
-    }, { ttl: "explicit", storageTokenHours: (tokens * billedSeconds) / 3600 })
-    return { name, model, tokens, expiresAt, result }
-  }
+  const explicitTtl = (model: string) => explicitLimits(ctx, model)
+  const resource = (name: string, model: string, tokens: number, expiresAt: number, billedSeconds: number, created: boolean): SimCachedContent =>
+    cachedContentResource(explicitTtl(model).limits, { name, model, tokens, expiresAt }, billedSeconds, created)
 
   const sendExplicit = (body: Record<string, unknown>, name: string, at: number, send: SendOptions | undefined): SimResult<GeminiNativeUsage> => {
     for (const field of ["systemInstruction", "tools", "toolConfig"]) {
@@ -188,34 +233,7 @@ export const makeGeminiSimulator = (options: SimulatorOptions): GeminiSimulator 
       ctx.store.advance(at)
       const cached = asString(body["cachedContent"])
       if (cached !== undefined) return sendExplicit(body, cached, at, send)
-      const model = bareModel(asString(body["model"]) ?? options.model)
-      const limits = ctx.limitsFor(model)
-      const blocks = parseGemini(body, ctx.imageTokens)
-      if (asArray(body["contents"]).length === 0) reject("contents is not specified")
-      const prefix = ctx.hasher.build(`gemini\u0000${model}`, blocks)
-      const ttl = ttlSpec(limits, "implicit")
-      const writes = automaticWrites(prefix, limits.minCacheTokens, ttl)
-      const step = runCacheStep(ctx.store, prefix, allReads(blocks.length), writes, at, ctx.visibleAt(at, send))
-      const output = send?.outputTokens ?? 0
-      const usage = neutralUsage(prefix.total - step.hitTokens, step.hitTokens, {}, output)
-      const native: GeminiNativeUsage = {
-        promptTokenCount: prefix.total,
-        candidatesTokenCount: output,
-        totalTokenCount: prefix.total + output,
-        ...(step.hitTokens > 0 ? { cachedContentTokenCount: step.hitTokens } : {})
-      }
-      const skipped: Array<SimSkip> = writes.length === 0
-        ? [{ block: blocks.length - 1, reason: `prompt of ${prefix.total} tokens is below the minimum of ${limits.minCacheTokens}` }]
-        : []
-      const last = step.writes.at(-1)
-      return makeResult(limits, usage, native, {
-        blocks: blocks.length,
-        promptTokens: prefix.total,
-        hitBlock: step.hitBlock,
-        hitTokens: step.hitTokens,
-        writes: last === undefined ? [] : [last],
-        skipped
-      }, { ttl: "implicit" })
+      return sendImplicit(ctx, body, bareModel(asString(body["model"]) ?? options.model), at, send)
     },
     createCachedContent: (raw, at) => {
       if (!isRecord(raw)) return reject("the cachedContents body must be a JSON object")

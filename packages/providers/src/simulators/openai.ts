@@ -17,7 +17,7 @@ import {
   writeTokensByTtl,
   type PrefixBlock,
   type WriteSpec
-} from "./engine.ts"
+} from "./prefixCache.ts"
 import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
 import { SimulatedRejection, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
 

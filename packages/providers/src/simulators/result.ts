@@ -5,7 +5,7 @@
 import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
 import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../models.ts"
 import { computeCost, type CacheUsage } from "../usage.ts"
-import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./engine.ts"
+import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./prefixCache.ts"
 import type { SendOptions, SimProvider, SimResult, SimTrace, Simulator, SimulatorOptions } from "./types.ts"
 
 /** What every adapter needs: limits per model, a hasher, a store and the timing options. */

@@ -12,12 +12,12 @@
  *
  * @example
  * ```ts
- * import { selectWithinBudget } from "@strata/symbols"
+ * import { selectMapFiles } from "@strata/symbols"
  * const cost = (p: string) => ({ "a.ts": 50, "b.ts": 40, "c.ts": 30 })[p] ?? 0
- * selectWithinBudget(["a.ts", "b.ts", "c.ts"], cost, 80) // ["a.ts", "c.ts"]
+ * selectMapFiles(["a.ts", "b.ts", "c.ts"], cost, 80) // ["a.ts", "c.ts"]
  * ```
  */
-export const selectWithinBudget = (
+export const selectMapFiles = (
   ranked: ReadonlyArray<string>,
   cost: (path: string) => number,
   budget: number,
@@ -36,6 +36,9 @@ export const selectWithinBudget = (
   }
   return [...chosen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 }
+
+/** @deprecated The old name of `selectMapFiles` (core's XML chunk builder has its own `selectWithinBudget`). */
+export const selectWithinBudget = selectMapFiles
 
 /**
  * The map text: the legend, then each block, separated by blank lines (each part
