@@ -1,8 +1,9 @@
 /**
- * The Vercel AI SDK plugin: `ModelMessage[]` for `generateText` / `streamText`, with
- * cache markers as `providerOptions` on the breakpoint messages: `anthropic.cacheControl`,
- * `bedrock.cachePoint`, or for OpenAI no markers and a call-level `promptCacheKey`.
- * System prompts stay leading `role: "system"` messages so each can carry a marker.
+ * The Vercel AI SDK plugin: `system` + `messages` for `generateText` / `streamText` (ai 6
+ * and 7), with cache markers as `providerOptions` on the breakpoint messages:
+ * `anthropic.cacheControl`, `bedrock.cachePoint`, or for OpenAI and Google no markers.
+ * System prompts go in `system` as `SystemModelMessage`s so each can carry a marker: ai 7
+ * refuses a system message inside `messages` and ai 6 warns about one on every call.
  */
 import { PlacementError, type CacheTtl, type NeutralRequest } from "@strata/core"
 import { planBreakpoints } from "../rules/plan.ts"
@@ -25,23 +26,34 @@ export interface AiSdkImagePart {
   mediaType?: string
 }
 
+/** A system prompt in the AI SDK's `SystemModelMessage` shape (an entry of `system`). */
+export interface AiSdkSystemMessage {
+  role: "system"
+  content: string
+  providerOptions?: AiSdkProviderOptions
+}
+
+/** A conversation message (`ModelMessage` without the system role, which ai 7 refuses there). */
 export type AiSdkMessage =
-  | { role: "system"; content: string; providerOptions?: AiSdkProviderOptions }
   | { role: "user"; content: Array<AiSdkTextPart | AiSdkImagePart>; providerOptions?: AiSdkProviderOptions }
   | { role: "assistant"; content: Array<AiSdkTextPart>; providerOptions?: AiSdkProviderOptions }
 
-/** What to pass to `generateText` / `streamText` besides `model` and `tools`. */
+/**
+ * What to spread into `generateText` / `streamText` besides `model` and `tools`. `system`
+ * is the field both ai 6 and ai 7 accept (ai 7 also names it `instructions`).
+ */
 export interface AiSdkBody {
+  system?: Array<AiSdkSystemMessage>
   messages: Array<AiSdkMessage>
   providerOptions?: AiSdkProviderOptions
 }
 
-/** Which AI SDK provider package the messages are for. */
-export type AiSdkTarget = "anthropic" | "bedrock" | "openai"
+/** Which AI SDK provider package the messages are for (`@ai-sdk/<target>`, `amazon-bedrock` for bedrock). */
+export type AiSdkTarget = "anthropic" | "bedrock" | "openai" | "google"
 
 /** Options of the AI SDK plugin. */
 export interface AiSdkOptions extends CommonOptions {
-  /** Default: guessed from the model id like the OpenAI-compatible plugin (gemini is not supported). */
+  /** Default: guessed from the model id like the OpenAI-compatible plugin (`gemini-*` is `google`). */
   readonly target?: AiSdkTarget
   /** `providerOptions.openai.promptCacheKey` for OpenAI targets. */
   readonly promptCacheKey?: string
@@ -62,6 +74,7 @@ const marker = (target: AiSdkTarget, ttl: CacheTtl | undefined): AiSdkProviderOp
  * ```ts
  * import { placeAiSdk } from "@strata/providers"
  * const { body } = placeAiSdk(request, { target: "anthropic" })
+ * // body: { system: [{ role: "system", content, providerOptions }], messages: [...] }
  * await generateText({ model: anthropic("claude-sonnet-4-5"), ...body })
  * ```
  */
@@ -69,10 +82,11 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
   const provider = "ai-sdk"
   const model = options.model ?? request.model
   const guessed = upstreamOf(model)
-  const target: AiSdkTarget = options.target ?? (guessed === "gemini" ? "anthropic" : guessed)
-  const limits = limitsFor(target, model, options)
+  const target: AiSdkTarget = options.target ?? (guessed === "gemini" ? "google" : guessed)
+  const limits = limitsFor(target === "google" ? "gemini" : target, model, options)
   const toolTokens = options.toolTokens ?? toolTokenEstimate(canonicalTools(options.tools))
-  const automatic = target === "openai"
+  // OpenAI and Gemini cache the longest matching prefix on their own: no markers.
+  const automatic = target === "openai" || target === "google"
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
@@ -86,17 +100,20 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
     notes.push("bedrock cachePoint sent without ttl: the AI SDK's Bedrock provider documents only { type: \"default\" }")
   }
   const locations = new Map<number, string>()
+  const system: Array<AiSdkSystemMessage> = []
   const messages: Array<AiSdkMessage> = []
-  let seenOther = false
+  const where = automatic ? " (automatic prefix)" : ".providerOptions"
   for (const m of plan.messages) {
     if (m.parts.length === 0) continue
     const options_ = marks.has(m.index) ? { providerOptions: marker(target, marks.get(m.index)) } : {}
-    locations.set(m.index, `messages[${messages.length}]${automatic ? " (automatic prefix)" : ".providerOptions"}`)
-    if (m.role === "system" && !seenOther) {
-      messages.push({ role: "system", content: textOnly(provider, m, "system").join("\n\n"), ...options_ })
+    // Leading system messages go to `system`; a later one is sent as a user turn, since
+    // every provider reads the system prompt as one prefix before the conversation.
+    if (m.role === "system" && messages.length === 0) {
+      locations.set(m.index, `system[${system.length}]${where}`)
+      system.push({ role: "system", content: textOnly(provider, m, "system").join("\n\n"), ...options_ })
       continue
     }
-    seenOther = true
+    locations.set(m.index, `messages[${messages.length}]${where}`)
     if (m.role === "assistant") {
       messages.push({ role: "assistant", content: textOnly(provider, m, "assistant").map((text) => ({ type: "text", text })), ...options_ })
     } else {
@@ -108,10 +125,11 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
       })
     }
   }
-  if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no non-empty message" })
+  if (messages.length === 0) throw new PlacementError({ provider, reason: "the request has no user or assistant message; the AI SDK needs at least one besides the system prompt" })
   const body: AiSdkBody = {
+    ...(system.length === 0 ? {} : { system }),
     messages,
-    ...(automatic && options.promptCacheKey !== undefined ? { providerOptions: { openai: { promptCacheKey: options.promptCacheKey } } } : {})
+    ...(target === "openai" && options.promptCacheKey !== undefined ? { providerOptions: { openai: { promptCacheKey: options.promptCacheKey } } } : {})
   }
   return result(provider, body, placedFrom(plan, (i) => locations.get(i) ?? `message ${i}`), plan.dropped, notes)
 }
