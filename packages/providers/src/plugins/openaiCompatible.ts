@@ -39,15 +39,17 @@ export type CompatMessage =
   | { role: "user"; content: string | Array<CompatTextPart | CompatImagePart> }
   | { role: "assistant"; content: string | Array<CompatTextPart> }
 
-/** The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept). */
+/**
+ * The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept),
+ * for a non-streaming create. Seed 002 streams with usage: spread
+ * `stream: true, stream_options: { include_usage: true }` into it to do so.
+ */
 export interface CompatBody {
   model: string
   messages: Array<CompatMessage>
   tools?: Array<OpenAIChatTool>
   prompt_cache_key?: string
   max_tokens?: number
-  stream?: boolean
-  stream_options?: { include_usage: boolean }
 }
 
 /** Options of the OpenAI-compatible plugin. */
@@ -61,8 +63,6 @@ export interface CompatOptions extends CommonOptions {
   /** `prompt_cache_key` (sticky routing on OpenRouter, OpenAI upstreams). */
   readonly promptCacheKey?: string
   readonly maxTokens?: number
-  /** Stream with `stream_options.include_usage`, as seed 002 asks, so the last chunk carries usage. */
-  readonly stream?: boolean
 }
 
 /**
@@ -113,7 +113,7 @@ const contentPart = (p: ContentPart): CompatTextPart | CompatImagePart =>
  * @example
  * ```ts
  * import { placeOpenAICompatible } from "@strata/providers"
- * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5", stream: true })
+ * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5" })
  * await fetch("http://localhost:4000/v1/chat/completions", { method: "POST", body: JSON.stringify(body) })
  * ```
  */
@@ -158,8 +158,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     messages,
     ...(tools.length > 0 ? { tools: openAIChatTools(tools) } : {}),
     ...(options.promptCacheKey === undefined ? {} : { prompt_cache_key: options.promptCacheKey }),
-    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
-    ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
+    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
   }
   const notes = upstream === "gemini" && request.breakpoints.length > 1
     ? ["Gemini behind a gateway uses only the last marker; the others were merged into it", ...plan.notes]
@@ -173,7 +172,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
  *
  * @example
  * ```ts
- * const layer = OpenAICompatiblePlacement.layer({ stream: true })
+ * const layer = OpenAICompatiblePlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */
 export const OpenAICompatiblePlacement = {
