@@ -10,7 +10,7 @@ import { DEFAULT_MODELS, modelServedBy } from "../config.ts"
 import { resolveRepo } from "../context.ts"
 import { ModelNotServed, UsageError } from "../errors.ts"
 import { JsonFlag, RepoFlag } from "../flags.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 import { runReplay, type ReplayReport } from "./replay.ts"
 import { formatReport, plotSvg } from "./report.ts"
 import type { ReplayProvider, StrategyName } from "./strategies.ts"
@@ -98,7 +98,7 @@ export const runReplayCommand = (flags: ReplayFlags) =>
       })
     }
     if (json) {
-      yield* output.out(JSON.stringify(report, null, 2))
+      yield* output.out(jsonDocument(report, 2))
       return
     }
     yield* output.out(formatReport(report))
