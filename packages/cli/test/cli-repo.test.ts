@@ -208,7 +208,7 @@ describe.concurrent("strata hud and breakdown", () => {
     expect(r.stdout).toMatch(/Cache Blocks/)
     expect(r.stdout).toMatch(/L0 \(12\+\):/)
     expect(r.stdout).toMatch(/Total: [\d,]+ tokens \| In cached blocks: \d+%/)
-    expect(r.stdout).toMatch(/^  Cache hit rate \d+% \(read: [\d,]+, write: [\d,]+\)$/m)
+    expect(r.stdout).toMatch(/^ {2}Cache hit rate \d+% \(read: [\d,]+, write: [\d,]+\)$/m)
     expect(r.stdout).toMatch(/Model: claude-sonnet-5/)
     expect(r.stdout).toMatch(/Session total: .* over 3 requests/)
     expect(r.stdout).not.toMatch(ANSI)
