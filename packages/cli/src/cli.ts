@@ -10,7 +10,7 @@ import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import { COMMANDS } from "./commands/index.ts"
 import { diagnose, ExitCode, primaryError } from "./errors.ts"
 import { GLOBAL_FLAGS } from "./flags.ts"
-import { closeInput, colorEnabled, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
+import { closeInput, colorEnabled, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
@@ -58,7 +58,7 @@ const presenter = (env: Readonly<Record<string, string | undefined>>, json: bool
           const first = event.errors[0]
           const message = first === undefined ? "invalid command line" : first.message
           const hint = `run \`${event.commandPath.join(" ")} --help\` for usage`
-          if (json) return yield* output.err(JSON.stringify({ error: { tag: first?._tag ?? "CliError", message, hint, exitCode: ExitCode.usage } }))
+          if (json) return yield* output.err(jsonDocument({ error: { tag: first?._tag ?? "CliError", message, hint, exitCode: ExitCode.usage } }))
           const s = output.errStyle
           yield* output.err(`${s.red("strata:")} ${message}`)
           yield* output.err(s.dim(`hint: ${hint}`))
@@ -105,7 +105,7 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
     const output = yield* Output
     if (json) {
       const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
-      yield* output.err(JSON.stringify({ error: { tag, message: d.message, hint: d.hint ?? null, exitCode: d.exitCode } }))
+      yield* output.err(jsonDocument({ error: { tag, message: d.message, hint: d.hint ?? null, exitCode: d.exitCode } }))
     } else {
       yield* output.err(`${errStyle.red("strata:")} ${d.message}`)
       if (d.hint !== undefined) yield* output.err(errStyle.dim(`hint: ${d.hint}`))

@@ -4,7 +4,8 @@
  * Loading and writing the file are Effects; everything else is plain data.
  */
 import { Effect, Result, Schema } from "effect"
-import { ConfigInvalid } from "./errors.ts"
+import { findModel, PROVIDER_IDS, type ProviderId } from "@strata/providers"
+import { ConfigInvalid, ModelNotServed } from "./errors.ts"
 import { DEFAULT_POLICY } from "@strata/tiers"
 
 /** Providers the CLI can build requests for (one placement plugin each). */
@@ -95,6 +96,28 @@ export const DEFAULTS = {
   prompts: null
 } as const
 
+/** The providers whose model table lists `model` (empty when no table knows it). */
+const modelTableProviders = (model: string): Array<ProviderId> => PROVIDER_IDS.filter((p) => findModel(p, model) !== undefined)
+
+/**
+ * Whether `provider` serves `model`. Gateways (`openai-compatible`, `ai-sdk`) route any id;
+ * a direct provider serves the models its table lists, and any id no table knows (a model
+ * newer than the table), but not another provider's model. Pure.
+ *
+ * @example
+ * ```ts
+ * import { modelServedBy } from "@strata/cli"
+ * modelServedBy("openai", "gpt-4.1") // true
+ * modelServedBy("openai", "claude-sonnet-5") // false
+ * modelServedBy("ai-sdk", "claude-sonnet-5") // true
+ * ```
+ */
+export const modelServedBy = (provider: ProviderName, model: string): boolean => {
+  if (provider === "openai-compatible" || provider === "ai-sdk") return true
+  const owners = modelTableProviders(model)
+  return owners.length === 0 || owners.includes(provider)
+}
+
 /** Values given as command-line flags (only the ones the user passed). */
 export interface ConfigOverrides {
   readonly provider?: ProviderName | undefined
@@ -182,8 +205,10 @@ const envString = (env: Readonly<Record<string, string | undefined>>, name: stri
 }
 
 /**
- * Merge flags, environment, file and defaults (in that order of precedence). Pure; throws
- * `ConfigInvalid` naming the variable when an environment value is malformed.
+ * Merge flags, environment, file and defaults (in that order of precedence). A model set
+ * alongside one provider does not carry over to another set at a higher level: the new
+ * provider's default model applies. Pure; throws `ConfigInvalid` naming the variable when
+ * an environment value is malformed, `ModelNotServed` when the model is another provider's.
  *
  * @example
  * ```ts
@@ -222,9 +247,26 @@ export const resolveConfig = (input: {
     sources[key] = "default"
     return fallback
   }
-  const provider = pick("provider", flags.provider, envChoice(env, ENV_VARS.provider, PROVIDERS), file?.provider, DEFAULTS.provider)
-  // A model set for another provider would be wrong, so the default follows the provider.
-  const model = pick("model", flags.model, envString(env, ENV_VARS.model), file?.model, DEFAULT_MODELS[provider])
+  const providers = { flag: flags.provider, env: envChoice(env, ENV_VARS.provider, PROVIDERS), file: file?.provider }
+  const provider = pick("provider", providers.flag, providers.env, providers.file, DEFAULTS.provider)
+  // A model is kept only where it was set for the provider in force: one set at a level
+  // whose provider was then overridden (`--provider openai` over a file's Claude model)
+  // gives way to the new provider's default.
+  const providerAt = (level: "flag" | "env" | "file"): ProviderName =>
+    (level === "flag" ? providers.flag : undefined) ?? (level !== "file" ? providers.env : undefined) ?? providers.file ?? DEFAULTS.provider
+  const models = { flag: flags.model, env: envString(env, ENV_VARS.model), file: file?.model }
+  const keep = (level: "flag" | "env" | "file") => (providerAt(level) === provider ? models[level] : undefined)
+  const model = pick("model", keep("flag"), keep("env"), keep("file"), DEFAULT_MODELS[provider])
+  const source = sources["model"]
+  if (source !== "default" && !modelServedBy(provider, model)) {
+    throw new ModelNotServed({
+      provider,
+      model,
+      servedBy: modelTableProviders(model),
+      setIn: source === "flag" ? "--model" : source === "env" ? `$${ENV_VARS.model}` : ".strata/config.json",
+      defaultModel: DEFAULT_MODELS[provider]
+    })
+  }
   const policy = pick("policy", flags.policy, envChoice(env, ENV_VARS.policy, POLICIES), file?.policy, DEFAULTS.policy)
   const b = file?.budgets
   const mapTokens = pick<number | null>("budgets.mapTokens", flags.mapTokens, envInt(env, ENV_VARS.mapTokens, 1), b?.mapTokens, DEFAULTS.budgets.mapTokens)

@@ -6,7 +6,7 @@ import { realpath, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Option } from "effect"
 import { parseConfigFile, resolveConfig, ENV_VARS, type ConfigFile, type ConfigOverrides, type ResolvedConfig } from "./config.ts"
-import { ConfigInvalid, RepoNotFound, type StateError } from "./errors.ts"
+import { ConfigInvalid, ModelNotServed, RepoNotFound, type StateError } from "./errors.ts"
 import { JsonFlag, RepoFlag, VerboseFlag } from "./flags.ts"
 import { readTextIfExists } from "./fsutil.ts"
 
@@ -68,7 +68,7 @@ export const commandContext = (overrides: ConfigOverrides = {}, options: { reado
     )
     const config = yield* Effect.try({
       try: () => resolveConfig({ flags: overrides, env: process.env, file }),
-      catch: (e) => (e instanceof ConfigInvalid ? e : new ConfigInvalid({ path: "environment", issue: String(e) }))
+      catch: (e) => (e instanceof ConfigInvalid || e instanceof ModelNotServed ? e : new ConfigInvalid({ path: "environment", issue: String(e) }))
     })
     return { root, config, file, json, verbose, stateDir: join(root, STRATA_DIR) } satisfies CommandContext
   })

@@ -109,22 +109,26 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     })
     let last: SymbolMap | undefined
-    const refresh = Effect.tryPromise({
+    const refreshWith = (onProgress?: (parsed: number, toParse: number) => void) => Effect.tryPromise({
       try: async () => {
-        last = await indexer.refresh()
+        last = await indexer.refresh(onProgress === undefined ? {} : { onProgress })
         // A command is short-lived: write the symbol cache's index now rather than lazily.
         indexer.flush()
         return last
       },
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     })
+    const refresh = refreshWith()
     // A map `symbolMap` just built is handed to the pipeline's next snapshot instead of
     // indexing twice in one command; later snapshots (chat's next turns) refresh.
     let fresh = false
     const symbolMap = Effect.gen(function* () {
       const output = yield* Output
       const progress = yield* output.progress(`Indexing ${root}`)
-      const map = yield* refresh.pipe(Effect.onError(() => progress.finish()))
+      // A cold index of a large repository parses for seconds: count the files as they go.
+      const map = yield* refreshWith((parsed, toParse) => Effect.runSync(progress.update(parsed, toParse, "files parsed"))).pipe(
+        Effect.onError(() => progress.finish())
+      )
       yield* progress.finish(`Indexed ${map.stats.files} files (${map.stats.parsed} parsed, ${map.stats.reused + map.stats.rehashed} unchanged)`)
       fresh = true
       return map

@@ -65,6 +65,26 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
   }
 }
 
+/** The configured model is one another provider serves (the model table says whose it is). */
+export class ModelNotServed extends Schema.TaggedError<ModelNotServed>()("ModelNotServed", {
+  provider: Schema.String,
+  model: Schema.String,
+  /** The providers whose table lists the model. */
+  servedBy: Schema.Array(Schema.String),
+  /** Where the model was set: `--model`, `$STRATA_MODEL` or `.strata/config.json`. */
+  setIn: Schema.String,
+  /** The provider's default model. */
+  defaultModel: Schema.String
+}) {
+  override get message(): string {
+    return `Model ${this.model} (set in ${this.setIn}) is not served by provider ${this.provider}; the model table lists it under ${this.servedBy.join(", ")}`
+  }
+  get hint(): string {
+    const drop = this.setIn === "--model" ? "drop --model" : `remove it from ${this.setIn}`
+    return `${drop} to use ${this.provider}'s default model (${this.defaultModel}), pass --model with one of ${this.provider}'s models, or pass --provider ${this.servedBy[0] ?? this.provider}`
+  }
+}
+
 /** Exit codes: 0 ok, 1 failure, 2 usage. 130 after Ctrl-C, as shells expect. */
 export const ExitCode = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
@@ -76,7 +96,7 @@ export interface Diagnosis {
   readonly exitCode: ExitCode
 }
 
-const USAGE_TAGS = new Set(["UsageError", "RepoNotFound", "PathOutsideRepo", "FileNotFound", "BinaryFile", "InvalidInput"])
+const USAGE_TAGS = new Set(["UsageError", "ModelNotServed", "RepoNotFound", "PathOutsideRepo", "FileNotFound", "BinaryFile", "InvalidInput"])
 
 const HINTS: Readonly<Record<string, string>> = {
   RepoNotFound: "pass --repo PATH naming a directory (it defaults to the current directory)",

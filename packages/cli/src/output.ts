@@ -48,6 +48,24 @@ export const colorEnabled = (env: Readonly<Record<string, string | undefined>>, 
   return isTTY
 }
 
+/**
+ * The version of the CLI's `--json` documents. It changes when a field changes meaning
+ * or goes away; a new field does not change it.
+ */
+export const JSON_SCHEMA_VERSION = 1
+
+/**
+ * A `--json` document: `schemaVersion` first, then the command's fields. `indent` as in
+ * `JSON.stringify` (one-line documents for `chat`'s per-turn output and errors).
+ *
+ * @example
+ * ```ts
+ * import { jsonDocument } from "@strata/cli"
+ * jsonDocument({ files: [] }) // '{"schemaVersion":1,"files":[]}'
+ * ```
+ */
+export const jsonDocument = (fields: object, indent?: number): string => JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, ...fields }, null, indent)
+
 /** A progress indicator; every method is a no-op when stderr is not a terminal. */
 export interface Progress {
   readonly update: (done: number, total?: number, detail?: string) => Effect.Effect<void>
@@ -67,6 +85,12 @@ export interface OutputShape {
   readonly progressEnabled: boolean
   /** True when stdin is a terminal: the CLI may ask questions. */
   readonly interactive: boolean
+  /**
+   * Width of stdout / stderr in columns when it is a terminal; undefined for a pipe or a
+   * file, so what those get does not depend on the window (the HUD box fits to it).
+   */
+  readonly columns: number | undefined
+  readonly errColumns: number | undefined
   readonly progress: (label: string) => Effect.Effect<Progress>
   /** Ask a question on stderr and read one line; `undefined` when not interactive or at end of input. */
   readonly ask: (question: string) => Effect.Effect<string | undefined>
@@ -147,6 +171,13 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
     errStyle,
     progressEnabled,
     interactive: stdinTTY,
+    // Read when used: a terminal can be resized while `strata chat` runs.
+    get columns() {
+      return stdoutTTY ? process.stdout.columns : undefined
+    },
+    get errColumns() {
+      return stderrTTY ? process.stderr.columns : undefined
+    },
     progress: (label) =>
       Effect.sync((): Progress => {
         if (!progressEnabled) return noProgress
@@ -180,8 +211,8 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
   }
 }
 
-/** An Output that records everything, for tests: no colour, no progress, scripted answers. */
-export const makeTestOutput = (answers: ReadonlyArray<string> = []) => {
+/** An Output that records everything, for tests: no colour, no progress, scripted answers, `columns` as a terminal's width. */
+export const makeTestOutput = (answers: ReadonlyArray<string> = [], options: { readonly columns?: number } = {}) => {
   const stdout: Array<string> = []
   const stderr: Array<string> = []
   const queue = [...answers]
@@ -193,6 +224,8 @@ export const makeTestOutput = (answers: ReadonlyArray<string> = []) => {
     errStyle: makeStyle(false),
     progressEnabled: false,
     interactive: answers.length > 0,
+    columns: options.columns,
+    errColumns: options.columns,
     progress: () => Effect.succeed(noProgress),
     ask: () => Effect.sync(() => queue.shift()),
     readLine: () => Effect.sync(() => queue.shift())

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { DEFAULT_MODELS, formatSchemaIssue, initialConfigFile, parseConfigFile, resolveConfig } from "../src/config.ts"
-import { ConfigInvalid, diagnose, ExitCode, RepoNotFound, UsageError } from "../src/errors.ts"
+import { DEFAULT_MODELS, formatSchemaIssue, initialConfigFile, modelServedBy, parseConfigFile, resolveConfig } from "../src/config.ts"
+import { ConfigInvalid, diagnose, ExitCode, ModelNotServed, RepoNotFound, UsageError } from "../src/errors.ts"
 import { colorEnabled, makeStyle, renderProgress } from "../src/output.ts"
 import { ignoresStrata, withStrataIgnored } from "../src/commands/init.ts"
 
@@ -22,11 +22,53 @@ describe("resolveConfig precedence: flags > env > file > defaults", () => {
     const c = resolveConfig({ file, env: { STRATA_PROVIDER: "openai", STRATA_MAP_TOKENS: "900" }, flags: { provider: "bedrock", mapTokens: 42 } })
     expect(c.provider).toBe("bedrock")
     expect(c.budgets.mapTokens).toBe(42)
-    expect(c.sources).toMatchObject({ provider: "flag", "budgets.mapTokens": "flag", model: "file", policy: "file" })
+    // The file's model was set for gemini; bedrock, chosen above it, brings its own default.
+    expect(c.model).toBe(DEFAULT_MODELS.bedrock)
+    expect(c.sources).toMatchObject({ provider: "flag", "budgets.mapTokens": "flag", model: "default", policy: "file" })
   })
 
   it("the default model follows the chosen provider", () => {
     expect(resolveConfig({ flags: { provider: "openai" } }).model).toBe(DEFAULT_MODELS.openai)
+  })
+
+  it("--provider without --model drops a model configured for another provider", () => {
+    const claude = { version: 1 as const, provider: "anthropic" as const, model: "claude-sonnet-4-5" }
+    expect(resolveConfig({ file: claude, flags: { provider: "openai" } })).toMatchObject({ model: DEFAULT_MODELS.openai, sources: { model: "default" } })
+    expect(resolveConfig({ env: { STRATA_MODEL: "claude-opus-4-5" }, flags: { provider: "gemini" } }).model).toBe(DEFAULT_MODELS.gemini)
+    // The same provider again keeps the model; so does a model given at the provider's own level or above.
+    expect(resolveConfig({ file: claude, flags: { provider: "anthropic" } }).model).toBe("claude-sonnet-4-5")
+    expect(resolveConfig({ file: { version: 1, provider: "openai" }, flags: { model: "gpt-4.1" } }).model).toBe("gpt-4.1")
+    expect(resolveConfig({ env: { STRATA_PROVIDER: "openai", STRATA_MODEL: "gpt-4.1" }, file: claude }).model).toBe("gpt-4.1")
+    // A gateway keeps a model set at its own level.
+    expect(resolveConfig({ flags: { provider: "ai-sdk", model: "gemini-2.5-pro" } }).model).toBe("gemini-2.5-pro")
+  })
+
+  it("a model another provider serves is an error naming both, with what to do", () => {
+    const error = (() => {
+      try {
+        resolveConfig({ flags: { provider: "openai", model: "claude-sonnet-5" } })
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(ModelNotServed)
+    const d = diagnose(error)
+    expect(d.message).toBe("Model claude-sonnet-5 (set in --model) is not served by provider openai; the model table lists it under anthropic, bedrock")
+    expect(d.hint).toBe("drop --model to use openai's default model (gpt-5.4), pass --model with one of openai's models, or pass --provider anthropic")
+    expect(d.exitCode).toBe(ExitCode.usage)
+    expect(() => resolveConfig({ file: { version: 1, provider: "gemini", model: "gpt-4.1" } })).toThrow(/set in \.strata\/config\.json\) is not served by provider gemini/)
+    // A model no table knows (newer than the table) is taken on trust.
+    expect(resolveConfig({ flags: { provider: "openai", model: "gpt-9-turbo" } }).model).toBe("gpt-9-turbo")
+  })
+
+  it("modelServedBy: direct providers serve their own table's models, gateways any", () => {
+    expect(modelServedBy("openai", "gpt-4.1")).toBe(true)
+    expect(modelServedBy("openai", "claude-sonnet-5")).toBe(false)
+    expect(modelServedBy("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe(true)
+    expect(modelServedBy("gemini", "gemini-2.5-flash")).toBe(true)
+    expect(modelServedBy("anthropic", "gemini-2.5-flash")).toBe(false)
+    expect(modelServedBy("openai-compatible", "claude-sonnet-5")).toBe(true)
+    for (const provider of Object.keys(DEFAULT_MODELS) as Array<keyof typeof DEFAULT_MODELS>) expect(modelServedBy(provider, DEFAULT_MODELS[provider])).toBe(true)
   })
 
   it("a malformed environment value names the variable", () => {

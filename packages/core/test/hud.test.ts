@@ -1,6 +1,7 @@
 // The terminal HUD: a pure function of the tier report and usage figures.
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { formatTokens, renderCacheBlocks, renderHud, renderTierChanges, renderTokenBreakdown, type TierReport } from "../src/index.ts"
+import { cacheHitShare, formatTokens, MIN_HUD_WIDTH, renderCacheBlocks, renderHud, renderTierChanges, renderTokenBreakdown, type TierReport } from "../src/index.ts"
 
 const tier = (tokens: number, symbols = 0, files = 0, history = 0) => ({ tokens, symbols, files, history, hasTree: false })
 
@@ -46,7 +47,8 @@ describe("HUD", () => {
     expect(text).toContain("│ active:       3,127 tokens")
     expect(text).toContain("└─ 1 file + tree + history (4 msgs) + prompt")
     expect(text).not.toContain("L2 (6+)")
-    expect(text).toContain("Total: 21,325 tokens | Cache hit: 85%")
+    expect(text).toContain("Total: 21,325 tokens | In cached blocks: 85%")
+    expect(text).not.toContain("Cache hit")
     expect(text).toContain("Empty tiers skipped: 1 (session total: 3)")
   })
 
@@ -62,19 +64,52 @@ describe("HUD", () => {
     expect(lines).toContain("Symbol Map:      9,300")
     expect(lines).toContain("Total:          21,325 / 200,000 (11%)")
     expect(lines).toContain("Last request: 74,708 in, 34 out")
-    expect(lines).toContain("Cache: read: 21,640, write: 48,070")
-    expect(lines).toContain("Session total: 150,000 in, 2,000 out over 3 requests; cache read: 90,000, write: 50,000, 60% read from cache")
+    expect(lines).toContain("  Cache hit rate 29% (read: 21,640, write: 48,070)")
+    expect(lines).toContain("Session total: 150,000 in, 2,000 out over 3 requests")
+    expect(lines).toContain("  Cache hit rate 60% (read: 90,000, write: 50,000)")
   })
 
-  it("session cache rate is reads over the whole prompt (uncached + read + written)", () => {
-    const sessionLine = (session: { input: number; cacheRead: number; cacheWrite: number }) =>
-      renderTokenBreakdown({ report, session: { ...session, output: 0 } }).find((l) => l.startsWith("Session total:"))
+  it("the cache hit rate is what the provider billed as reads over the whole prompt (uncached + read + written)", () => {
+    const cacheLine = (session: { input: number; cacheRead: number; cacheWrite: number }) => {
+      const lines = renderTokenBreakdown({ report, session: { ...session, output: 0 } })
+      return lines[lines.findIndex((l) => l.startsWith("Session total:")) + 1]
+    }
     // 3,000 of 4,000 prompt tokens came from the cache: 75%, not 3,000 / 1,000 uncached.
-    expect(sessionLine({ input: 1000, cacheRead: 3000, cacheWrite: 0 })).toBe("Session total: 4,000 in, 0 out; cache read: 3,000, write: 0, 75% read from cache")
-    expect(sessionLine({ input: 1000, cacheRead: 2000, cacheWrite: 1000 })).toContain(", 50% read from cache")
+    expect(cacheLine({ input: 1000, cacheRead: 3000, cacheWrite: 0 })).toBe("  Cache hit rate 75% (read: 3,000, write: 0)")
+    expect(cacheLine({ input: 1000, cacheRead: 2000, cacheWrite: 1000 })).toContain("hit rate 50%")
     // A fully cached prompt has no uncached input and still gets a rate.
-    expect(sessionLine({ input: 0, cacheRead: 5000, cacheWrite: 0 })).toContain(", 100% read from cache")
-    expect(sessionLine({ input: 0, cacheRead: 0, cacheWrite: 0 })).toBe("Session total: 0 in, 0 out; cache read: 0, write: 0")
+    expect(cacheLine({ input: 0, cacheRead: 5000, cacheWrite: 0 })).toContain("hit rate 100%")
+    expect(cacheLine({ input: 0, cacheRead: 0, cacheWrite: 0 })).toBe("  Cache (read: 0, write: 0)")
+    expect(cacheHitShare({ input: 1000, cacheRead: 3000, cacheWrite: 0, output: 9 })).toBe(0.75)
+    expect(cacheHitShare({ input: 0, cacheRead: 0, cacheWrite: 0, output: 9 })).toBeUndefined()
+  })
+
+  it("fits the box to a terminal width, wrapping rows inside it", () => {
+    const long: TierReport = { ...report, tiers: { ...report.tiers, L0: { ...report.tiers.L0, symbols: 1234, files: 56, hasTree: true, history: 12 } } }
+    const natural = renderCacheBlocks(long)
+    // Without a width the box is as wide as its rows (what a pipe gets: deterministic).
+    expect(natural[0]!.length).toBeGreaterThan(52)
+    expect(renderCacheBlocks(long, { width: 200 })).toEqual(natural)
+    const narrow = renderCacheBlocks(long, { width: 40 })
+    expect(new Set(narrow.map((l) => l.length))).toEqual(new Set([40]))
+    expect(narrow.join("\n")).toContain("│   └─ system + legend + 1234 symbols")
+    expect(narrow.join("\n")).toMatch(/│ {6}\S/)
+    // Below the minimum the box stops shrinking.
+    expect(renderCacheBlocks(long, { width: 10 })[0]!.length).toBe(MIN_HUD_WIDTH)
+  })
+
+  it("a box fitted to any width keeps every word, in order, with every line as wide as the box", () => {
+    const count = fc.integer({ min: 0, max: 5_000_000 })
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 120 }), count, count, count, count, (width, symbols, files, history, empty) => {
+        const big: TierReport = { ...report, emptyTiersSession: empty, tiers: { ...report.tiers, L0: { ...report.tiers.L0, symbols, files, history, hasTree: true } } }
+        const box = renderCacheBlocks(big, { width })
+        expect(box.every((l) => l.length === box[0]!.length)).toBe(true)
+        expect(box[0]!.length).toBeLessThanOrEqual(Math.max(MIN_HUD_WIDTH, width))
+        const words = (lines: ReadonlyArray<string>) => lines.filter((l) => l.startsWith("│")).map((l) => l.slice(2, -2)).join(" ").split(/\s+/).filter(Boolean)
+        expect(words(box)).toEqual(words(renderCacheBlocks(big)))
+      })
+    )
   })
 
   it("prints promotion and demotion lines, grouped and truncated", () => {

@@ -6,12 +6,12 @@ import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
 
 describe("openai-compatible plugin (seeds format)", () => {
   it("keeps the system message in the array and wraps marked string content (seed 000)", () => {
-    const r = placeOpenAICompatible(bigRequest("anthropic/claude-sonnet-4.5"), { stream: true })
+    const r = placeOpenAICompatible(bigRequest("anthropic/claude-sonnet-4.5"))
     expect(r.body.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: expect.any(String), cache_control: { type: "ephemeral" } }] })
     expect(r.body.messages[1]).toEqual({ role: "user", content: expect.any(String) })
     expect(r.body.messages[2]).toEqual({ role: "assistant", content: [{ type: "text", text: "Ok.", cache_control: { type: "ephemeral" } }] })
     expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "What does the parser do?" })
-    expect(r.body.stream_options).toEqual({ include_usage: true })
+    expect("stream" in r.body || "stream_options" in r.body).toBe(false)
     expect(r.breakpoints.map((b) => b.location)).toEqual(["messages[0].content[0]", "messages[2].content[0]", "messages[4].content[0]", "messages[6].content[0]"])
   })
 
@@ -47,19 +47,28 @@ describe("openai-compatible plugin (seeds format)", () => {
 })
 
 describe("ai-sdk plugin", () => {
-  it("anthropic: leading system messages, cacheControl providerOptions on breakpoint messages", () => {
+  it("anthropic: leading system messages in `system`, cacheControl providerOptions on breakpoint messages", () => {
     const r = placeAiSdk(seedRequest("claude-sonnet-4-5", { L0: { tokens: 3000 }, L1: { tokens: 3000, ttl: "1h" } }))
-    expect(r.body.messages[0]).toEqual({ role: "system", content: expect.any(String), providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } })
-    expect(r.body.messages[2]).toEqual({ role: "assistant", content: [{ type: "text", text: "Ok." }], providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } })
+    expect(r.body.system).toEqual([{ role: "system", content: expect.any(String), providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } }])
+    expect(r.body.messages.map((m) => m.role)).not.toContain("system")
+    expect(r.body.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Ok." }], providerOptions: { anthropic: { cacheControl: { type: "ephemeral", ttl: "1h" } } } })
+    expect(r.breakpoints.map((b) => b.location).slice(0, 2)).toEqual(["system[0].providerOptions", "messages[1].providerOptions"])
     expect(r.body.providerOptions).toBeUndefined()
   })
 
   it("bedrock: cachePoint providerOptions; openai: promptCacheKey at call level and no markers", () => {
     const b = placeAiSdk(bigRequest("claude-sonnet-4-5"), { target: "bedrock" })
-    expect(b.body.messages[0]!.providerOptions).toEqual({ bedrock: { cachePoint: { type: "default" } } })
+    expect(b.body.system?.[0]!.providerOptions).toEqual({ bedrock: { cachePoint: { type: "default" } } })
     const o = placeAiSdk(bigRequest("gpt-4.1"), { promptCacheKey: "s" })
     expect(o.body.providerOptions).toEqual({ openai: { promptCacheKey: "s" } })
-    expect(o.body.messages.every((m) => m.providerOptions === undefined)).toBe(true)
+    expect([...(o.body.system ?? []), ...o.body.messages].every((m) => m.providerOptions === undefined)).toBe(true)
+  })
+
+  it("gemini models target @ai-sdk/google: system in `system`, no markers, no call options", () => {
+    const g = placeAiSdk(bigRequest("gemini-2.5-pro"), { promptCacheKey: "s" })
+    expect(g.body.system).toHaveLength(1)
+    expect(JSON.stringify(g.body)).not.toContain("providerOptions")
+    expect(g.breakpoints.every((b) => b.location.endsWith("(automatic prefix)"))).toBe(true)
   })
 })
 

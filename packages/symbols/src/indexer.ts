@@ -101,6 +101,11 @@ export interface RefreshOptions {
    * without hints afterwards catches up on anything the hints missed.
    */
   readonly changed?: ReadonlyArray<string>
+  /**
+   * Hears the parse's progress, `(parsed, toParse)`, as each file is parsed (a cold index
+   * of a large repository takes seconds). Not called when nothing needs parsing.
+   */
+  readonly onProgress?: (parsed: number, toParse: number) => void
 }
 
 /** Counters of one refresh. */
@@ -275,7 +280,7 @@ export class SymbolIndexer {
    * serialized. With `changed`, only those paths are looked at (see `RefreshOptions`).
    */
   refresh(options: RefreshOptions = {}): Promise<SymbolMap> {
-    const run = this.running.then(() => this.refreshNow(options.changed === undefined ? undefined : new Set(options.changed)))
+    const run = this.running.then(() => this.refreshNow(options.changed === undefined ? undefined : new Set(options.changed), options.onProgress))
     this.running = run.catch(() => undefined)
     return run
   }
@@ -372,7 +377,7 @@ export class SymbolIndexer {
     })
   }
 
-  private async refreshNow(hint: ReadonlySet<string> | undefined): Promise<SymbolMap> {
+  private async refreshNow(hint: ReadonlySet<string> | undefined, onProgress: RefreshOptions["onProgress"]): Promise<SymbolMap> {
     const timings: Record<string, number> = {}
     const clock = phaseClock(timings)
     const realRoot = this.checkRoot()
@@ -411,7 +416,7 @@ export class SymbolIndexer {
       }
     }
     const workers = this.options.workers === "auto" ? defaultWorkers() : (this.options.workers ?? 0)
-    const extracted = await extractAll(this.parsers, jobs, workers)
+    const extracted = await extractAll(this.parsers, jobs, workers, onProgress === undefined ? undefined : (done) => onProgress(done, jobs.length))
     for (const [i, job] of jobs.entries()) {
       const symbols = extracted[i]!
       next.set(job.path, { mtimeMs: job.mtimeMs, size: job.size, hash: job.hash, symbols })

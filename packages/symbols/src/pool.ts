@@ -31,18 +31,22 @@ const workerScript = (): URL | undefined => {
 /** How many workers `auto` means: one per core, at most four. */
 export const defaultWorkers = (): number => Math.max(1, Math.min(4, availableParallelism()))
 
-const inThread = async (parsers: Parsers, jobs: ReadonlyArray<ExtractJob>): Promise<Array<FileSymbols>> => {
+/** Called with the number of jobs finished so far. */
+export type OnExtracted = (done: number) => void
+
+const inThread = async (parsers: Parsers, jobs: ReadonlyArray<ExtractJob>, onDone?: OnExtracted): Promise<Array<FileSymbols>> => {
   const out: Array<FileSymbols> = []
   for (const job of jobs) {
     await parsers.ensure(job.language)
     out.push(extractSymbols(parsers, job.path, job.source, job.language))
+    onDone?.(out.length)
   }
   return out
 }
 
 type Reply = { readonly ready: true } | { readonly index: number; readonly result: FileSymbols } | { readonly index: number; readonly error: string }
 
-const inWorkers = (script: URL, jobs: ReadonlyArray<ExtractJob>, count: number): Promise<Array<FileSymbols | undefined>> =>
+const inWorkers = (script: URL, jobs: ReadonlyArray<ExtractJob>, count: number, onDone?: OnExtracted): Promise<Array<FileSymbols | undefined>> =>
   new Promise((resolve) => {
     const results: Array<FileSymbols | undefined> = new Array<FileSymbols | undefined>(jobs.length)
     let next = 0
@@ -69,6 +73,7 @@ const inWorkers = (script: URL, jobs: ReadonlyArray<ExtractJob>, count: number):
         if (!("ready" in reply)) {
           if ("result" in reply) results[reply.index] = reply.result
           done++
+          onDone?.(done)
         }
         feed(worker)
       })
@@ -83,12 +88,13 @@ const inWorkers = (script: URL, jobs: ReadonlyArray<ExtractJob>, count: number):
 
 /**
  * Extract `jobs`, in `workers` threads when there are enough of them (0 forces this
- * thread). The result has one entry per job, in order.
+ * thread). The result has one entry per job, in order. `onDone` hears how many jobs are
+ * finished, as they finish.
  */
-export const extractAll = async (parsers: Parsers, jobs: ReadonlyArray<ExtractJob>, workers: number): Promise<Array<FileSymbols>> => {
+export const extractAll = async (parsers: Parsers, jobs: ReadonlyArray<ExtractJob>, workers: number, onDone?: OnExtracted): Promise<Array<FileSymbols>> => {
   const script = workerScript()
-  if (script === undefined || workers <= 0 || jobs.length < WORKER_THRESHOLD) return inThread(parsers, jobs)
-  const results = await inWorkers(script, jobs, Math.min(workers, Math.ceil(jobs.length / 16)))
+  if (script === undefined || workers <= 0 || jobs.length < WORKER_THRESHOLD) return inThread(parsers, jobs, onDone)
+  const results = await inWorkers(script, jobs, Math.min(workers, Math.ceil(jobs.length / 16)), onDone)
   const out: Array<FileSymbols> = []
   for (const [i, result] of results.entries()) out.push(result ?? (await inThread(parsers, [jobs[i]!]))[0]!)
   return out

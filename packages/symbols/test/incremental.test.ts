@@ -31,6 +31,22 @@ describe("incremental refresh", () => {
     expect(second.render()).toBe(first.render())
   })
 
+  it("reports parse progress file by file, and nothing when nothing is parsed", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    const heard: Array<readonly [number, number]> = []
+    const first = await indexer.refresh({ onProgress: (done, total) => heard.push([done, total]) })
+    expect(heard).toEqual([[1, 3], [2, 3], [3, 3]])
+    expect(first.stats.parsed).toBe(3)
+    heard.length = 0
+    write(root, "src/b.ts", `export function b() { return 2 }\n`)
+    await indexer.refresh({ onProgress: (done, total) => heard.push([done, total]) })
+    expect(heard).toEqual([[1, 1]])
+    heard.length = 0
+    await indexer.refresh({ onProgress: (done, total) => heard.push([done, total]) })
+    expect(heard).toEqual([])
+  })
+
   it("a touched but unchanged file is hashed, not parsed", async () => {
     const root = repo()
     const indexer = await SymbolIndexer.create(root, { git: false, cache: false })

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { CONFIG_PATH, commandContext } from "../context.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 
 /** Flatten the resolved config into `key = value` rows, in a fixed order. Pure. */
 export const configRows = (config: import("../config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => [
@@ -29,7 +29,7 @@ export const config = Command.make(
       const ctx = yield* commandContext({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) })
       if (ctx.json) {
         const { sources, ...values } = ctx.config
-        yield* output.out(JSON.stringify({ repo: ctx.root, file: ctx.file === undefined ? null : CONFIG_PATH, values, sources }, null, 2))
+        yield* output.out(jsonDocument({ repo: ctx.root, file: ctx.file === undefined ? null : CONFIG_PATH, values, sources }, 2))
         return
       }
       const s = output.style

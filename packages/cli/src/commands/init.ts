@@ -11,7 +11,7 @@ import { CONFIG_PATH, commandContext, STRATA_DIR } from "../context.ts"
 import { StateError, UsageError } from "../errors.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
 import { readTextIfExists, writeTextAtomic } from "../fsutil.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 
 /** Whether a .gitignore already ignores `.strata/`. Pure. */
 export const ignoresStrata = (gitignore: string): boolean =>
@@ -90,7 +90,7 @@ export const init = Command.make(
       if (outcome === "added") yield* writeTextAtomic(gitignorePath, withStrataIgnored(gitignore))
 
       if (ctx.json) {
-        yield* output.out(JSON.stringify({ config: configPath, values: fileValue, gitignore: outcome, promptsCopied }, null, 2))
+        yield* output.out(jsonDocument({ config: configPath, values: fileValue, gitignore: outcome, promptsCopied }, 2))
         return
       }
       const s = output.style

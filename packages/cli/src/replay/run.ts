@@ -4,11 +4,13 @@
  */
 import { open, writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
+import { PROVIDER_IDS } from "@strata/providers"
 import { Effect, Option, Schema } from "effect"
+import { DEFAULT_MODELS, modelServedBy } from "../config.ts"
 import { resolveRepo } from "../context.ts"
-import { UsageError } from "../errors.ts"
+import { ModelNotServed, UsageError } from "../errors.ts"
 import { JsonFlag, RepoFlag } from "../flags.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 import { runReplay, type ReplayReport } from "./replay.ts"
 import { formatReport, plotSvg } from "./report.ts"
 import type { ReplayProvider, StrategyName } from "./strategies.ts"
@@ -55,6 +57,10 @@ export const runReplayCommand = (flags: ReplayFlags) =>
     const turns = Option.getOrUndefined(flags.turns)
     if (turns !== undefined && turns <= 0) return yield* new UsageError({ reason: `--turns must be a positive number, got ${turns}` })
     if (!(flags.gapSeconds >= 0)) return yield* new UsageError({ reason: `--gap-seconds must be zero or more, got ${flags.gapSeconds}` })
+    const model = Option.getOrUndefined(flags.model)
+    if (model !== undefined && !modelServedBy(flags.provider, model)) {
+      return yield* new ModelNotServed({ provider: flags.provider, model, servedBy: PROVIDER_IDS.filter((p) => modelServedBy(p, model)), setIn: "--model", defaultModel: DEFAULT_MODELS[flags.provider] })
+    }
     const dumpPath = Option.getOrUndefined(flags.dump)
     const plotPath = Option.getOrUndefined(flags.plot)
     const progress = yield* output.progress("Replaying")
@@ -67,7 +73,7 @@ export const runReplayCommand = (flags: ReplayFlags) =>
             from: Option.getOrUndefined(flags.from),
             turns,
             provider: flags.provider,
-            model: Option.getOrUndefined(flags.model),
+            model,
             gapSeconds: flags.gapSeconds,
             strategies: flags.strategy === "all" ? undefined : [flags.strategy],
             layout: flags.layout,
@@ -92,7 +98,7 @@ export const runReplayCommand = (flags: ReplayFlags) =>
       })
     }
     if (json) {
-      yield* output.out(JSON.stringify(report, null, 2))
+      yield* output.out(jsonDocument(report, 2))
       return
     }
     yield* output.out(formatReport(report))

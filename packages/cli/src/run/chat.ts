@@ -11,7 +11,7 @@ import type { PolicyName, ProviderName } from "../config.ts"
 import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
 import { ApiKeyMissing, diagnose, Unavailable } from "../errors.ts"
 import { opt } from "../flags.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 import { saveSession, type SessionFile, type Usage } from "../session.ts"
 import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
 import { hudLines } from "./hud.ts"
@@ -153,7 +153,7 @@ const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArr
     const output = yield* Output
     const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
     const report = (yield* assemble(input)).report
-    for (const line of colourChanges(hudLines(report, session), output.errStyle)) yield* output.err(line)
+    for (const line of colourChanges(hudLines(report, session, { width: output.errColumns }), output.errStyle)) yield* output.err(line)
   })
 
 const chatTurn = (
@@ -176,13 +176,13 @@ const chatTurn = (
       const at = Math.floor(atMs / 1000)
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
       if (ctx.json) {
-        yield* output.out(JSON.stringify({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
+        yield* output.out(jsonDocument({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
       } else {
         const s = output.style
         yield* output.out(s.bold(`(dry run) would send ${result.request.messages.length} messages, ${formatTokens(result.report.totalTokens)} tokens to ${ctx.config.provider} ${ctx.config.model}`))
         for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
         yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
-        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }), s)) yield* output.out(line)
+        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }, { width: output.columns }), s)) yield* output.out(line)
         yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
       }
       const dryRequest: StoredRequest = { provider: ctx.config.provider, model: ctx.config.model, at, body: result.placed.body }
@@ -219,12 +219,12 @@ const chatTurn = (
     const compaction = yield* compact(prepared, next, llm)
     next = compaction.session
     if (ctx.json) {
-      yield* output.out(JSON.stringify({ reply, usage: usage ?? null, report: result.report, compaction: compaction.note ?? null }))
+      yield* output.out(jsonDocument({ reply, usage: usage ?? null, report: result.report, compaction: compaction.note ?? null }))
     } else {
       const s = output.style
       yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
       if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
-      if (!noHud) for (const line of colourChanges(hudLines(result.report, next), s)) yield* output.out(line)
+      if (!noHud) for (const line of colourChanges(hudLines(result.report, next, { width: output.columns }), s)) yield* output.out(line)
     }
     return { reply, usage, session: next } satisfies Turn
   })

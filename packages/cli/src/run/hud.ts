@@ -9,13 +9,14 @@ import { assemble, getContextBreakdown, requestInput } from "../engine.ts"
 import { opt } from "../flags.ts"
 import type { Option } from "effect"
 import type { ProviderName } from "../config.ts"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 import type { SessionFile } from "../session.ts"
 import { colourChanges } from "./assemble.ts"
 import { prepare, warn } from "./shared.ts"
 
-/** The HUD text for a report and the session's usage. Pure. */
-export const hudLines = (report: TierReport, session: SessionFile, options: { readonly ascii?: boolean } = {}): ReadonlyArray<string> => {
+/** The HUD text for a report and the session's usage; `width` fits the box to a terminal. Pure. */
+export const hudLines = (report: TierReport, session: SessionFile, options: { readonly ascii?: boolean; readonly width?: number | undefined } = {}): ReadonlyArray<string> => {
+  const boxOptions = { ...(options.ascii === undefined ? {} : { ascii: options.ascii }), ...(options.width === undefined ? {} : { width: options.width }) }
   const last = session.last
   // The changes shown are the last committed request's, not this preview's.
   const shown: TierReport = last === null ? { ...report, promotions: [], demotions: [], changes: [] } : {
@@ -26,14 +27,14 @@ export const hudLines = (report: TierReport, session: SessionFile, options: { re
   }
   const usage = last === null || last.usageSource === "none" ? undefined : last.usage
   return [
-    ...renderCacheBlocks(shown, options),
+    ...renderCacheBlocks(shown, boxOptions),
     ...renderTokenBreakdown({
       report: shown,
       ...(usage === undefined ? {} : { lastRequest: usage }),
       ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } })
     }),
     ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
-    ...renderTierChanges(shown, options)
+    ...renderTierChanges(shown, boxOptions)
   ]
 }
 
@@ -56,12 +57,12 @@ export const runHud = (flags: HudFlags) =>
       return (yield* assemble(input)).report
     }).pipe(Effect.provide(engine.layer))
     if (ctx.json) {
-      yield* output.out(JSON.stringify({ report, session: { turns: session.turns, totals: session.totals, last: session.last } }, null, 2))
+      yield* output.out(jsonDocument({ report, session: { turns: session.turns, totals: session.totals, last: session.last } }, 2))
       return
     }
     const s = output.style
     yield* output.out(s.bold(`Strata HUD for ${ctx.root}`) + s.dim(session.turns === 0 ? " (no requests yet: the first request would look like this)" : ` (after ${session.turns} request${session.turns === 1 ? "" : "s"})`))
-    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii }), s)) yield* output.out(line)
+    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, width: output.columns }), s)) yield* output.out(line)
   })
 
 /** The readable form of a breakdown. Pure. */
@@ -94,7 +95,7 @@ export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
       return yield* getContextBreakdown(input)
     }).pipe(Effect.provide(engine.layer))
     if (ctx.json) {
-      yield* output.out(JSON.stringify(result, null, 2))
+      yield* output.out(jsonDocument(result, 2))
       return
     }
     for (const line of breakdownLines(result)) yield* output.out(line)

@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { FILE_TREE_HEADER, REPO_MAP_HEADER, Tokenizer } from "@strata/core/effect"
-import { Output } from "../output.ts"
+import { jsonDocument, Output } from "../output.ts"
 import { prepare } from "./shared.ts"
 
 export const runMap = (budget: number | undefined) =>
@@ -25,7 +25,7 @@ export const runMap = (budget: number | undefined) =>
     const { symbols } = result
     if (ctx.json) {
       yield* output.out(
-        JSON.stringify(
+        jsonDocument(
           {
             legend: symbols.legend,
             files: result.files.map((path) => ({ path, references: symbols.refCounts.get(path) ?? 0, block: symbols.block(path) ?? "" })),
@@ -34,7 +34,6 @@ export const runMap = (budget: number | undefined) =>
             model: ctx.config.model,
             problems: symbols.problems
           },
-          null,
           2
         )
       )
@@ -52,7 +51,7 @@ export const runTree = Effect.gen(function* () {
   const output = yield* Output
   const symbols = yield* engine.symbolMap.pipe(Effect.provide(engine.layer))
   if (ctx.json) {
-    yield* output.out(JSON.stringify({ files: symbols.files, hash: symbols.fileTreeHash }, null, 2))
+    yield* output.out(jsonDocument({ files: symbols.files, hash: symbols.fileTreeHash }, 2))
     return
   }
   yield* output.out(FILE_TREE_HEADER + symbols.fileTree.replace(/\n+$/, ""))

@@ -2,7 +2,10 @@
  * The terminal HUD as a pure function: the seed 003 cache-block box, the seed 000 token
  * breakdown (categories, model limits, last request and session usage) and the
  * promotion/demotion lines. Plain text with no colour codes, so NO_COLOR and pipes are
- * served as is; `ascii` swaps box drawing and emoji for ASCII.
+ * served as is; `ascii` swaps box drawing and emoji for ASCII; `width` fits the box to a
+ * terminal. Two shares are kept apart by name: "in cached blocks" is Strata's layout (the
+ * prompt's tokens that sit in L0-L3), "cache hit rate" is what the provider billed as
+ * cache reads.
  */
 import type { TierChange } from "../domain/Item.ts"
 import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
@@ -38,15 +41,61 @@ export interface HudOptions {
   readonly ascii?: boolean
   /** At most this many item keys per change line (default 8). */
   readonly maxNames?: number
+  /**
+   * The widest the cache-block box may be, in columns (a terminal's width): a narrower
+   * terminal gets a narrower box whose rows wrap inside it. Values under
+   * `MIN_HUD_WIDTH` count as that. Default: as wide as its rows, at least 52 columns.
+   */
+  readonly width?: number
 }
 
-/** `12345` as `12,345`, independent of the locale. */
+/** The narrowest box `width` can ask for; below it rows would wrap to a word each. */
+export const MIN_HUD_WIDTH = 32
+
+/**
+ * The share of a prompt the provider billed as cache reads: `cacheRead / (input +
+ * cacheRead + cacheWrite)`, or undefined for an empty prompt. This is the HUD's cache hit
+ * rate; the share of tokens in cached blocks is the layout's, not a hit.
+ *
+ * @example
+ * ```ts
+ * import { cacheHitShare } from "@strata/core"
+ * cacheHitShare({ input: 1000, cacheRead: 3000, cacheWrite: 0, output: 5 }) // 0.75
+ * ```
+ */
+export const cacheHitShare = (u: HudUsage): number | undefined => {
+  const prompt = promptTokens(u)
+  return prompt > 0 ? u.cacheRead / prompt : undefined
+}
+
+/** Split a row into lines of at most `max` columns at spaces; continuation lines are indented under the text. */
+const wrapRow = (row: string, max: number): Array<string> => {
+  if (row.length <= max) return [row]
+  const lead = /^\s*(?:└─|`-)?\s*/.exec(row)?.[0].length ?? 0
+  const indent = " ".repeat(Math.min(lead > 0 ? lead : 2, Math.floor(max / 2)))
+  const out: Array<string> = []
+  let rest = row
+  let prefix = ""
+  while (prefix.length + rest.length > max) {
+    const room = max - prefix.length
+    const cut = rest.lastIndexOf(" ", room)
+    // Cut at the last space that fits, past the row's own indentation; a longer word is split.
+    const at = cut > (out.length === 0 ? lead : 0) ? cut : room
+    out.push(prefix + rest.slice(0, at).trimEnd())
+    rest = rest.slice(at).trimStart()
+    prefix = indent
+  }
+  out.push(prefix + rest)
+  return out
+}
+
+const promptTokens = (u: HudUsage): number => u.input + u.cacheRead + u.cacheWrite
+
 export const formatTokens = (n: number): string => {
   const sign = n < 0 ? "-" : ""
   return sign + String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 }
 
-const promptTokens = (u: HudUsage): number => u.input + u.cacheRead + u.cacheWrite
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
@@ -73,7 +122,8 @@ const describe = (report: TierReport, tier: Tier): string => {
 
 /**
  * The cache-block box of seed 003: one row per non-empty tier with its tokens and
- * contents, then the total, the share in cached blocks and the empty-tier counts.
+ * contents, then the total, the share of tokens in cached blocks and the empty-tier
+ * counts. With `width`, the box is at most that wide and its rows wrap.
  *
  * @example
  * ```ts
@@ -91,25 +141,27 @@ export const renderCacheBlocks = (report: TierReport, options: HudOptions = {}):
     rows.push(`${label.padEnd(10)}${formatTokens(info.tokens).padStart(9)} tokens${tier === "active" ? "" : " [cached]"}`)
     rows.push(`  ${g.branch} ${describe(report, tier)}`)
   }
-  const hit = report.totalTokens === 0 ? 0 : Math.round((100 * report.cachedTokens) / report.totalTokens)
+  const inCached = report.totalTokens === 0 ? 0 : Math.round((100 * report.cachedTokens) / report.totalTokens)
   rows.push("rule")
-  rows.push(`Total: ${formatTokens(report.totalTokens)} tokens | Cache hit: ${hit}%`)
+  rows.push(`Total: ${formatTokens(report.totalTokens)} tokens | In cached blocks: ${inCached}%`)
   rows.push(`Empty tiers skipped: ${report.emptyTiers} (session total: ${report.emptyTiersSession})`)
   const title = " Cache Blocks "
-  const width = Math.max(50, title.length + 4, ...rows.map((r) => (r === "rule" ? 0 : r.length + 2)))
-  const line = (r: string) => `${g.v} ${r.padEnd(width - 2)} ${g.v}`
+  // `span` is the box's width inside its two corner glyphs; a row gets one space each side.
+  const natural = Math.max(50, title.length + 4, ...rows.map((r) => (r === "rule" ? 0 : r.length + 2)))
+  const span = options.width === undefined ? natural : Math.min(natural, Math.max(MIN_HUD_WIDTH, Math.floor(options.width)) - 2)
+  const line = (r: string) => `${g.v} ${r.padEnd(span - 2)} ${g.v}`
   return [
-    `${g.tl}${g.h}${title}${g.h.repeat(width - title.length - 1)}${g.tr}`,
-    ...rows.map((r) => (r === "rule" ? `${g.ml}${g.h.repeat(width)}${g.mr}` : line(r))),
-    `${g.bl}${g.h.repeat(width)}${g.br}`
+    `${g.tl}${g.h}${title}${g.h.repeat(span - title.length - 1)}${g.tr}`,
+    ...rows.flatMap((r) => (r === "rule" ? [`${g.ml}${g.h.repeat(span)}${g.mr}`] : wrapRow(r, span - 2).map(line))),
+    `${g.bl}${g.h.repeat(span)}${g.br}`
   ]
 }
 
 /**
  * The seed 000 token breakdown: tokens per category (they add up to the total), the
  * model's limits, and the last request's and the session's usage when given. Usage "in"
- * is the whole prompt (uncached + read + written); the session's cache rate is the share
- * of that prompt read from the cache.
+ * is the whole prompt (uncached + read + written); the cache hit rate is the share of
+ * that prompt the provider billed as cache reads (`cacheHitShare`).
  */
 export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => {
   const { report } = input
@@ -137,16 +189,18 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}`)
   // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
   const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`
-  const cache = (u: HudUsage) => `read: ${formatTokens(u.cacheRead)}, write: ${formatTokens(u.cacheWrite)}`
+  const cache = (u: HudUsage) => {
+    const share = cacheHitShare(u)
+    return `${share === undefined ? "" : `hit rate ${Math.round(100 * share)}% `}(read: ${formatTokens(u.cacheRead)}, write: ${formatTokens(u.cacheWrite)})`
+  }
   if (input.lastRequest !== undefined) {
     lines.push(`Last request: ${usage(input.lastRequest)}`)
-    lines.push(`Cache: ${cache(input.lastRequest)}`)
+    lines.push(`  Cache ${cache(input.lastRequest)}`)
   }
   if (input.session !== undefined) {
     const n = input.session.requests === undefined ? "" : ` over ${plural(input.session.requests, "request")}`
-    const prompt = promptTokens(input.session)
-    const rate = prompt > 0 ? `, ${Math.round((100 * input.session.cacheRead) / prompt)}% read from cache` : ""
-    lines.push(`Session total: ${usage(input.session)}${n}; cache ${cache(input.session)}${rate}`)
+    lines.push(`Session total: ${usage(input.session)}${n}`)
+    lines.push(`  Cache ${cache(input.session)}`)
   }
   return lines
 }

@@ -96,7 +96,11 @@ export interface AnthropicTool {
   cache_control?: AnthropicCacheControl
 }
 
-/** The Messages API request body Strata emits (a subset of `MessageCreateParams`). */
+/**
+ * The Messages API request body Strata emits: assignable to the SDK's non-streaming
+ * `MessageCreateParamsNonStreaming`, so `messages.create(body)` returns a `Message`. To
+ * stream, spread it: `messages.stream(body)` or `create({ ...body, stream: true })`.
+ */
 export interface AnthropicBody {
   model: string
   max_tokens: number
@@ -104,7 +108,6 @@ export interface AnthropicBody {
   tools?: Array<AnthropicTool>
   messages: Array<AnthropicMessage>
   cache_control?: AnthropicCacheControl
-  stream?: boolean
 }
 
 /** Options of the Anthropic plugin. */
@@ -115,8 +118,6 @@ export interface AnthropicOptions extends CommonOptions {
   readonly cacheTools?: boolean
   /** Add the top-level automatic `cache_control` (takes one slot; caches through the last block). */
   readonly automatic?: boolean
-  /** Set `stream: true`. */
-  readonly stream?: boolean
 }
 
 export const DEFAULT_MAX_TOKENS = 4096
@@ -331,8 +332,7 @@ export const placeAnthropic = (request: NeutralRequest, options: AnthropicOption
     ...(parts.system.length > 0 ? { system: parts.system } : {}),
     ...(parts.tools.length > 0 ? { tools: parts.tools } : {}),
     messages: parts.messages,
-    ...(automaticControl === undefined ? {} : { cache_control: automaticControl }),
-    ...(options.stream === true ? { stream: true } : {})
+    ...(automaticControl === undefined ? {} : { cache_control: automaticControl })
   }
   return result(provider, body, placedFrom(planned.plan, parts.locate), planned.plan.dropped, notes)
 }

@@ -67,7 +67,11 @@ export interface OpenAIPromptCacheOptions {
   mode: "implicit" | "explicit"
 }
 
-/** The Chat Completions body Strata emits (a subset of `ChatCompletionCreateParams`). */
+/**
+ * The Chat Completions body Strata emits: assignable to the SDK's non-streaming
+ * `ChatCompletionCreateParamsNonStreaming`. To stream, spread it with
+ * `stream: true, stream_options: { include_usage: true }` (without it no usage arrives).
+ */
 export interface OpenAIChatBody {
   model: string
   messages: Array<OpenAIChatMessage>
@@ -76,8 +80,6 @@ export interface OpenAIChatBody {
   prompt_cache_retention?: "in_memory" | "24h"
   prompt_cache_options?: OpenAIPromptCacheOptions
   max_completion_tokens?: number
-  stream?: boolean
-  stream_options?: { include_usage: boolean }
 }
 
 export interface OpenAIInputText {
@@ -129,7 +131,7 @@ export interface OpenAIResponsesTool {
   strict: boolean
 }
 
-/** The Responses body Strata emits (a subset of `ResponseCreateParams`). */
+/** The Responses body Strata emits: assignable to `ResponseCreateParamsNonStreaming` (spread `stream: true` to stream). */
 export interface OpenAIResponsesBody {
   model: string
   input: Array<OpenAIResponsesInput>
@@ -138,7 +140,6 @@ export interface OpenAIResponsesBody {
   prompt_cache_retention?: "in_memory" | "24h"
   prompt_cache_options?: OpenAIPromptCacheOptions
   max_output_tokens?: number
-  stream?: boolean
 }
 
 /** Options of the OpenAI plugins. */
@@ -156,8 +157,6 @@ export interface OpenAIOptions extends CommonOptions {
   readonly systemRole?: "system" | "developer"
   /** `max_completion_tokens` / `max_output_tokens`; omitted when undefined. */
   readonly maxTokens?: number
-  /** Stream; Chat Completions also gets `stream_options.include_usage` so the final chunk carries usage. */
-  readonly stream?: boolean
 }
 
 const MARKER: OpenAIBreakpoint = { mode: "explicit" }
@@ -400,7 +399,7 @@ const responsesTurn = (turn: OpenAITurn): { items: Array<OpenAIResponsesInput>; 
  * @example
  * ```ts
  * import { placeOpenAIChat } from "@strata/providers"
- * const { body } = placeOpenAIChat(request, { promptCacheKey: "session-42", stream: true })
+ * const { body } = placeOpenAIChat(request, { promptCacheKey: "session-42" })
  * await new OpenAI().chat.completions.create(body)
  * ```
  */
@@ -416,8 +415,7 @@ export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions 
     messages: rendered.items,
     ...(placed.tools.length > 0 ? { tools: openAIChatTools(placed.tools) } : {}),
     ...placed.cacheFields,
-    ...(options.maxTokens === undefined ? {} : { max_completion_tokens: options.maxTokens }),
-    ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
+    ...(options.maxTokens === undefined ? {} : { max_completion_tokens: options.maxTokens })
   }
   return placed.result(body, rendered)
 }
@@ -447,8 +445,7 @@ export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOpt
       ? { tools: placed.tools.map((t): OpenAIResponsesTool => (t.description === undefined ? { type: "function", name: t.name, parameters: t.inputSchema, strict: false } : { type: "function", name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) }
       : {}),
     ...placed.cacheFields,
-    ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens }),
-    ...(options.stream === true ? { stream: true } : {})
+    ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens })
   }
   return placed.result(body, rendered)
 }

@@ -40,15 +40,17 @@ export type CompatMessage =
   | { role: "assistant"; content?: string | Array<CompatTextPart>; tool_calls?: Array<OpenAIChatToolCall> }
   | { role: "tool"; tool_call_id: string; content: string | Array<CompatTextPart> }
 
-/** The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept). */
+/**
+ * The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept),
+ * for a non-streaming create. Seed 002 streams with usage: spread
+ * `stream: true, stream_options: { include_usage: true }` into it to do so.
+ */
 export interface CompatBody {
   model: string
   messages: Array<CompatMessage>
   tools?: Array<OpenAIChatTool>
   prompt_cache_key?: string
   max_tokens?: number
-  stream?: boolean
-  stream_options?: { include_usage: boolean }
 }
 
 /** Options of the OpenAI-compatible plugin. */
@@ -62,8 +64,6 @@ export interface CompatOptions extends CommonOptions {
   /** `prompt_cache_key` (sticky routing on OpenRouter, OpenAI upstreams). */
   readonly promptCacheKey?: string
   readonly maxTokens?: number
-  /** Stream with `stream_options.include_usage`, as seed 002 asks, so the last chunk carries usage. */
-  readonly stream?: boolean
 }
 
 /**
@@ -150,7 +150,7 @@ const toolCallsOf = (m: CleanMessage): Array<OpenAIChatToolCall> =>
  * @example
  * ```ts
  * import { placeOpenAICompatible } from "@strata/providers"
- * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5", stream: true })
+ * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5" })
  * await fetch("http://localhost:4000/v1/chat/completions", { method: "POST", body: JSON.stringify(body) })
  * ```
  */
@@ -207,8 +207,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
     messages,
     ...(tools.length > 0 ? { tools: openAIChatTools(tools) } : {}),
     ...(options.promptCacheKey === undefined ? {} : { prompt_cache_key: options.promptCacheKey }),
-    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
-    ...(options.stream === true ? { stream: true, stream_options: { include_usage: true } } : {})
+    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
   }
   const notes = [
     ...(upstream === "gemini" && request.breakpoints.length > 1 ? ["Gemini behind a gateway uses only the last marker; the others were merged into it"] : []),
@@ -224,7 +223,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
  *
  * @example
  * ```ts
- * const layer = OpenAICompatiblePlacement.layer({ stream: true })
+ * const layer = OpenAICompatiblePlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */
 export const OpenAICompatiblePlacement = {
