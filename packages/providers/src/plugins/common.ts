@@ -44,6 +44,12 @@ export interface ToolDefinition {
   readonly inputSchema: JsonSchemaObject
 }
 
+/** A tool definition as Chat Completions `tools` take it (OpenAI and OpenAI-compatible gateways). */
+export interface OpenAIChatTool {
+  type: "function"
+  function: { name: string; description?: string; parameters: Record<string, unknown> }
+}
+
 /** Schema for tool definitions given as data (config files, CLI input). */
 export const ToolDefinitionSchema = Schema.Struct({
   name: Schema.String,

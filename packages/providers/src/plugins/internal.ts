@@ -5,8 +5,7 @@
 import { PlacementError } from "@strata/core"
 import { lookupModel, type ModelLimits, type ProviderId } from "../models.ts"
 import type { CleanMessage } from "../rules/content.ts"
-import type { CommonOptions, ToolDefinition } from "./common.ts"
-import type { OpenAIChatTool } from "./openai.ts"
+import type { CommonOptions, OpenAIChatTool, ToolDefinition } from "./common.ts"
 
 /** The limits of `model` at `provider`, as of `options.asOf`, with `options.modelTable` searched first. */
 export const limitsFor = (provider: ProviderId, model: string, options: CommonOptions): ModelLimits =>

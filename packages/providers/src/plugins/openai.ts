@@ -16,6 +16,7 @@ import {
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type OpenAIChatTool,
   type PluginResult,
   type ToolDefinition
 } from "./common.ts"
@@ -42,11 +43,6 @@ export type OpenAIChatMessage =
   | { role: "system" | "developer"; content: Array<OpenAIChatTextPart> }
   | { role: "user"; content: Array<OpenAIChatTextPart | OpenAIChatImagePart> }
   | { role: "assistant"; content: Array<{ type: "text"; text: string }> }
-
-export interface OpenAIChatTool {
-  type: "function"
-  function: { name: string; description?: string; parameters: Record<string, unknown> }
-}
 
 export interface OpenAIPromptCacheOptions {
   mode: "implicit" | "explicit"

@@ -17,10 +17,10 @@ import {
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type OpenAIChatTool,
   type PluginResult
 } from "./common.ts"
 import { limitsFor, openAIChatTools, textOnly } from "./internal.ts"
-import type { OpenAIChatTool } from "./openai.ts"
 
 export interface CompatTextPart {
   type: "text"
