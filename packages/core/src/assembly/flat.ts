@@ -3,7 +3,7 @@
  * cache breakpoints, used before the tracker exists and as the fallback. A pure
  * function: the same input gives byte-identical messages.
  */
-import type { ContentPart, ImagePart, Message } from "../domain/Message.ts"
+import type { ContentPart, Message } from "../domain/Message.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { withReminder } from "../prompts/Prompts.ts"
 import {
@@ -11,15 +11,12 @@ import {
   FILE_TREE_HEADER,
   FILES_ACTIVE_HEADER,
   formatFiles,
-  MAX_URLS_PER_MESSAGE,
   REPO_MAP_HEADER,
   URL_ACK,
   URL_CONTEXT_HEADER,
   URL_SEPARATOR
 } from "./headers.ts"
-
-/** An image for the current prompt: a URL (`data:` or `https:`) or an image part. */
-export type ImageInput = string | ImagePart
+import { imagePart, limitUrls, type ImageInput } from "./normalize.ts"
 
 /** Everything a flat request is made of; empty or missing sections are left out. */
 export interface FlatAssemblyInput {
@@ -43,28 +40,6 @@ export interface FlatAssemblyInput {
   readonly systemReminder?: string | undefined
   readonly images?: ReadonlyArray<ImageInput> | undefined
 }
-
-/**
- * Keep at most `MAX_URLS_PER_MESSAGE` URL contents, with a warning when some were cut.
- *
- * @example
- * ```ts
- * import { limitUrls } from "@strata/core"
- * limitUrls(["a", "b", "c", "d"]).urls // ["a", "b", "c"]
- * ```
- */
-export const limitUrls = (
-  urls: ReadonlyArray<string>
-): { readonly urls: ReadonlyArray<string>; readonly warning?: string } =>
-  urls.length <= MAX_URLS_PER_MESSAGE
-    ? { urls }
-    : {
-      urls: urls.slice(0, MAX_URLS_PER_MESSAGE),
-      warning: `${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`
-    }
-
-const imagePart = (image: ImageInput): ImagePart =>
-  typeof image === "string" ? { type: "image", url: image } : image
 
 /** The system message text: the prompt, then the legend and map under `REPO_MAP_HEADER`. */
 const systemText = (input: FlatAssemblyInput): string => {

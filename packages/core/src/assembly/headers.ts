@@ -40,8 +40,6 @@ export const REVIEW_ACK = "Ok, I've reviewed the code changes."
 
 /** Separator between URL contents in the URL context message. */
 export const URL_SEPARATOR = "\n---\n"
-/** At most this many URLs go into one request (seed 000). */
-export const MAX_URLS_PER_MESSAGE = 3
 
 /** The file-section header of a cached tier. */
 export const filesHeaderFor = (tier: CachedTier | "active"): string => FILES_HEADERS[tier]

@@ -21,6 +21,7 @@ import {
   URL_CONTEXT_HEADER,
   URL_SEPARATOR
 } from "./headers.ts"
+import { imagePart, limitUrls } from "./normalize.ts"
 
 /** What the builders need to count tokens (a `TokenCounter` fits). */
 export type Count = Pick<TokenCounter, "count">
@@ -459,11 +460,11 @@ export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT
       tier: "active",
       parts: [
         ...treePart(plain(input.fileTree), count),
-        ...urlsPart((input.urlContext ?? []).slice(0, 3).map((text, i) => ({ url: `#${i + 1}`, content: plain(text) })), count),
+        ...urlsPart(limitUrls(input.urlContext ?? []).urls.map((text, i) => ({ url: `#${i + 1}`, content: plain(text) })), count),
         ...reviewPart(plain(input.reviewContext), count),
         ...workingFilesPart(section(input.activeFiles), count),
         ...historyPart(history(input.activeHistory)),
-        promptPart(plain(withReminder(input.prompt, input.systemReminder ?? "")), (input.images ?? []).map((url) => ({ type: "image", url })))
+        promptPart(plain(withReminder(input.prompt, input.systemReminder ?? "")), (input.images ?? []).map(imagePart))
       ]
     }
   ]

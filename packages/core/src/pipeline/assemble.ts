@@ -6,12 +6,11 @@
  */
 import { Effect, Option, Ref } from "effect"
 import { assembleMessages } from "../assembly/flat.ts"
-import { MAX_URLS_PER_MESSAGE } from "../assembly/headers.ts"
+import { imagePart, limitUrls } from "../assembly/normalize.ts"
 import { counted, type LayoutBlock } from "../assembly/tiered.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
 import { ItemKeys, type TierChange } from "../domain/Item.ts"
-import type { ImagePart } from "../domain/Message.ts"
 import { DEFAULT_THRESHOLDS } from "../domain/Tier.ts"
 import { Placement, type PlacementResult } from "../services/Placement.ts"
 import { SymbolIndex } from "../services/SymbolIndex.ts"
@@ -77,16 +76,13 @@ export const EMPTY_TRACKER: TrackerSnapshot = {
   update: () => ({ snapshot: EMPTY_TRACKER, changes: [] })
 }
 
-/** URLs cut to 3 (with a warning) and images as parts. */
+/** URLs cut to 3 (with a warning), counted, and images as parts. */
 const normalize = (input: AssemblyInput, counter: TokenCounter) => {
-  const urls = input.urls ?? []
-  const warnings = urls.length > MAX_URLS_PER_MESSAGE
-    ? [`${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`]
-    : []
+  const { urls, warning } = limitUrls(input.urls ?? [])
   return {
-    warnings,
-    urls: urls.slice(0, MAX_URLS_PER_MESSAGE).map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),
-    images: (input.images ?? []).map((i): ImagePart => (typeof i === "string" ? { type: "image", url: i } : i))
+    warnings: warning === undefined ? [] : [warning],
+    urls: urls.map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),
+    images: (input.images ?? []).map(imagePart)
   }
 }
 
