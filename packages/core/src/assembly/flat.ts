@@ -5,7 +5,6 @@
  */
 import type { ContentPart, Message } from "../domain/Message.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
-import { withReminder } from "../prompts/Prompts.ts"
 import {
   ACK,
   FILE_TREE_HEADER,
@@ -14,7 +13,8 @@ import {
   REPO_MAP_HEADER,
   URL_ACK,
   URL_CONTEXT_HEADER,
-  URL_SEPARATOR
+  URL_SEPARATOR,
+  withReminder
 } from "./headers.ts"
 import { imagePart, limitUrls, type ImageInput } from "./normalize.ts"
 

@@ -7,7 +7,6 @@ import type { ItemKey } from "../domain/Item.ts"
 import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"
 import type { ImagePart, Message } from "../domain/Message.ts"
 import { CACHED_TIERS, isCachedTier, type CachedTier, type Tier } from "../domain/Tier.ts"
-import { withReminder } from "../prompts/Prompts.ts"
 import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
 import {
   ACK,
@@ -19,7 +18,8 @@ import {
   TIER_SYMBOLS_HEADER,
   URL_ACK,
   URL_CONTEXT_HEADER,
-  URL_SEPARATOR
+  URL_SEPARATOR,
+  withReminder
 } from "./headers.ts"
 import { imagePart, limitUrls } from "./normalize.ts"
 

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { blockTokens, emptyCachedTiers } from "../assembly/tiered.ts"
 import { TierChange } from "../domain/Item.ts"
 import { isCachedTier, Tier, TIER_NAMES } from "../domain/Tier.ts"
-import { isDemotion, isPromotion, type LayoutSummary } from "../pipeline/report.ts"
+import { isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
   type: Schema.String,

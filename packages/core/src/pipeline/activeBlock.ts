@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { counted, historyPart, promptPart, sectionOf, treePart, urlsPart, workingFilesPart } from "../assembly/tiered.ts"
-import { withReminder } from "../prompts/Prompts.ts"
+import { withReminder } from "../assembly/headers.ts"
 import { withBlock, type Stage } from "./state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveBlockStage, myStage)`. */
