@@ -8,7 +8,7 @@ import { Context, Duration, Effect, Layer, Option, Ref, Result, Schema } from "e
 import type { Message } from "../domain/Message.ts"
 import { CACHED_TIERS, tierRank } from "../domain/Tier.ts"
 import { cacheImpactOfJournalRestart } from "../pipeline/journal.ts"
-import { AssemblySession } from "../pipeline/session.ts"
+import { AssemblySession } from "../pipeline/assemblySession.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import { Tracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"

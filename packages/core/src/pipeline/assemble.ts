@@ -17,13 +17,13 @@ import { SymbolIndex } from "../services/SymbolIndex.ts"
 import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
 import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { selectedFiles } from "./activeFiles.ts"
+import { selectedFiles } from "./stages/activeFiles.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
-import { PlacementStage } from "./placement.ts"
+import { PlacementStage } from "./stages/providerPlacement.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
-import { openAICompatiblePlacement } from "./openAICompatible.ts"
+import { seedPlacement } from "./seedPlacement.ts"
 import { LayoutMode, type JournalMemory, type RebuildReason } from "./journal.ts"
-import { AssemblySession } from "./session.ts"
+import { AssemblySession } from "./assemblySession.ts"
 import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type PipelineServices, type Stage } from "./state.ts"
 
 /** One assembled request. */
@@ -117,7 +117,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     counter: yield* Tokenizer,
     services: {
       symbolIndex: Option.getOrUndefined(symbolIndex),
-      placement: Option.getOrElse(placement, () => openAICompatiblePlacement)
+      placement: Option.getOrElse(placement, () => seedPlacement)
     },
     tracker: yield* Effect.serviceOption(Tracker),
     session,

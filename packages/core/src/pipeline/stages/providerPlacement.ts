@@ -1,11 +1,11 @@
 /**
- * Stage 8, `placement`: the neutral request (blocks in order, one breakpoint per
+ * Stage 9, `placement`: the neutral request (blocks in order, one breakpoint per
  * non-empty cached block) handed to the `Placement` service, the provider plugin that
  * emits the provider's request body within its caching rules.
  */
 import { Context, Effect, Layer } from "effect"
-import { neutralRequest } from "../assembly/tiered.ts"
-import type { Stage } from "./state.ts"
+import { neutralRequest } from "../../assembly/tiered.ts"
+import type { Stage } from "../state.ts"
 
 /**
  * Replace this stage with `Layer.succeed(PlacementStage, myStage)`. To target another

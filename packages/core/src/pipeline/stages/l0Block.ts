@@ -1,13 +1,13 @@
 /**
- * Stage 5, `l0Block`: the system message (system prompt, `# Repository Structure` header
+ * Stage 6, `l0Block`: the system message (system prompt, `# Repository Structure` header
  * with the legend and L0 symbols, `# Reference Files (Stable)`), then L0 history. Its
  * breakpoint sits on the system message, or on the last L0 history message if any. In
  * journal mode it renders the frozen L0 and no history (history is journaled in L3).
  */
 import { Context, Effect, Layer } from "effect"
-import { buildL0Block, counted, sectionOf } from "../assembly/tiered.ts"
-import { ItemKeys } from "../domain/Item.ts"
-import { withBlock, type Stage } from "./state.ts"
+import { buildL0Block, counted, sectionOf } from "../../assembly/tiered.ts"
+import { ItemKeys } from "../../domain/Item.ts"
+import { withBlock, type Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(L0BlockStage, myStage)`. */
 export class L0BlockStage extends Context.Service<L0BlockStage, Stage>()("@strata/core/pipeline/L0Block") {

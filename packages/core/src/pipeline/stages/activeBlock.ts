@@ -1,14 +1,14 @@
 /**
- * Stage 7, `activeBlock`: the uncached tail. File tree, URL context, Working Files
+ * Stage 8, `activeBlock`: the uncached tail. File tree, URL context, Working Files
  * (active files only; graduated files render in their tier), active history, and the
  * prompt with the system reminder appended (images as parts). Extra stages insert
  * their sections between these parts by name. In journal mode the tree sits in L2 and
  * history in the journal, so the block holds URLs, Working Files and the prompt.
  */
 import { Context, Effect, Layer } from "effect"
-import { counted, historyPart, promptPart, sectionOf, treePart, urlsPart, workingFilesPart } from "../assembly/tiered.ts"
-import { withReminder } from "../assembly/headers.ts"
-import { withBlock, type Stage } from "./state.ts"
+import { counted, historyPart, promptPart, sectionOf, treePart, urlsPart, workingFilesPart } from "../../assembly/tiered.ts"
+import { withReminder } from "../../assembly/headers.ts"
+import { withBlock, type Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveBlockStage, myStage)`. */
 export class ActiveBlockStage extends Context.Service<ActiveBlockStage, Stage>()("@strata/core/pipeline/ActiveBlock") {

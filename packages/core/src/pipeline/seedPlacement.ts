@@ -1,7 +1,8 @@
 /**
- * Core's default `Placement`: the seeds' OpenAI-compatible request (system message inside
- * the array, `cache_control: {type: "ephemeral"}` on the last text block of each
- * breakpoint's message), as gateways that pass `cache_control` through expect it.
+ * Core's default `Placement`: the request in the seeds' own format (OpenAI-compatible: the
+ * system message inside the array, `cache_control: {type: "ephemeral"}` on the last text
+ * block of each breakpoint's message), as gateways that pass `cache_control` through
+ * expect it. The provider plugins in `@strata/providers` replace it per provider.
  */
 import { Context, Effect, Layer } from "effect"
 import { toSeedMessages } from "../assembly/tiered.ts"
@@ -9,8 +10,16 @@ import type { NeutralRequest } from "../domain/Block.ts"
 import type { CachedTier } from "../domain/Tier.ts"
 import { Placement, type PlacedBreakpoint, type PlacementResult } from "../services/Placement.ts"
 
-/** Place a neutral request in the seeds' format; pure. */
-export const placeOpenAICompatible = (request: NeutralRequest): PlacementResult => {
+/**
+ * Place a neutral request in the seeds' format; pure.
+ *
+ * @example
+ * ```ts
+ * import { placeSeedFormat } from "@strata/core/effect"
+ * placeSeedFormat({ model: "m", blocks: [], messages: [], breakpoints: [] }).body // { model: "m", messages: [] }
+ * ```
+ */
+export const placeSeedFormat = (request: NeutralRequest): PlacementResult => {
   const messages = toSeedMessages(request)
   const prefix = new Map<CachedTier, number>()
   let tokens = 0
@@ -27,21 +36,27 @@ export const placeOpenAICompatible = (request: NeutralRequest): PlacementResult 
 }
 
 /**
- * The default placement service.
+ * The default placement service: `placeSeedFormat`.
  *
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Placement, openAICompatiblePlacementLayer } from "@strata/core/effect"
+ * import { Placement, seedPlacementLayer } from "@strata/core/effect"
  * const program = Effect.gen(function* () {
  *   const placement = yield* Placement
  *   return yield* placement.place({ model: "m", blocks: [], messages: [], breakpoints: [] })
- * }).pipe(Effect.provide(openAICompatiblePlacementLayer))
+ * }).pipe(Effect.provide(seedPlacementLayer))
  * ```
  */
-export const openAICompatiblePlacement: Context.Service.Shape<typeof Placement> = {
+export const seedPlacement: Context.Service.Shape<typeof Placement> = {
   provider: "openai-compatible",
-  place: (request) => Effect.sync(() => placeOpenAICompatible(request))
+  place: (request) => Effect.sync(() => placeSeedFormat(request))
 }
 
-export const openAICompatiblePlacementLayer: Layer.Layer<Placement> = Layer.succeed(Placement, openAICompatiblePlacement)
+export const seedPlacementLayer: Layer.Layer<Placement> = Layer.succeed(Placement, seedPlacement)
+
+/** @deprecated Renamed `seedPlacement` (`@strata/providers` has an `OpenAICompatiblePlacement` of its own). */
+export const openAICompatiblePlacement = seedPlacement
+
+/** @deprecated Renamed `seedPlacementLayer`. */
+export const openAICompatiblePlacementLayer = seedPlacementLayer

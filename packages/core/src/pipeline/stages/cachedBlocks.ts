@@ -1,13 +1,13 @@
 /**
- * Stage 6, `cachedBlocks`: L1, L2 and L3, each a user message (`# Repository Structure
+ * Stage 7, `cachedBlocks`: L1, L2 and L3, each a user message (`# Repository Structure
  * (continued)` symbols, then the tier's file header and files) with an `Ok.` reply, then
  * the tier's history as native messages. An empty tier emits nothing. In journal mode
  * L1 and L2 are the frozen tiers (L2 ends with the file tree) and L3 is the journal.
  */
 import { Context, Effect, Layer } from "effect"
-import { buildCachedBlock, sectionOf, treePart, type LayoutBlock } from "../assembly/tiered.ts"
-import type { JournalPlan } from "./journal.ts"
-import { withBlock, type AssemblyState, type Stage } from "./state.ts"
+import { buildCachedBlock, sectionOf, treePart, type LayoutBlock } from "../../assembly/tiered.ts"
+import type { JournalPlan } from "../journal.ts"
+import { withBlock, type AssemblyState, type Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(CachedBlocksStage, myStage)`. */
 export class CachedBlocksStage extends Context.Service<CachedBlocksStage, Stage>()("@strata/core/pipeline/CachedBlocks") {
