@@ -5,10 +5,10 @@
  * `Tracker` service a request falls back to flat assembly.
  */
 import { Effect, Option, Ref } from "effect"
-import { assembleMessages } from "../assembly/flat.ts"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
-import { counted, type LayoutBlock } from "../assembly/tiered.ts"
+import { counted, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
+import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
 import { ItemKeys, type TierChange } from "../domain/Item.ts"
 import { DEFAULT_THRESHOLDS } from "../domain/Tier.ts"
@@ -17,14 +17,16 @@ import { SymbolIndex } from "../services/SymbolIndex.ts"
 import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
 import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { selectedFiles } from "./stages/activeFiles.ts"
-import { pipelineStages, type StageServices } from "./index.ts"
-import { PlacementStage } from "./stages/providerPlacement.ts"
-import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
-import { seedPlacement } from "./seedPlacement.ts"
-import { LayoutMode, type JournalMemory, type RebuildReason } from "./journal.ts"
 import { AssemblySession } from "./assemblySession.ts"
-import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type PipelineServices, type Stage } from "./state.ts"
+import { pipelineStages, type StageServices } from "./index.ts"
+import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
+import { assembleMessages } from "./layouts/flat.ts"
+import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
+import { seedLayout } from "./layouts/seed.ts"
+import { seedPlacement } from "./seedPlacement.ts"
+import { selectedFiles } from "./stages/activeFiles.ts"
+import { PlacementStage } from "./stages/providerPlacement.ts"
+import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./state.ts"
 
 /** One assembled request. */
 export interface AssemblyResult {
@@ -106,7 +108,7 @@ interface Setup {
   readonly session: AssemblySession["Service"] | undefined
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
-  readonly layout: { readonly mode: LayoutMode; readonly memory: JournalMemory | undefined }
+  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
 }
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
@@ -123,7 +125,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
     stages: yield* pipelineStages,
-    layout: { mode: yield* LayoutMode, memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
+    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
   }
 })
 
@@ -133,7 +135,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
  */
 const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices) {
   const normalized = normalize(input, counter)
-  const state = initialState(input, counter, services, EMPTY_TRACKER, normalized)
+  const state = initialState(input, counter, services, EMPTY_TRACKER, normalized, { layout: seedLayout, memory: undefined })
   const index = services.symbolIndex
   const map = input.useRepoMap === false || index === undefined ? undefined : yield* index.snapshot
   const files = selectedFiles(input.files ?? [])

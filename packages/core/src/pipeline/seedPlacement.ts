@@ -5,10 +5,60 @@
  * expect it. The provider plugins in `@strata/providers` replace it per provider.
  */
 import { Context, Effect, Layer } from "effect"
-import { toSeedMessages } from "../assembly/tiered.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
+import type { Message } from "../domain/Message.ts"
 import type { CachedTier } from "../domain/Tier.ts"
 import { Placement, type PlacedBreakpoint, type PlacementResult } from "../services/Placement.ts"
+
+/** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
+export interface CacheControl {
+  readonly type: "ephemeral"
+}
+export interface SeedTextBlock {
+  readonly type: "text"
+  readonly text: string
+  readonly cache_control?: CacheControl
+}
+export interface SeedImageBlock {
+  readonly type: "image_url"
+  readonly image_url: { readonly url: string }
+}
+/** A message in the seeds' format: the system message sits inside the array. */
+export interface SeedMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string | ReadonlyArray<SeedTextBlock | SeedImageBlock>
+}
+
+const EPHEMERAL: CacheControl = { type: "ephemeral" }
+
+/**
+ * One message in the seeds' format. A marked message carries `cache_control` on its last
+ * text block; a string content is wrapped as one text block first.
+ */
+export const toSeedMessage = (message: Message, cached: boolean): SeedMessage => {
+  if (typeof message.content === "string") {
+    return cached
+      ? { role: message.role, content: [{ type: "text", text: message.content, cache_control: EPHEMERAL }] }
+      : { role: message.role, content: message.content }
+  }
+  const blocks: Array<SeedTextBlock | SeedImageBlock> = message.content.map((p) =>
+    p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }
+  )
+  if (cached) {
+    let last = -1
+    for (let i = 0; i < blocks.length; i++) if (blocks[i]?.type === "text") last = i
+    const at = last >= 0 ? last : blocks.length - 1
+    const target = blocks[at]
+    if (target !== undefined) blocks[at] = { ...target, cache_control: EPHEMERAL } as SeedTextBlock | SeedImageBlock
+  }
+  return { role: message.role, content: blocks }
+}
+
+/** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
+export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
+  const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
+  return request.messages.map((m, i) => toSeedMessage(m, marked.has(i)))
+}
 
 /**
  * Place a neutral request in the seeds' format; pure.

@@ -6,7 +6,8 @@ import { Context, Effect, Layer } from "effect"
 import { formatFile } from "../../assembly/headers.ts"
 import { ItemKeys } from "../../domain/Item.ts"
 import { sha256 } from "../../tokens/TokenCounter.ts"
-import type { FileContent, FileEntry, Stage } from "../state.ts"
+import type { FileEntry } from "../entries.ts"
+import type { FileContent, Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveFilesStage, myStage)`. */
 export class ActiveFilesStage extends Context.Service<ActiveFilesStage, Stage>()("@strata/core/pipeline/ActiveFiles") {

@@ -8,7 +8,8 @@ import { ItemKeys } from "../../domain/Item.ts"
 import type { Message } from "../../domain/Message.ts"
 import { TIERS } from "../../domain/Tier.ts"
 import { sha256, type TokenCounter } from "../../tokens/TokenCounter.ts"
-import { groupByTier, renderTier, type HistoryEntry, type Stage } from "../state.ts"
+import { groupByTier, renderTier, type HistoryEntry } from "../entries.ts"
+import type { Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(HistoryTiersStage, myStage)`. */
 export class HistoryTiersStage extends Context.Service<HistoryTiersStage, Stage>()("@strata/core/pipeline/HistoryTiers") {

@@ -1,22 +1,15 @@
 /**
- * Flat (non-tiered) assembly, seed 002 `assemble_messages`: one message array with no
- * cache breakpoints, used before the tracker exists and as the fallback. A pure
- * function: the same input gives byte-identical messages.
+ * Flat (non-tiered) assembly, seed 002 `assemble_messages`: seed 002's order with nothing
+ * cached, as one message array with no breakpoints. Used before the tracker exists and as
+ * the fallback; not a `LayoutMode`. It lays out through `seedBlocks`, so the order is the
+ * seed layout's. Pure: the same input gives byte-identical messages.
  */
-import type { ContentPart, Message } from "../domain/Message.ts"
-import type { TokenCounter } from "../tokens/TokenCounter.ts"
-import {
-  ACK,
-  FILE_TREE_HEADER,
-  FILES_ACTIVE_HEADER,
-  formatFiles,
-  REPO_MAP_HEADER,
-  URL_ACK,
-  URL_CONTEXT_HEADER,
-  URL_SEPARATOR,
-  withReminder
-} from "./headers.ts"
-import { imagePart, limitUrls, type ImageInput } from "./normalize.ts"
+import { formatFiles, withReminder } from "../../assembly/headers.ts"
+import { imagePart, limitUrls, type ImageInput } from "../../assembly/normalize.ts"
+import { counted, EMPTY_SECTION, NO_COUNT, NOTHING, type Counted, type Section, type TierContent } from "../../assembly/parts.ts"
+import type { Message } from "../../domain/Message.ts"
+import type { TokenCounter } from "../../tokens/TokenCounter.ts"
+import { seedBlocks } from "./seed.ts"
 
 /** Everything a flat request is made of; empty or missing sections are left out. */
 export interface FlatAssemblyInput {
@@ -41,16 +34,6 @@ export interface FlatAssemblyInput {
   readonly images?: ReadonlyArray<ImageInput> | undefined
 }
 
-/** The system message text: the prompt, then the legend and map under `REPO_MAP_HEADER`. */
-const systemText = (input: FlatAssemblyInput): string => {
-  // The legend is trimmed so exactly one blank line separates it from the map.
-  const legend = input.symbolLegend?.trimEnd() ?? ""
-  const map = input.symbolMap ?? ""
-  if (legend.trim() === "" && map.trim() === "") return input.systemPrompt
-  const body = [legend, map].filter((s) => s.trim() !== "").join("\n\n")
-  return `${input.systemPrompt}\n\n${REPO_MAP_HEADER}${body}`
-}
-
 /**
  * Assemble a flat request: system message (prompt + symbol map), file tree pair, URL
  * context pair, Working Files pair, history, then the current prompt with the system
@@ -68,31 +51,27 @@ const systemText = (input: FlatAssemblyInput): string => {
  * ```
  */
 export const assembleMessages = (input: FlatAssemblyInput): ReadonlyArray<Message> => {
-  const messages: Array<Message> = [{ role: "system", content: systemText(input) }]
-  const pair = (user: string, assistant: string) => {
-    messages.push({ role: "user", content: user }, { role: "assistant", content: assistant })
-  }
-
-  const tree = input.fileTree ?? ""
-  if (tree.trim() !== "") pair(FILE_TREE_HEADER + tree, ACK)
-
-  const urls = limitUrls((input.urlContext ?? []).filter((u) => u.trim() !== "")).urls
-  if (urls.length > 0) pair(URL_CONTEXT_HEADER + urls.join(URL_SEPARATOR), URL_ACK)
-
-  const files = formatFiles(input.files ?? [], FILES_ACTIVE_HEADER)
-  if (files !== "") pair(files, ACK)
-
-  for (const message of input.history ?? []) messages.push(message)
-
-  const text = withReminder(input.prompt, input.systemReminder ?? "")
-  const images = input.images ?? []
-  if (images.length === 0) {
-    messages.push({ role: "user", content: text })
-  } else {
-    const parts: Array<ContentPart> = [{ type: "text", text }, ...images.map(imagePart)]
-    messages.push({ role: "user", content: parts })
-  }
-  return messages
+  // Blank sections are left out; the legend's trailing blank lines go, so one blank line
+  // separates it from the map.
+  const text = (s: string | undefined): Counted => (s === undefined || s.trim() === "" ? NOTHING : counted(s, NO_COUNT))
+  const section = (s: string | undefined): Section => ({ body: text(s), paths: [], items: [] })
+  const empty: TierContent = { symbols: EMPTY_SECTION, files: EMPTY_SECTION, history: [] }
+  const blocks = seedBlocks({
+    L0: { ...empty, system: counted(input.systemPrompt, NO_COUNT), legend: text(input.symbolLegend?.trimEnd()), symbols: section(input.symbolMap) },
+    L1: empty,
+    L2: empty,
+    L3: empty,
+    tree: text(input.fileTree),
+    urls: limitUrls((input.urlContext ?? []).filter((u) => u.trim() !== "")).urls.map((u, i) => ({ url: `#${i + 1}`, content: text(u) })),
+    review: NOTHING,
+    workingFiles: section(formatFiles(input.files ?? [])),
+    history: (input.history ?? []).map((message) => ({ message, tokens: 0 })),
+    prompt: counted(withReminder(input.prompt, input.systemReminder ?? ""), NO_COUNT),
+    images: (input.images ?? []).map(imagePart)
+  }, NO_COUNT)
+  const messages = blocks.flatMap((b) => b.parts.flatMap((p) => p.messages))
+  // A flat request opens with a system message even when the system prompt is empty.
+  return messages[0]?.role === "system" ? messages : [{ role: "system", content: "" }, ...messages]
 }
 
 /**
