@@ -5,6 +5,7 @@
 import { open, writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Effect, Option, Schema } from "effect"
+import type { LayoutMode } from "@strata/core/effect"
 import { resolveRepo } from "../context.ts"
 import { UsageError } from "../errors.ts"
 import { JsonFlag, RepoFlag } from "../flags.ts"
@@ -30,7 +31,7 @@ export interface ReplayFlags {
   readonly model: Option.Option<string>
   readonly gapSeconds: number
   readonly strategy: StrategyName | "all"
-  readonly layout: "journal" | "seed"
+  readonly layout: LayoutMode
   readonly dump: Option.Option<string>
   readonly plot: Option.Option<string>
 }
