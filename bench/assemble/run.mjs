@@ -147,7 +147,7 @@ try {
     [Core.FileTiersStage, Core.fileTiers],
     [Core.SymbolDataStage, Core.makeSymbolData()],
     [Core.HistoryTiersStage, Core.historyTiers],
-    [Core.JournalStage, Core.journalStage],
+    [Core.LayoutPlanStage, Core.layoutPlan],
     [Core.L0BlockStage, Core.l0Block],
     [Core.CachedBlocksStage, Core.cachedBlocks],
     [Core.ActiveBlockStage, Core.activeBlock],

@@ -17,7 +17,7 @@ import {
   makeCustomCounter,
   Message,
   messageText,
-  placeOpenAICompatible,
+  placeSeedFormat,
   RepoFiles,
   Tokenizer,
   type ToolCallPart,
@@ -151,7 +151,7 @@ describe("tool parts elsewhere in core", () => {
 
   it("the seeds' format renders tool calls and one tool message per result, markers in place", () => {
     const messages: ReadonlyArray<Message> = [{ role: "system", content: "s" }, ...session]
-    const placed = placeOpenAICompatible({ model: "m", blocks: [], messages, breakpoints: [{ tier: "L0", messageIndex: 0 }, { tier: "L1", messageIndex: 3 }] })
+    const placed = placeSeedFormat({ model: "m", blocks: [], messages, breakpoints: [{ tier: "L0", messageIndex: 0 }, { tier: "L1", messageIndex: 3 }] })
     const body = placed.body as { messages: ReadonlyArray<unknown> }
     expect(body.messages.slice(2, 5)).toEqual([
       {

@@ -16,7 +16,7 @@ import {
   FILE_TREE_HEADER,
   FILES_ACTIVE_HEADER,
   FILES_JOURNAL_HEADER,
-  JournalStage,
+  LayoutPlanStage,
   MESSAGE_OVERHEAD_TOKENS,
   REPO_MAP_UPDATES_HEADER,
   SymbolIndex,
@@ -380,7 +380,7 @@ describe("journal layout: examples", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("seed layout: the journal stage does nothing", () =>
+  it.effect("seed layout: the layoutPlan stage plans nothing", () =>
     Effect.gen(function* () {
       const r = yield* assemble({ ...base, history: exchanges(2) })
       yield* r.commit
@@ -735,10 +735,10 @@ describe("journal layout: random sessions (property tests)", () => {
     )
   })
 
-  vitestIt("seed layout: the journal stage does nothing (same bytes as with the stage replaced by a no-op)", () => {
+  vitestIt("seed layout: the layoutPlan stage plans nothing (same bytes as with the stage replaced by a no-op)", () => {
     const seed: SessionLayer = (tracker, index) => testLayer(tracker, index)
     const noJournal: SessionLayer = (tracker, index) =>
-      Layer.mergeAll(testLayer(tracker, index), Layer.succeed(JournalStage, { name: "journal", run: (state) => Effect.succeed(state) }))
+      Layer.mergeAll(testLayer(tracker, index), Layer.succeed(LayoutPlanStage, { name: "layoutPlan", run: (state) => Effect.succeed(state) }))
     fc.assert(
       fc.property(sessionArb, (s) => {
         const withStage = runSession(s, { layer: seed })
@@ -748,6 +748,23 @@ describe("journal layout: random sessions (property tests)", () => {
         for (const r of withStage) expect(bodyOf(r.result)).not.toContain("(updated)")
       }),
       { numRuns: 60 }
+    )
+  })
+
+  vitestIt("journal layout without a plan (the layoutPlan stage replaced by a no-op): seed 002's bytes", () => {
+    const seed: SessionLayer = (tracker, index) => testLayer(tracker, index)
+    const unplanned: SessionLayer = (tracker, index) =>
+      Layer.mergeAll(journalTestLayer(tracker, index), Layer.succeed(LayoutPlanStage, { name: "layoutPlan", run: (state) => Effect.succeed(state) }))
+    fc.assert(
+      fc.property(sessionArb, (s) => {
+        const planned = runSession(s)
+        const without = runSession(s, { layer: unplanned })
+        expect(without.every((r) => r.result.journal === undefined)).toBe(true)
+        expect(without.map((r) => bodyOf(r.result))).toEqual(runSession(s, { layer: seed }).map((r) => bodyOf(r.result)))
+        // The sessions make requests a plan changes (at least the first, whose history is journaled).
+        expect(planned.map((r) => bodyOf(r.result))).not.toEqual(without.map((r) => bodyOf(r.result)))
+      }),
+      { numRuns: 30 }
     )
   })
 })

@@ -13,6 +13,12 @@ import {
   fileTiers,
   formatFiles,
   insertPart,
+  isLayoutMode,
+  LAYOUT_MODES,
+  LAYOUTS,
+  LayoutMode,
+  LayoutPlanStage,
+  neutralRequest,
   Placement,
   Pipeline,
   Tokenizer,
@@ -20,6 +26,7 @@ import {
   userAckPart,
   counted,
   type AssemblyInput,
+  type Layout,
   type SeedMessage,
   type Stage,
   type TierChange,
@@ -416,6 +423,37 @@ describe("replacing and adding stages", () => {
       const r = yield* assemble(base).pipe(Effect.provide(layer))
       expect(r.placed.provider).toBe("test")
       expect(r.placed.body).toEqual({ n: r.request.messages.length })
+    }))
+})
+
+describe("layouts", () => {
+  it("every layout mode is one registered layout, under its own name", () => {
+    expect([...LAYOUT_MODES].sort()).toEqual(["journal", "seed"])
+    for (const mode of LAYOUT_MODES) expect(LAYOUTS[mode].name).toBe(mode)
+    expect(isLayoutMode("seed")).toBe(true)
+    expect(isLayoutMode("flat")).toBe(false)
+    expect(isLayoutMode("toString")).toBe(false)
+  })
+
+  it.effect("the block stages and placement take the state's layout: a layout of one's own orders the request", () =>
+    Effect.gen(function* () {
+      // Seed 002's parts, all in the uncached block: no breakpoint, the same messages.
+      const uncached: Layout = {
+        name: "uncached",
+        plan: Effect.succeed,
+        blocks: (state) => [{ tier: "active", parts: LAYOUTS.seed.blocks(state).flatMap((b) => b.parts) }],
+        request: (state) => neutralRequest(state.input.model, state.blocks)
+      }
+      const input = { ...base, files: [{ path: "src/a.ts", content: "AAA" }], history: [{ role: "user" as const, content: "q" }, { role: "assistant" as const, content: "a" }] }
+      const layer = seed({ assignments: { "file:src/a.ts": "L1", "history:0": "L2" } })
+      const own = yield* assemble(input).pipe(
+        Effect.provide(Layer.mergeAll(layer, Layer.succeed(LayoutPlanStage, { name: "layoutPlan", run: (state) => uncached.plan({ ...state, layout: uncached }) })))
+      )
+      const seeded = yield* assemble(input).pipe(Effect.provide(Layer.mergeAll(layer, Layer.succeed(LayoutMode, "seed"))))
+      expect(own.request.breakpoints).toEqual([])
+      expect(own.request.blocks.map((b) => b.tier)).toEqual(["active"])
+      expect(own.request.messages).toEqual(seeded.request.messages)
+      expect(seeded.request.breakpoints.map((b) => b.tier)).toEqual(["L0", "L1", "L2", "L3"])
     }))
 })
 

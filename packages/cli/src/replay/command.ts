@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { LAYOUT_MODES } from "@strata/core/effect"
 import { REPLAY_PROVIDERS, STRATEGIES } from "./strategies.ts"
 
 export const replayCommand = Command.make(
@@ -30,7 +31,7 @@ export const replayCommand = Command.make(
       Flag.withDescription(`Strategy to run: ${STRATEGIES.join(", ")} or all (none and oracle always run, for the ratios)`),
       Flag.withDefault("all" as const)
     ),
-    layout: Flag.Literals("layout", ["journal", "seed"] as const).pipe(
+    layout: Flag.Literals("layout", LAYOUT_MODES).pipe(
       Flag.withDescription("Request layout of the strata-<policy> strategies: journal (the default) or seed (seed 002's; strata-seed always uses it)"),
       Flag.withDefault("journal" as const)
     ),

@@ -6,6 +6,7 @@ import { open, writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { PROVIDER_IDS } from "@strata/providers"
 import { Effect, Option, Schema } from "effect"
+import type { LayoutMode } from "@strata/core/effect"
 import { DEFAULT_MODELS, modelServedBy } from "../config.ts"
 import { resolveRepo } from "../context.ts"
 import { ModelNotServed, UsageError } from "../errors.ts"
@@ -32,7 +33,7 @@ export interface ReplayFlags {
   readonly model: Option.Option<string>
   readonly gapSeconds: number
   readonly strategy: StrategyName | "all"
-  readonly layout: "journal" | "seed"
+  readonly layout: LayoutMode
   readonly dump: Option.Option<string>
   readonly plot: Option.Option<string>
 }

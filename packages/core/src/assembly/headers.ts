@@ -1,6 +1,7 @@
 /**
- * The exact section headers and acknowledgements of a Strata request (seed 002).
- * Flat and tiered assembly both use these, so the texts live in one place.
+ * The exact section headers and acknowledgements of a Strata request (seed 002), and how
+ * files and the system reminder are written into it. Flat and tiered assembly both use
+ * these, so the texts live in one place.
  */
 import type { CachedTier, Tier } from "../domain/Tier.ts"
 
@@ -40,8 +41,19 @@ export const REVIEW_ACK = "Ok, I've reviewed the code changes."
 
 /** Separator between URL contents in the URL context message. */
 export const URL_SEPARATOR = "\n---\n"
-/** At most this many URLs go into one request (seed 000). */
-export const MAX_URLS_PER_MESSAGE = 3
+
+/**
+ * The user's prompt with the system reminder appended, separated by a blank line;
+ * the prompt alone when the reminder is empty.
+ *
+ * @example
+ * ```ts
+ * import { withReminder } from "@strata/core"
+ * withReminder("Fix the bug.", "Keep edits small.") // "Fix the bug.\n\nKeep edits small."
+ * ```
+ */
+export const withReminder = (prompt: string, reminder: string): string =>
+  reminder.trim() === "" ? prompt : `${prompt}\n\n${reminder}`
 
 /** The file-section header of a cached tier. */
 export const filesHeaderFor = (tier: CachedTier | "active"): string => FILES_HEADERS[tier]

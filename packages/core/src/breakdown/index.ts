@@ -4,10 +4,10 @@
  * spelled as in the seed. Pure: computed from the same layout the request is built from.
  */
 import { Schema } from "effect"
-import { blockTokens, emptyCachedTiers } from "../assembly/tiered.ts"
+import { blockTokens, emptyCachedTiers } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
 import { isCachedTier, Tier, TIER_NAMES } from "../domain/Tier.ts"
-import { isDemotion, isPromotion, type LayoutSummary } from "../pipeline/report.ts"
+import { isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
   type: Schema.String,

@@ -10,7 +10,7 @@ import { InvalidInput } from "../domain/errors.ts"
 import { ContentPart, History, historyProblems, Message, Role } from "../domain/Message.ts"
 import type { TrackerPersistError } from "../services/Tracker.ts"
 import { Tracker } from "../services/Tracker.ts"
-import { AssemblySession } from "../pipeline/session.ts"
+import { AssemblySession } from "../pipeline/assemblySession.ts"
 import {
   type CompactionConfig,
   DEFAULT_COMPACTION_CONFIG,

@@ -4,7 +4,8 @@
  * warning a user should see comes back with the messages.
  */
 import { Effect } from "effect"
-import { assembleMessages, type ImageInput, limitUrls } from "../assembly/flat.ts"
+import { assembleMessages } from "../pipeline/layouts/flat.ts"
+import { limitUrls, type ImageInput } from "../assembly/normalize.ts"
 import type { Message } from "../domain/Message.ts"
 import { unknownModelWarning } from "../models/modelTable.ts"
 import { Prompts } from "../prompts/Prompts.ts"

@@ -1,2 +1,3 @@
 export * from "./layer.ts"
 export * from "./ContextEngine.ts"
+export * from "./fromSession.ts"

@@ -9,7 +9,7 @@
  */
 import type { TierChange } from "../domain/Item.ts"
 import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
-import type { TierReport } from "../pipeline/report.ts"
+import type { TierReport } from "../breakdown/report.ts"
 import { modelInfo } from "../models/modelTable.ts"
 
 /**

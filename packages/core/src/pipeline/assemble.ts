@@ -5,13 +5,12 @@
  * `Tracker` service a request falls back to flat assembly.
  */
 import { Effect, Option, Ref } from "effect"
-import { assembleMessages } from "../assembly/flat.ts"
-import { MAX_URLS_PER_MESSAGE } from "../assembly/headers.ts"
-import { counted, type LayoutBlock } from "../assembly/tiered.ts"
+import { imagePart, limitUrls } from "../assembly/normalize.ts"
+import { counted, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
+import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
 import { ItemKeys, type TierChange } from "../domain/Item.ts"
-import type { ImagePart } from "../domain/Message.ts"
 import { DEFAULT_THRESHOLDS } from "../domain/Tier.ts"
 import { unknownModelWarning } from "../models/modelTable.ts"
 import { Placement, type PlacementResult } from "../services/Placement.ts"
@@ -19,14 +18,16 @@ import { SymbolIndex } from "../services/SymbolIndex.ts"
 import { Tracker, type TrackerConflict, type TrackerPersistError, type TrackerSnapshot } from "../services/Tracker.ts"
 import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { selectedFiles } from "./activeFiles.ts"
+import { AssemblySession } from "./assemblySession.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
-import { PlacementStage } from "./placement.ts"
-import { tierReport, type LayoutSummary, type TierReport } from "./report.ts"
-import { openAICompatiblePlacement } from "./openAICompatible.ts"
-import { LayoutMode, type JournalMemory, type RebuildReason } from "./journal.ts"
-import { AssemblySession } from "./session.ts"
-import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type PipelineServices, type Stage } from "./state.ts"
+import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
+import { assembleMessages } from "./layouts/flat.ts"
+import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
+import { seedLayout } from "./layouts/seed.ts"
+import { seedPlacement } from "./seedPlacement.ts"
+import { selectedFiles } from "./stages/activeFiles.ts"
+import { PlacementStage } from "./stages/providerPlacement.ts"
+import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./state.ts"
 
 /** One assembled request. */
 export interface AssemblyResult {
@@ -78,18 +79,14 @@ export const EMPTY_TRACKER: TrackerSnapshot = {
   update: () => ({ snapshot: EMPTY_TRACKER, changes: [] })
 }
 
-/** URLs cut to 3 (with a warning) and images as parts; an unknown model is named in every result. */
+/** URLs cut to 3 (with a warning), counted, and images as parts; an unknown model is named in every result. */
 const normalize = (input: AssemblyInput, counter: TokenCounter) => {
-  const urls = input.urls ?? []
+  const { urls, warning } = limitUrls(input.urls ?? [])
   const modelWarning = unknownModelWarning(input.model)
-  const warnings = [
-    ...(modelWarning === undefined ? [] : [modelWarning]),
-    ...(urls.length > MAX_URLS_PER_MESSAGE ? [`${urls.length} URLs were given; only the first ${MAX_URLS_PER_MESSAGE} are included in the request.`] : [])
-  ]
   return {
-    warnings,
-    urls: urls.slice(0, MAX_URLS_PER_MESSAGE).map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),
-    images: (input.images ?? []).map((i): ImagePart => (typeof i === "string" ? { type: "image", url: i } : i))
+    warnings: [...(modelWarning === undefined ? [] : [modelWarning]), ...(warning === undefined ? [] : [warning])],
+    urls: urls.map((u) => ({ url: u.url, key: ItemKeys.url(u.url), content: counted(u.content, counter) })),
+    images: (input.images ?? []).map(imagePart)
   }
 }
 
@@ -113,7 +110,7 @@ interface Setup {
   readonly session: AssemblySession["Service"] | undefined
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
-  readonly layout: { readonly mode: LayoutMode; readonly memory: JournalMemory | undefined }
+  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
 }
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
@@ -124,13 +121,13 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     counter: yield* Tokenizer,
     services: {
       symbolIndex: Option.getOrUndefined(symbolIndex),
-      placement: Option.getOrElse(placement, () => openAICompatiblePlacement)
+      placement: Option.getOrElse(placement, () => seedPlacement)
     },
     tracker: yield* Effect.serviceOption(Tracker),
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
     stages: yield* pipelineStages,
-    layout: { mode: yield* LayoutMode, memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
+    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
   }
 })
 
@@ -140,7 +137,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
  */
 const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices) {
   const normalized = normalize(input, counter)
-  const state = initialState(input, counter, services, EMPTY_TRACKER, normalized)
+  const state = initialState(input, counter, services, EMPTY_TRACKER, normalized, { layout: seedLayout, memory: undefined })
   const index = services.symbolIndex
   const map = input.useRepoMap === false || index === undefined ? undefined : yield* index.snapshot
   const files = selectedFiles(input.files ?? [])

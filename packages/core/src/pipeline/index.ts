@@ -1,22 +1,23 @@
 /**
- * The assembly pipeline: the stages in the order they run, extra stages slotted in by
- * name, and the layers that provide the defaults. Replace a stage by providing another
- * Layer for its service; add one through `ExtraStages`.
+ * The assembly pipeline: the stages in the order they run (the one place that lists
+ * them), extra stages slotted in by name, and the layers that provide the defaults.
+ * Stages compute (`stages/`), a layout mode orders (`layouts/`), a `Placement` renders.
+ * Replace a stage by providing another Layer for its service; add one through `ExtraStages`.
  */
 import { Context, Effect, Layer } from "effect"
-import { ActiveBlockStage } from "./activeBlock.ts"
-import { ActiveFilesStage } from "./activeFiles.ts"
-import { AssemblySession } from "./session.ts"
-import { CachedBlocksStage } from "./cachedBlocks.ts"
-import { FileTiersStage } from "./fileTiers.ts"
-import { HistoryTiersStage } from "./historyTiers.ts"
-import { JournalStage } from "./journal.ts"
-import { L0BlockStage } from "./l0Block.ts"
-import { PlacementStage } from "./placement.ts"
-import { reviewContext } from "./reviewContext.ts"
+import { AssemblySession } from "./assemblySession.ts"
+import { ActiveBlockStage } from "./stages/activeBlock.ts"
+import { ActiveFilesStage } from "./stages/activeFiles.ts"
+import { CachedBlocksStage } from "./stages/cachedBlocks.ts"
+import { FileTiersStage } from "./stages/fileTiers.ts"
+import { HistoryTiersStage } from "./stages/historyTiers.ts"
+import { L0BlockStage } from "./stages/l0Block.ts"
+import { LayoutPlanStage } from "./stages/layoutPlan.ts"
+import { PlacementStage } from "./stages/providerPlacement.ts"
+import { reviewContext } from "./stages/reviewContext.ts"
+import { SymbolDataStage } from "./stages/symbolData.ts"
+import { TrackStage } from "./stages/track.ts"
 import { StageError, type Stage } from "./state.ts"
-import { SymbolDataStage } from "./symbolData.ts"
-import { TrackStage } from "./track.ts"
 
 /** An extra stage and the stage it runs after. */
 export interface StageInsertion {
@@ -55,25 +56,25 @@ export type StageServices =
   | FileTiersStage
   | SymbolDataStage
   | HistoryTiersStage
-  | JournalStage
+  | LayoutPlanStage
   | L0BlockStage
   | CachedBlocksStage
   | ActiveBlockStage
   | PlacementStage
   | TrackStage
 
-/** The stages of one request, in order: the nine seed stages and `journal`, with extra stages slotted in. */
+/** The stages of one request, in order: the nine seed stages and `layoutPlan`, with extra stages slotted in. */
 export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, StageServices> = Effect.gen(function* () {
   const stages: ReadonlyArray<Stage> = [
     yield* ActiveFilesStage, //   selected files: normalized, hashed, counted
     yield* FileTiersStage, //     each file's tier (untracked: active)
     yield* SymbolDataStage, //    symbol blocks by tier; first request: initial placement
     yield* HistoryTiersStage, //  each history message's tier
-    yield* JournalStage, //       journal mode: frozen tiers, journal, Working Files
-    yield* L0BlockStage, //       system message + L0 history
-    yield* CachedBlocksStage, //  L1, L2, L3: symbols + files / "Ok." + history
-    yield* ActiveBlockStage, //   tree, URLs, Working Files, history, prompt
-    yield* PlacementStage, //     neutral request -> provider request
+    yield* LayoutPlanStage, //    the layout's plan (journal: frozen tiers, journal, Working Files)
+    yield* L0BlockStage, //       the layout's L0 block: the system message (+ L0 history)
+    yield* CachedBlocksStage, //  the layout's L1, L2 and L3 blocks
+    yield* ActiveBlockStage, //   the layout's uncached tail, ending with the prompt
+    yield* PlacementStage, //     the layout's neutral request -> the provider's request
     yield* TrackStage //          items + pending tracker update
   ]
   return yield* withExtras(stages, yield* ExtraStages)
@@ -100,7 +101,7 @@ export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
   FileTiersStage.layer,
   SymbolDataStage.layer,
   HistoryTiersStage.layer,
-  JournalStage.layer,
+  LayoutPlanStage.layer,
   L0BlockStage.layer,
   CachedBlocksStage.layer,
   ActiveBlockStage.layer,
@@ -126,19 +127,25 @@ export const Pipeline = {
   layer: Layer.mergeAll(StagesLayer, AssemblySession.layer)
 } as const
 
-export * from "./activeBlock.ts"
-export * from "./activeFiles.ts"
-export * from "./cachedBlocks.ts"
-export * from "./fileTiers.ts"
-export * from "./historyTiers.ts"
-export * from "./journal.ts"
+export * from "./assemblySession.ts"
+export * from "./entries.ts"
 export * from "./journalCodec.ts"
-export * from "./l0Block.ts"
-export * from "./openAICompatible.ts"
-export * from "./placement.ts"
-export * from "./report.ts"
-export * from "./reviewContext.ts"
-export * from "./session.ts"
+export * from "./journalMemory.ts"
+export * from "./layouts/flat.ts"
+export * from "./layouts/index.ts"
+export * from "./layouts/journal.ts"
+export * from "./layouts/journalPlan.ts"
+export * from "./layouts/seed.ts"
+export * from "./seedPlacement.ts"
+export * from "./stages/activeBlock.ts"
+export * from "./stages/activeFiles.ts"
+export * from "./stages/cachedBlocks.ts"
+export * from "./stages/fileTiers.ts"
+export * from "./stages/historyTiers.ts"
+export * from "./stages/l0Block.ts"
+export * from "./stages/layoutPlan.ts"
+export * from "./stages/providerPlacement.ts"
+export * from "./stages/reviewContext.ts"
+export * from "./stages/symbolData.ts"
+export * from "./stages/track.ts"
 export * from "./state.ts"
-export * from "./symbolData.ts"
-export * from "./track.ts"

@@ -5,12 +5,12 @@
  * under another encoding is not reused.
  */
 import { Option, Schema } from "effect"
-import type { Part } from "../assembly/tiered.ts"
+import type { Part } from "../assembly/parts.ts"
 import { CacheTtl } from "../domain/Block.ts"
 import { ItemKey } from "../domain/Item.ts"
 import { Message } from "../domain/Message.ts"
-import type { Entry, FileEntry, SymbolEntry } from "./state.ts"
-import type { FrozenContent, JournalMemory } from "./journal.ts"
+import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
+import type { FrozenContent, JournalMemory } from "./journalMemory.ts"
 
 const Count = Schema.Number
 

@@ -1,19 +1,21 @@
 /**
  * The assembly pipeline's data: the plain input a request is built from, the immutable
- * `AssemblyState` each stage reads and extends, and the `Stage` contract itself.
+ * `AssemblyState` each stage reads and extends, and the two contracts over it: `Stage`
+ * (one step that computes) and `Layout` (the order the request's blocks are in).
  */
 import { Effect, Schema, type Context } from "effect"
-import type { CountedUrl, Counted, LayoutBlock, Part } from "../assembly/tiered.ts"
+import type { CountedUrl, LayoutBlock, Part } from "../assembly/parts.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
 import { InvalidInput } from "../domain/errors.ts"
-import type { ItemKey, TierChange } from "../domain/Item.ts"
-import { History, ImagePart, type Message } from "../domain/Message.ts"
-import { TIERS, type CachedTier, type Tier } from "../domain/Tier.ts"
+import type { TierChange } from "../domain/Item.ts"
+import { History, ImagePart } from "../domain/Message.ts"
+import { TIERS, type Tier } from "../domain/Tier.ts"
 import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
 import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
 import type { TrackerSnapshot } from "../services/Tracker.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
-import type { JournalMemory, JournalPlan, LayoutMode } from "./journal.ts"
+import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
+import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
 
 /** A selected file and its content (repo-relative path). */
 export const FileContent = Schema.Struct({ path: Schema.String, content: Schema.String })
@@ -77,70 +79,6 @@ export type AssemblyInput = typeof AssemblyInput.Type
 export const decodeAssemblyInput = (input: unknown): Effect.Effect<AssemblyInput, InvalidInput> =>
   Effect.mapError(Schema.decodeUnknownEffect(AssemblyInput)(input), (error) => new InvalidInput({ what: "assembly input", issue: error.message }))
 
-/** An item as a stage holds it: key, content hash, rendered text and its tokens. */
-export interface Entry extends Counted {
-  readonly key: ItemKey
-  readonly hash: string
-}
-export interface FileEntry extends Entry {
-  readonly path: string
-  readonly content: string
-}
-export interface SymbolEntry extends Entry {
-  readonly path: string
-}
-export interface HistoryEntry extends Entry {
-  readonly index: number
-  readonly message: Message
-}
-
-/** Lists per tier. */
-export type TierLists<A> = Readonly<Record<Tier, ReadonlyArray<A>>>
-export type CachedTierLists<A> = Readonly<Record<CachedTier, ReadonlyArray<A>>>
-
-export const emptyTierLists = <A>(): TierLists<A> => ({ L0: [], L1: [], L2: [], L3: [], active: [] })
-export const emptyCachedTierLists = <A>(): CachedTierLists<A> => ({ L0: [], L1: [], L2: [], L3: [] })
-
-/** Group values by tier, keeping their order. */
-export const groupByTier = <A, T extends Tier>(values: ReadonlyArray<A>, tierOf: (a: A) => T, tiers: ReadonlyArray<T>): Readonly<Record<T, ReadonlyArray<A>>> => {
-  const out = Object.fromEntries(tiers.map((t) => [t, [] as Array<A>])) as Record<T, Array<A>>
-  for (const v of values) out[tierOf(v)].push(v)
-  return out
-}
-
-/**
- * The tier an entry renders in: the tracker's tier, except that an entry whose content
- * hash differs from the tracked one renders as active already, because this request's
- * update sends it there (seed 003: a changed hash demotes to active). Its old tier is
- * rewritten once, in this request, instead of once now and again next request. A
- * placeholder hash (`""`) is accepted as unchanged. Undefined for untracked entries.
- */
-export const renderTier = (tracker: TrackerSnapshot, entry: { readonly key: string; readonly hash: string }): Tier | undefined => {
-  const tracked = tracker.get(entry.key)
-  if (tracked === undefined) return undefined
-  return tracked.hash !== "" && tracked.hash !== entry.hash ? "active" : tracked.tier
-}
-
-/** What the symbol index contributed to this request. */
-export interface SymbolData {
-  readonly legend: Counted
-  /** Symbol blocks rendered per cached tier, sorted by path. */
-  readonly tiers: CachedTierLists<SymbolEntry>
-  /** Every file's symbol entry, rendered or not (files in context are tracked but not rendered). */
-  readonly entries: ReadonlyArray<SymbolEntry>
-  readonly tree: Entry | undefined
-  /** Files that exist, for the tracker's stale-entry removal; undefined without an index. */
-  readonly existingFiles: ReadonlySet<string> | undefined
-}
-
-export const NO_SYMBOLS: SymbolData = {
-  legend: { text: "", tokens: 0 },
-  tiers: emptyCachedTierLists(),
-  entries: [],
-  tree: undefined,
-  existingFiles: undefined
-}
-
 /** This request's tracker update, not yet committed. */
 export interface PendingUpdate {
   readonly snapshot: TrackerSnapshot
@@ -182,13 +120,13 @@ export interface AssemblyState {
   readonly symbols: SymbolData
   /** historyTiers: history messages by tier, in conversation order. */
   readonly historyTiers: TierLists<HistoryEntry>
-  /** l0Block, cachedBlocks, activeBlock (and extra stages): the layout, in request order. */
-  readonly blocks: ReadonlyArray<LayoutBlock>
-  /** The layout mode (`LayoutMode`) and, in journal mode, the last committed request's memory. */
-  readonly layoutMode: LayoutMode
+  /** The layout mode's layout (`LayoutMode` picks it) and the journal layout's memory of the last committed request. */
+  readonly layout: Layout
   readonly journalMemory: JournalMemory | undefined
-  /** journal: the frozen tiers, journal and Working Files of this request (journal mode only). */
+  /** layoutPlan, journal layout: the frozen tiers, journal and Working Files of this request. */
   readonly journal: JournalPlan | undefined
+  /** l0Block, cachedBlocks, activeBlock (and extra stages): the layout's blocks, in request order. */
+  readonly blocks: ReadonlyArray<LayoutBlock>
   /** placement */
   readonly request: NeutralRequest | undefined
   readonly placed: PlacementResult | undefined
@@ -227,6 +165,39 @@ export interface Stage {
   readonly run: (state: AssemblyState) => Effect.Effect<AssemblyState, AssemblyError>
 }
 
+/**
+ * A layout mode: the order the computed state is put in. Stages compute, a layout orders,
+ * the `Placement` plugin renders. The `layoutPlan`, `l0Block`, `cachedBlocks`,
+ * `activeBlock` and `placement` stages delegate to the state's layout. One module per mode
+ * in `pipeline/layouts/`, registered by name in `pipeline/layouts/index.ts`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { neutralRequest, seedLayout, type Layout } from "@strata/core/effect"
+ * // Seed 002's order, with the URL context left out of the request.
+ * const noUrls: Layout = {
+ *   name: "noUrls",
+ *   plan: Effect.succeed,
+ *   blocks: (state) => seedLayout.blocks({ ...state, urls: [] }),
+ *   request: (state) => neutralRequest(state.input.model, state.blocks)
+ * }
+ * ```
+ */
+export interface Layout {
+  readonly name: string
+  /** What the layout decides before ordering, from its memory (the journal's frozen tiers); most plan nothing. */
+  readonly plan: (state: AssemblyState) => Effect.Effect<AssemblyState>
+  /** The request's blocks in request order (L0, L1, L2, L3, active), from what the stages computed. Pure. */
+  readonly blocks: (state: AssemblyState) => ReadonlyArray<LayoutBlock>
+  /** The provider-neutral request of `state.blocks`: messages and breakpoints. */
+  readonly request: (state: AssemblyState) => NeutralRequest
+}
+
+/** The state with the layout's blocks of `tiers` in it: how the block stages take their share of the layout. */
+export const withLayoutBlocks = (state: AssemblyState, tiers: ReadonlyArray<Tier>): AssemblyState =>
+  state.layout.blocks(state).filter((b) => tiers.includes(b.tier)).reduce(withBlock, state)
+
 /** The block of `tier` in the state (an empty one if no stage built it yet). */
 export const blockOf = (state: AssemblyState, tier: Tier): LayoutBlock =>
   state.blocks.find((b) => b.tier === tier) ?? { tier, parts: [] }
@@ -261,7 +232,7 @@ export const initialState = (
   services: PipelineServices,
   tracker: TrackerSnapshot,
   normalized: { readonly urls: ReadonlyArray<CountedUrl>; readonly images: ReadonlyArray<ImagePart>; readonly warnings: ReadonlyArray<string> },
-  layout: { readonly mode: LayoutMode; readonly memory: JournalMemory | undefined } = { mode: "seed", memory: undefined }
+  layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
 ): AssemblyState => ({
   input,
   counter,
@@ -275,10 +246,10 @@ export const initialState = (
   fileTiers: emptyTierLists(),
   symbols: NO_SYMBOLS,
   historyTiers: emptyTierLists(),
-  blocks: [],
-  layoutMode: layout.mode,
+  layout: layout.layout,
   journalMemory: layout.memory,
   journal: undefined,
+  blocks: [],
   request: undefined,
   placed: undefined,
   pending: undefined

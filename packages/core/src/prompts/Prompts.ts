@@ -27,19 +27,6 @@ export interface PromptText {
   readonly warnings: ReadonlyArray<string>
 }
 
-/**
- * The user's prompt with the system reminder appended, separated by a blank line;
- * the prompt alone when the reminder is empty.
- *
- * @example
- * ```ts
- * import { withReminder } from "@strata/core"
- * withReminder("Fix the bug.", "Keep edits small.") // "Fix the bug.\n\nKeep edits small."
- * ```
- */
-export const withReminder = (prompt: string, reminder: string): string =>
-  reminder.trim() === "" ? prompt : `${prompt}\n\n${reminder}`
-
 const isMissing = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR" || error.code === "EISDIR")
 

@@ -23,6 +23,12 @@ import { canonicalize } from "../rules/serialize.ts"
 // names stay exported here for code written against earlier versions of this package.
 export type { JsonSchemaObject, ToolDefinition } from "@strata/core"
 
+/** A tool definition as Chat Completions `tools` take it (OpenAI and OpenAI-compatible gateways). */
+export interface OpenAIChatTool {
+  type: "function"
+  function: { name: string; description?: string; parameters: Record<string, unknown> }
+}
+
 /** Options every plugin takes. */
 export interface CommonOptions {
   /** Model id to send; default: the request's `model`. */

@@ -5,8 +5,7 @@
 import { PlacementError, type NeutralRequest, type ToolDefinition } from "@strata/core"
 import { lookupModel, type ModelLimits, type ProviderId } from "../models.ts"
 import { droppedReasoning, type CleanMessage, type KeepReasoning } from "../rules/content.ts"
-import type { CommonOptions } from "./common.ts"
-import type { OpenAIChatTool } from "./openai.ts"
+import type { CommonOptions, OpenAIChatTool } from "./common.ts"
 
 /** The limits of `model` at `provider`, as of `options.asOf`, with `options.modelTable` searched first. */
 export const limitsFor = (provider: ProviderId, model: string, options: CommonOptions): ModelLimits =>

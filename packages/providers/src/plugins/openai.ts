@@ -25,6 +25,7 @@ import {
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type OpenAIChatTool,
   type PluginResult
 } from "./common.ts"
 import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
@@ -57,11 +58,6 @@ export type OpenAIChatMessage =
   | { role: "user"; content: Array<OpenAIChatTextPart | OpenAIChatImagePart> }
   | { role: "assistant"; content?: Array<{ type: "text"; text: string }>; tool_calls?: Array<OpenAIChatToolCall> }
   | { role: "tool"; tool_call_id: string; content: string | Array<OpenAIChatTextPart> }
-
-export interface OpenAIChatTool {
-  type: "function"
-  function: { name: string; description?: string; parameters: Record<string, unknown> }
-}
 
 export interface OpenAIPromptCacheOptions {
   mode: "implicit" | "explicit"

@@ -17,10 +17,11 @@ import {
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type OpenAIChatTool,
   type PluginResult
 } from "./common.ts"
 import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
-import type { OpenAIChatTool, OpenAIChatToolCall } from "./openai.ts"
+import type { OpenAIChatToolCall } from "./openai.ts"
 
 export interface CompatTextPart {
   type: "text"

@@ -5,12 +5,12 @@
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import type { TierChange } from "../domain/Item.ts"
-import type { JournalMemory } from "./journal.ts"
+import type { JournalMemory } from "./journalMemory.ts"
 
 export class AssemblySession extends Context.Service<AssemblySession, {
   readonly emptyTiers: Ref.Ref<number>
   readonly lastChanges: Ref.Ref<ReadonlyArray<TierChange>>
-  /** The journal layout's memory of the last committed request (see `journal.ts`). */
+  /** The journal layout's memory of the last committed request (see `layouts/journal.ts`). */
   readonly journal: Ref.Ref<JournalMemory | undefined>
 }>()("@strata/core/pipeline/AssemblySession") {
   static readonly layer: Layer.Layer<AssemblySession> = Layer.effect(

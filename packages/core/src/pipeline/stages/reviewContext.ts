@@ -4,8 +4,8 @@
  * Files. It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
  */
 import { Effect } from "effect"
-import { counted, reviewPart } from "../assembly/tiered.ts"
-import { insertPart, type Stage } from "./state.ts"
+import { counted, reviewPart } from "../../assembly/parts.ts"
+import { insertPart, type Stage } from "../state.ts"
 
 /** Adds the review context, if the input has one, before the Working Files. */
 export const reviewContext: Stage = {

@@ -1,13 +1,13 @@
 /**
- * Tiered message layout (seed 002): the pure part builders every tiered assembly uses,
- * the neutral request they make, the seeds' OpenAI-compatible rendering with
- * `cache_control`, and `assembleTieredMessages`, which shows a request's layout on one screen.
+ * The pieces every layout is built from: text counted once, sections of entries, and the
+ * parts (named runs of messages, seed 002's sections) a block is made of, from the system
+ * message to the prompt; and the provider-neutral request a list of blocks makes. Pure:
+ * the layouts in `pipeline/layouts/` put these parts in order, a `Placement` renders them.
  */
 import type { ItemKey } from "../domain/Item.ts"
 import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"
-import { toolOutputText, type ImagePart, type Message, type ToolMessage } from "../domain/Message.ts"
+import type { ImagePart, Message } from "../domain/Message.ts"
 import { CACHED_TIERS, isCachedTier, type CachedTier, type Tier } from "../domain/Tier.ts"
-import { withReminder } from "../prompts/Prompts.ts"
 import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, partTokens, type TokenCounter } from "../tokens/TokenCounter.ts"
 import {
   ACK,
@@ -222,63 +222,90 @@ export const historyPart = (history: ReadonlyArray<CountedMessage>): ReadonlyArr
   return [{ name: "history", messages: history.map((h) => h.message), tokens, contents: [{ type: "history", count: history.length, tokens }], items }]
 }
 
-/** L0's content: the system prompt, the map header with legend and L0 symbols, and L0 files. */
-export interface L0Content {
+/** The system message's content: the system prompt, the legend, the L0 symbols and L0 files. */
+export interface SystemContent {
   readonly system: Counted
   readonly legend: Counted
   readonly symbols: Section
   readonly files: Section
-  readonly history: ReadonlyArray<CountedMessage>
+  /** Items the system prompt stands for (the pipeline's `system`). */
   readonly systemItems?: ReadonlyArray<ItemKey>
 }
 
-/** The L0 block: one system message, then L0 history as native messages. */
-export const buildL0Block = (c: L0Content, count: Count): LayoutBlock => {
+/**
+ * The system message: the system prompt, `# Repository Structure` with the legend and the
+ * L0 symbols, then `# Reference Files (Stable)` with the L0 files; nothing when all are empty.
+ */
+export const systemPart = (c: SystemContent, count: Count): ReadonlyArray<Part> => {
   const mapBody = joinCounted([c.legend, c.symbols.body], SECTION_SEPARATOR, count)
   const map = headed(REPO_MAP_HEADER, mapBody, count)
   const files = headed(FILES_HEADERS.L0, c.files.body, count)
   const text = joinCounted([c.system, map, files], SECTION_SEPARATOR, count)
-  const parts: Array<Part> = []
-  if (text.text.length > 0) {
-    parts.push({
-      name: "system",
-      messages: [{ role: "system", content: text.text }],
-      tokens: MESSAGE_OVERHEAD_TOKENS + text.tokens,
-      contents: [
-        ...contentOf("system", c.system.tokens),
-        ...(map.text.length > 0 ? [{ type: "legend", tokens: count.count(REPO_MAP_HEADER) + c.legend.tokens }] : []),
-        ...sectionContent("symbols", "", c.symbols, count),
-        ...sectionContent("files", FILES_HEADERS.L0, c.files, count)
-      ],
-      items: [...(c.systemItems ?? []), ...c.symbols.items, ...c.files.items]
-    })
-  }
-  return { tier: "L0", parts: [...parts, ...historyPart(c.history)] }
+  if (text.text.length === 0) return []
+  return [{
+    name: "system",
+    messages: [{ role: "system", content: text.text }],
+    tokens: MESSAGE_OVERHEAD_TOKENS + text.tokens,
+    contents: [
+      ...contentOf("system", c.system.tokens),
+      ...(map.text.length > 0 ? [{ type: "legend", tokens: count.count(REPO_MAP_HEADER) + c.legend.tokens }] : []),
+      ...sectionContent("symbols", "", c.symbols, count),
+      ...sectionContent("files", FILES_HEADERS.L0, c.files, count)
+    ],
+    items: [...(c.systemItems ?? []), ...c.symbols.items, ...c.files.items]
+  }]
 }
 
-/** One cached tier's content (seed 002 `tiered_content[tier]`, counted). */
-export interface TierContent {
-  readonly symbols: Section
-  readonly files: Section
+/** L0's content: the system message's, and the L0 history. */
+export interface L0Content extends SystemContent {
   readonly history: ReadonlyArray<CountedMessage>
 }
 
-/** An L1-L3 block: symbols and files as one user message with an `Ok.` reply, then the tier's history. */
-export const buildCachedBlock = (tier: Exclude<CachedTier, "L0">, c: TierContent, count: Count): LayoutBlock => {
+/** The L0 block as seed 002 has it: the system message, then L0 history as native messages. */
+export const buildL0Block = (c: L0Content, count: Count): LayoutBlock => ({
+  tier: "L0",
+  parts: [...systemPart(c, count), ...historyPart(c.history)]
+})
+
+/** A cached tier's symbols and files. */
+export interface TierSections {
+  readonly symbols: Section
+  readonly files: Section
+}
+
+/**
+ * An L1-L3 tier's symbols (`# Repository Structure (continued)`) and files (the tier's
+ * file header) as one user message with an `Ok.` reply; nothing when both are empty.
+ */
+export const tierContentPart = (tier: Exclude<CachedTier, "L0">, c: TierSections, count: Count): ReadonlyArray<Part> => {
   const symbols = headed(TIER_SYMBOLS_HEADER, c.symbols.body, count)
   const files = headed(FILES_HEADERS[tier], c.files.body, count)
   const body = joinCounted([symbols, files], SECTION_SEPARATOR, count)
-  const pair = body.text.length === 0
+  return body.text.length === 0
     ? []
     : [userAckPart("content", body, ACK, [
       ...sectionContent("symbols", TIER_SYMBOLS_HEADER, c.symbols, count),
       ...sectionContent("files", FILES_HEADERS[tier], c.files, count)
     ], [...c.symbols.items, ...c.files.items], count)]
-  return { tier, parts: [...pair, ...historyPart(c.history)] }
 }
 
-/** The flat file tree as a user message with an `Ok.` reply. */
-export const treePart = (tree: Counted, count: Count, items: ReadonlyArray<ItemKey> = []): ReadonlyArray<Part> =>
+/** One cached tier's content (seed 002 `tiered_content[tier]`, counted). */
+export interface TierContent extends TierSections {
+  readonly history: ReadonlyArray<CountedMessage>
+}
+
+/** An L1-L3 block as seed 002 has it: the tier's content pair, then the tier's history. */
+export const buildCachedBlock = (tier: Exclude<CachedTier, "L0">, c: TierContent, count: Count): LayoutBlock => ({
+  tier,
+  parts: [...tierContentPart(tier, c, count), ...historyPart(c.history)]
+})
+
+/** The flat file tree as a user message with an `Ok.` reply (its items: the tree's `key`, if any). */
+export const treePart = (
+  tree: Counted & { readonly key?: ItemKey },
+  count: Count,
+  items: ReadonlyArray<ItemKey> = tree.key === undefined ? [] : [tree.key]
+): ReadonlyArray<Part> =>
   tree.text.length === 0
     ? []
     : [userAckPart("tree", headed(FILE_TREE_HEADER, tree, count), ACK, [{ type: "tree", tokens: count.count(FILE_TREE_HEADER) + tree.tokens }], items, count)]
@@ -350,126 +377,6 @@ export const neutralRequest = (model: string, layout: ReadonlyArray<LayoutBlock>
   return { model, blocks, messages, breakpoints }
 }
 
-// ---------------------------------------------------------------------------------------
-// The seeds' own request format (OpenAI-compatible, `cache_control` passed through)
-
-/** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
-export interface CacheControl {
-  readonly type: "ephemeral"
-}
-export interface SeedTextBlock {
-  readonly type: "text"
-  readonly text: string
-  readonly cache_control?: CacheControl
-}
-export interface SeedImageBlock {
-  readonly type: "image_url"
-  readonly image_url: { readonly url: string }
-}
-/** A tool call on an assistant message, in the Chat Completions shape the seeds' format extends. */
-export interface SeedToolCall {
-  readonly id: string
-  readonly type: "function"
-  readonly function: { readonly name: string; readonly arguments: string }
-}
-/**
- * A message in the seeds' format: the system message sits inside the array. Tool calls
- * and results take the Chat Completions shape (`tool_calls`, one `tool` message per result).
- */
-export interface SeedMessage {
-  readonly role: "system" | "user" | "assistant" | "tool"
-  readonly content: string | ReadonlyArray<SeedTextBlock | SeedImageBlock>
-  readonly tool_calls?: ReadonlyArray<SeedToolCall>
-  readonly tool_call_id?: string
-}
-
-const EPHEMERAL: CacheControl = { type: "ephemeral" }
-
-const markLastText = (blocks: Array<SeedTextBlock | SeedImageBlock>): void => {
-  let last = -1
-  for (let i = 0; i < blocks.length; i++) if (blocks[i]?.type === "text") last = i
-  const at = last >= 0 ? last : blocks.length - 1
-  const target = blocks[at]
-  if (target !== undefined) blocks[at] = { ...target, cache_control: EPHEMERAL } as SeedTextBlock | SeedImageBlock
-}
-
-/**
- * One message in the seeds' format. A marked message carries `cache_control` on its last
- * text block; a string content is wrapped as one text block first. Reasoning is left out
- * (the format has no place for it); tool calls go to `tool_calls`.
- */
-export const toSeedMessage = (message: Exclude<Message, ToolMessage>, cached: boolean): SeedMessage => {
-  if (typeof message.content === "string") {
-    return cached
-      ? { role: message.role, content: [{ type: "text", text: message.content, cache_control: EPHEMERAL }] }
-      : { role: message.role, content: message.content }
-  }
-  const blocks: Array<SeedTextBlock | SeedImageBlock> = []
-  const calls: Array<SeedToolCall> = []
-  for (const p of message.content) {
-    if (p.type === "text") blocks.push({ type: "text", text: p.text })
-    else if (p.type === "image") blocks.push({ type: "image_url", image_url: { url: p.url } })
-    else if (p.type === "tool-call") calls.push({ id: p.toolCallId, type: "function", function: { name: p.toolName, arguments: JSON.stringify(p.input) } })
-  }
-  if (cached) markLastText(blocks)
-  return calls.length === 0 ? { role: message.role, content: blocks } : { role: message.role, content: blocks, tool_calls: calls }
-}
-
-/** A tool message in the seeds' format: one `tool` message per result, the last one marked when `cached`. */
-export const toolSeedMessages = (message: ToolMessage, cached: boolean): ReadonlyArray<SeedMessage> =>
-  message.content.map((r, k): SeedMessage => {
-    const text = toolOutputText(r.output)
-    const content = cached && k === message.content.length - 1 ? [{ type: "text" as const, text, cache_control: EPHEMERAL }] : text
-    return { role: "tool", tool_call_id: r.toolCallId, content }
-  })
-
-/** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
-export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
-  const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
-  return request.messages.flatMap((m, i) => (m.role === "tool" ? toolSeedMessages(m, marked.has(i)) : [toSeedMessage(m, marked.has(i))]))
-}
-
-/** Where message `index` of a request lands in `toSeedMessages` (a tool message becomes one message per result). */
-export const seedMessageIndex = (messages: ReadonlyArray<Message>, index: number): number => {
-  let at = 0
-  for (let i = 0; i < index; i++) {
-    const m = messages[i]!
-    at += m.role === "tool" ? m.content.length : 1
-  }
-  return messages[index]?.role === "tool" ? at + messages[index].content.length - 1 : at
-}
-
-// ---------------------------------------------------------------------------------------
-// assembleTieredMessages: the seeds' entry point
-
-/** One tier of seed 002's `tiered_content`: symbol text, formatted files text and history. */
-export interface TieredTierContent {
-  readonly symbols?: string
-  readonly files?: string
-  readonly history?: ReadonlyArray<Message>
-}
-
-/** Everything `assembleTieredMessages` lays out, as plain text. */
-export interface TieredMessagesInput {
-  readonly systemPrompt: string
-  readonly symbolLegend?: string
-  /** Symbol blocks in no cached tier (the "main map"); they render with L3's symbols. */
-  readonly symbolMap?: string
-  readonly tieredContent?: Partial<Record<CachedTier, TieredTierContent>>
-  readonly fileTree?: string
-  /** Formatted URL contents; at most 3 are used. */
-  readonly urlContext?: ReadonlyArray<string>
-  readonly reviewContext?: string
-  /** Active files formatted with `formatFiles(files)` (no header). */
-  readonly activeFiles?: string
-  readonly activeHistory?: ReadonlyArray<Message>
-  readonly prompt: string
-  /** Appended to the prompt after a blank line. */
-  readonly systemReminder?: string
-  /** Image URLs (`data:` or `https:`). */
-  readonly images?: ReadonlyArray<string>
-}
-
 /** Tokens of one message as `TokenCounter.countMessage` counts them. */
 export const messageTokens = (message: Message, count: Count): number => {
   if (typeof message.content === "string") return MESSAGE_OVERHEAD_TOKENS + count.count(message.content)
@@ -477,50 +384,3 @@ export const messageTokens = (message: Message, count: Count): number => {
   for (const p of message.content) tokens += partTokens(p, (text) => count.count(text))
   return tokens
 }
-
-/** The tiered layout of seed 002 as blocks: L0 (system), L1, L2, L3, then the active block. */
-export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT): ReadonlyArray<LayoutBlock> => {
-  const plain = (text: string | undefined): Counted => (text ? counted(text, count) : NOTHING)
-  const section = (text: string | undefined): Section => (text ? { body: counted(text, count), paths: [], items: [] } : EMPTY_SECTION)
-  const history = (h: ReadonlyArray<Message> | undefined) => (h ?? []).map((message) => ({ message, tokens: messageTokens(message, count) }))
-  const tier = (t: CachedTier) => input.tieredContent?.[t] ?? {}
-  const cached = (t: Exclude<CachedTier, "L0">, symbols = tier(t).symbols) =>
-    buildCachedBlock(t, { symbols: section(symbols), files: section(tier(t).files), history: history(tier(t).history) }, count)
-  return [
-    buildL0Block({ system: plain(input.systemPrompt), legend: plain(input.symbolLegend), symbols: section(tier("L0").symbols), files: section(tier("L0").files), history: history(tier("L0").history) }, count),
-    cached("L1"),
-    cached("L2"),
-    cached("L3", [tier("L3").symbols, input.symbolMap].filter((s) => s).join(SECTION_SEPARATOR)),
-    {
-      tier: "active",
-      parts: [
-        ...treePart(plain(input.fileTree), count),
-        ...urlsPart((input.urlContext ?? []).slice(0, 3).map((text, i) => ({ url: `#${i + 1}`, content: plain(text) })), count),
-        ...reviewPart(plain(input.reviewContext), count),
-        ...workingFilesPart(section(input.activeFiles), count),
-        ...historyPart(history(input.activeHistory)),
-        promptPart(plain(withReminder(input.prompt, input.systemReminder ?? "")), (input.images ?? []).map((url) => ({ type: "image", url })))
-      ]
-    }
-  ]
-}
-
-/**
- * Seed 002's `assemble_tiered_messages`: the message array in the seeds' own format, with
- * the system message inside the array and `cache_control: {type: "ephemeral"}` on the last
- * content block of each non-empty cached tier (on the system message only when L0 has no
- * history). Pure: the same input gives byte-identical output.
- *
- * @example
- * ```ts
- * import { assembleTieredMessages } from "@strata/core"
- * const messages = assembleTieredMessages({
- *   systemPrompt: "You are a careful coding assistant.",
- *   tieredContent: { L1: { symbols: "src/a.ts:\nf main()" } },
- *   prompt: "What does main do?"
- * })
- * // [system (cached), user "# Repository Structure (continued)…", assistant "Ok." (cached), user prompt]
- * ```
- */
-export const assembleTieredMessages = (input: TieredMessagesInput): ReadonlyArray<SeedMessage> =>
-  toSeedMessages(neutralRequest("", tieredLayout(input)))

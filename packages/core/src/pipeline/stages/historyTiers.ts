@@ -4,11 +4,12 @@
  * conversation order.
  */
 import { Context, Effect, Layer } from "effect"
-import { ItemKeys } from "../domain/Item.ts"
-import type { Message } from "../domain/Message.ts"
-import { TIERS } from "../domain/Tier.ts"
-import { sha256, type TokenCounter } from "../tokens/TokenCounter.ts"
-import { groupByTier, renderTier, type HistoryEntry, type Stage } from "./state.ts"
+import { ItemKeys } from "../../domain/Item.ts"
+import type { Message } from "../../domain/Message.ts"
+import { TIERS } from "../../domain/Tier.ts"
+import { sha256, type TokenCounter } from "../../tokens/TokenCounter.ts"
+import { groupByTier, renderTier, type HistoryEntry } from "../entries.ts"
+import type { Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(HistoryTiersStage, myStage)`. */
 export class HistoryTiersStage extends Context.Service<HistoryTiersStage, Stage>()("@strata/core/pipeline/HistoryTiers") {

@@ -4,8 +4,9 @@
  * Working Files.
  */
 import { Context, Effect, Layer } from "effect"
-import { TIERS } from "../domain/Tier.ts"
-import { groupByTier, renderTier, type Stage } from "./state.ts"
+import { TIERS } from "../../domain/Tier.ts"
+import { groupByTier, renderTier } from "../entries.ts"
+import type { Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(FileTiersStage, myStage)`. */
 export class FileTiersStage extends Context.Service<FileTiersStage, Stage>()("@strata/core/pipeline/FileTiers") {

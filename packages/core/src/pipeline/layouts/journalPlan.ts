@@ -1,21 +1,7 @@
 /**
- * The journal layout: how a Strata request keeps its cached prefix when the repository
- * changes under it.
- *
- * Seed 002's layout rewrites a tier whenever one of its items changes, and everything
- * after it too, so one edited file busts the symbol map and the history behind it; in a
- * replayed coding session that happens almost every turn. The journal layout freezes
- * the stable tiers instead and appends what changed:
- *
- * - L0, L1 and L2 are *frozen*: at a rebuild they take the tracker's tiers (symbols
- *   and reference files; the tracker's L3 and newer entries go to L2, with the file
- *   tree), then they render byte-identically until the next rebuild.
- * - L3 is the *journal*: every history message as soon as it exists, and after it, per
- *   request, one update pair with the symbol blocks that changed since the model last
- *   saw them (and files added or removed). It only grows, so the previous request's
- *   prefix stays cached and each request writes only what is new.
- * - The active block keeps the Working Files (selected files the frozen tiers do not
- *   show with their current content) and the prompt.
+ * The journal layout's planning (`journal.ts` shows the request it makes): for each
+ * request, whether to rebuild the frozen tiers or append to the journal, from the memory
+ * of the last committed request. `planJournal` is pure; the layout gives it the time.
  *
  * A rebuild happens on the first request, when the history is no longer an extension of
  * the journaled one (compaction), when the system prompt or legend changes, when the
@@ -26,8 +12,8 @@
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
  * earlier ones, as in a transcript.
  */
-import { Clock, Context, Effect, Layer } from "effect"
-import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../assembly/headers.ts"
+import { Context } from "effect"
+import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../../assembly/headers.ts"
 import {
   counted,
   historyPart,
@@ -36,25 +22,15 @@ import {
   SECTION_SEPARATOR,
   userAckPart,
   type Counted,
-  type Part,
-  type Section
-} from "../assembly/tiered.ts"
-import type { CacheTtl } from "../domain/Block.ts"
-import { ItemKeys, type ItemKey } from "../domain/Item.ts"
-import { sha256 } from "../tokens/TokenCounter.ts"
-import type { AssemblyState, Entry, FileEntry, HistoryEntry, Stage, SymbolEntry } from "./state.ts"
-import { TIERS } from "../domain/Tier.ts"
-
-/**
- * How the pipeline lays out a tiered request: `journal` (the default; frozen tiers and
- * an append-only L3, see this module) or `seed` (seed 002's layout: every tier
- * re-rendered from the tracker on every request, history graduating by N).
- */
-export type LayoutMode = "journal" | "seed"
-
-export const LayoutMode = Context.Reference<LayoutMode>("@strata/core/pipeline/LayoutMode", {
-  defaultValue: () => "journal"
-})
+  type Part
+} from "../../assembly/parts.ts"
+import type { CacheTtl } from "../../domain/Block.ts"
+import { ItemKeys, type ItemKey } from "../../domain/Item.ts"
+import { TIERS } from "../../domain/Tier.ts"
+import { sha256 } from "../../tokens/TokenCounter.ts"
+import type { FileEntry, HistoryEntry, SymbolEntry } from "../entries.ts"
+import { FROZEN_TIERS, type FrozenContent, type FrozenTier, type JournalMemory, type JournalPlan, type RebuildReason } from "../journalMemory.ts"
+import type { AssemblyState } from "../state.ts"
 
 /**
  * How long a provider keeps an unused cache entry, in milliseconds (default 5 minutes:
@@ -85,70 +61,6 @@ export const LONG_TTL_MILLIS = 60 * 60 * 1000
 export const READ_RATIO = 0.1
 /** Price of a cache write relative to base input (Anthropic 5 min: 1.25). */
 export const WRITE_RATIO = 1.25
-
-/** The frozen tiers (rendered at the last rebuild). */
-export type FrozenTier = "L0" | "L1" | "L2"
-export const FROZEN_TIERS: ReadonlyArray<FrozenTier> = ["L0", "L1", "L2"]
-
-/** One frozen tier's content: symbol blocks and reference files, sorted by path. */
-export interface FrozenContent {
-  readonly symbols: ReadonlyArray<SymbolEntry>
-  readonly files: ReadonlyArray<FileEntry>
-}
-
-/** What the journal layout remembers between requests (advanced only on commit). */
-export interface JournalMemory {
-  readonly systemHash: string
-  readonly legend: string
-  readonly frozen: Readonly<Record<FrozenTier, FrozenContent>>
-  /** The file tree rendered at the rebuild (with L2), if any, and the files it lists. */
-  readonly tree: Entry | undefined
-  readonly frozenTreeFiles: ReadonlySet<string>
-  /** The files the model was last told exist (tree plus journaled changes). */
-  readonly treeFiles: ReadonlySet<string>
-  /** Per path, the hash of the symbol block the model saw last (frozen or journaled). */
-  readonly shownSymbols: ReadonlyMap<string, string>
-  /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
-  readonly shownFiles: ReadonlyMap<string, string>
-  /** Hashes of the history messages already in the journal, in order. */
-  readonly history: ReadonlyArray<string>
-  /** The journal (L3): history and update parts, in the order they were appended. */
-  readonly journal: ReadonlyArray<Part>
-  /** Tokens of superseded copies the request still carries (stale symbol blocks). */
-  readonly staleTokens: number
-  /** Cache reads spent on stale copies since the rebuild, in base-input tokens. */
-  readonly waste: number
-  /** Requests since the last full rebuild (its own included). */
-  readonly requests: number
-  /** When the last committed request was assembled (epoch milliseconds, from `Clock`). */
-  readonly at: number
-  /** The cache lifetime the breakpoints ask for (`AdaptiveTtl`). */
-  readonly ttl: CacheTtl
-}
-
-/** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
-export type RebuildReason =
-  | "first request"
-  | "system prompt changed"
-  | "legend changed"
-  | "cache expired"
-  | "history rewritten"
-  | "stale copies"
-  | undefined
-
-/** What the journal stage decided for this request. */
-export interface JournalPlan {
-  readonly frozen: Readonly<Record<FrozenTier, { readonly symbols: Section; readonly files: Section }>>
-  readonly tree: Entry | undefined
-  readonly journal: ReadonlyArray<Part>
-  /** Selected files shown in the active block (those no frozen tier shows as they are now). */
-  readonly workingFiles: ReadonlyArray<FileEntry>
-  readonly rebuild: RebuildReason
-  /** The cache lifetime to ask for: "1h" after a long gap (`AdaptiveTtl`), else "5m", the default. */
-  readonly ttl: CacheTtl
-  /** The memory to keep once this request succeeds. */
-  readonly memory: JournalMemory
-}
 
 const byPath = <A extends { readonly path: string }>(a: A, b: A): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
@@ -418,26 +330,6 @@ const render = (memory: JournalMemory, state: AssemblyState): Pick<JournalPlan, 
   tree: memory.tree,
   journal: memory.journal
 })
-
-/** Replace this stage with `Layer.succeed(JournalStage, myStage)`. */
-export class JournalStage extends Context.Service<JournalStage, Stage>()("@strata/core/pipeline/Journal") {
-  static readonly layer: Layer.Layer<JournalStage> = Layer.sync(JournalStage, () => journalStage)
-}
-
-/**
- * Stage 5 (journal mode), `journal`: plan the frozen tiers, the journal and the Working
- * Files from the memory of the last committed request. In seed mode it does nothing.
- */
-export const journalStage: Stage = {
-  name: "journal",
-  run: (state) =>
-    state.layoutMode !== "journal"
-      ? Effect.succeed(state)
-      : Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl) }
-      })
-}
 
 /**
  * What rewriting the history costs the cache in the journal layout: the journal starts

@@ -4,12 +4,13 @@
  * `initialize`, uncommitted until the request succeeds).
  */
 import { Context, Effect, Layer } from "effect"
-import type { Counted } from "../assembly/tiered.ts"
-import { ItemKeys, type Item } from "../domain/Item.ts"
-import { CACHED_TIERS, type CachedTier } from "../domain/Tier.ts"
-import type { SymbolMapSnapshot } from "../services/SymbolIndex.ts"
-import type { TokenCounter } from "../tokens/TokenCounter.ts"
-import { groupByTier, NO_SYMBOLS, renderTier, type AssemblyState, type Entry, type Stage, type SymbolData, type SymbolEntry } from "./state.ts"
+import type { Counted } from "../../assembly/parts.ts"
+import { ItemKeys, type Item } from "../../domain/Item.ts"
+import { CACHED_TIERS, type CachedTier } from "../../domain/Tier.ts"
+import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
+import type { TokenCounter } from "../../tokens/TokenCounter.ts"
+import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../entries.ts"
+import type { AssemblyState, Stage } from "../state.ts"
 
 /**
  * Replace this stage with `Layer.succeed(SymbolDataStage, myStage)`. The default uses the

@@ -2,14 +2,16 @@
  * Assembly from the session's state: the `ContextManager`'s history and files and the
  * prompts folder (re-read on every request), gathered into an `AssemblyInput` and run
  * through the pipeline. The Promise facade's `assemble` and `getContextBreakdown` call these.
+ * It sits with the engine, above both the pipeline and the context manager: the pipeline
+ * assembles plain input and knows no session.
  */
 import { Effect } from "effect"
 import type { ContextBreakdown } from "../breakdown/index.ts"
 import { ContextManager } from "../context/ContextManager.ts"
 import type { ImagePart } from "../domain/Message.ts"
 import { Prompts } from "../prompts/Prompts.ts"
-import { assemble, getContextBreakdown, type AssemblyResult } from "./assemble.ts"
-import type { AssemblyInput, UrlContent } from "./state.ts"
+import { assemble, getContextBreakdown, type AssemblyResult } from "../pipeline/assemble.ts"
+import type { AssemblyInput, UrlContent } from "../pipeline/state.ts"
 
 /** What a caller adds to the session's state for one request. */
 export interface SessionAssemblyRequest {

@@ -3,10 +3,11 @@
  * request carries (and whose symbol blocks it therefore leaves out everywhere).
  */
 import { Context, Effect, Layer } from "effect"
-import { formatFile } from "../assembly/headers.ts"
-import { ItemKeys } from "../domain/Item.ts"
-import { sha256 } from "../tokens/TokenCounter.ts"
-import type { FileContent, FileEntry, Stage } from "./state.ts"
+import { formatFile } from "../../assembly/headers.ts"
+import { ItemKeys } from "../../domain/Item.ts"
+import { sha256 } from "../../tokens/TokenCounter.ts"
+import type { FileEntry } from "../entries.ts"
+import type { FileContent, Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveFilesStage, myStage)`. */
 export class ActiveFilesStage extends Context.Service<ActiveFilesStage, Stage>()("@strata/core/pipeline/ActiveFiles") {

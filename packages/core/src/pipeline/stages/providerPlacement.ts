@@ -1,11 +1,10 @@
 /**
- * Stage 8, `placement`: the neutral request (blocks in order, one breakpoint per
- * non-empty cached block) handed to the `Placement` service, the provider plugin that
- * emits the provider's request body within its caching rules.
+ * Stage 9, `placement`: the layout's provider-neutral request (blocks in order, one
+ * breakpoint per non-empty cached block) handed to the `Placement` service, the provider
+ * plugin that emits the provider's request body within its caching rules.
  */
 import { Context, Effect, Layer } from "effect"
-import { neutralRequest } from "../assembly/tiered.ts"
-import type { Stage } from "./state.ts"
+import type { Stage } from "../state.ts"
 
 /**
  * Replace this stage with `Layer.succeed(PlacementStage, myStage)`. To target another
@@ -19,9 +18,7 @@ export const placement: Stage = {
   name: "placement",
   run: (state) =>
     Effect.gen(function* () {
-      const neutral = neutralRequest(state.input.model, state.blocks)
-      // The journal layout asks for the long cache after a long gap (AdaptiveTtl).
-      const request = state.journal?.ttl === "1h" ? { ...neutral, breakpoints: neutral.breakpoints.map((b) => ({ ...b, ttl: "1h" as const })) } : neutral
+      const request = state.layout.request(state)
       const placed = yield* state.services.placement.place(request)
       return { ...state, request, placed }
     })

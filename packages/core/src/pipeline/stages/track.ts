@@ -1,13 +1,13 @@
 /**
- * Stage 9, `track`: this request's items (key, content hash, tokens) and the tracker
+ * Stage 10, `track`: this request's items (key, content hash, tokens) and the tracker
  * update they make. The update stays pending: it is committed only when the request
  * succeeds, so a failed request leaves the tracker untouched.
  */
 import { Context, Effect, Layer } from "effect"
-import { ItemKeys, type Item } from "../domain/Item.ts"
-import { sha256 } from "../tokens/TokenCounter.ts"
-import { TIERS } from "../domain/Tier.ts"
-import type { AssemblyState, Stage } from "./state.ts"
+import { ItemKeys, type Item } from "../../domain/Item.ts"
+import { sha256 } from "../../tokens/TokenCounter.ts"
+import { TIERS } from "../../domain/Tier.ts"
+import type { AssemblyState, Stage } from "../state.ts"
 
 /** Replace this stage with `Layer.succeed(TrackStage, myStage)`. */
 export class TrackStage extends Context.Service<TrackStage, Stage>()("@strata/core/pipeline/Track") {

@@ -4,7 +4,7 @@
  * demotions) and the session's empty-tier count. Pure, computed from the layout.
  */
 import { Schema } from "effect"
-import { blockTokens, emptyCachedTiers, type Content, type LayoutBlock } from "../assembly/tiered.ts"
+import { blockTokens, emptyCachedTiers, type Content, type LayoutBlock } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
 import { CACHED_TIERS, TIERS, tierRank, type CachedTier, type Tier } from "../domain/Tier.ts"
 

@@ -1,0 +1,72 @@
+/**
+ * The journal layout's data: what it remembers between requests (`JournalMemory`, kept by
+ * `AssemblySession` and saved by `journalCodec.ts`) and what it plans for one request
+ * (`JournalPlan`, in the state). The planning itself is `layouts/journalPlan.ts`.
+ */
+import type { Part, TierSections } from "../assembly/parts.ts"
+import type { CacheTtl } from "../domain/Block.ts"
+import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
+
+/** The frozen tiers (rendered at the last rebuild). */
+export type FrozenTier = "L0" | "L1" | "L2"
+export const FROZEN_TIERS: ReadonlyArray<FrozenTier> = ["L0", "L1", "L2"]
+
+/** One frozen tier's content: symbol blocks and reference files, sorted by path. */
+export interface FrozenContent {
+  readonly symbols: ReadonlyArray<SymbolEntry>
+  readonly files: ReadonlyArray<FileEntry>
+}
+
+/** What the journal layout remembers between requests (advanced only on commit). */
+export interface JournalMemory {
+  readonly systemHash: string
+  readonly legend: string
+  readonly frozen: Readonly<Record<FrozenTier, FrozenContent>>
+  /** The file tree rendered at the rebuild (with L2), if any, and the files it lists. */
+  readonly tree: Entry | undefined
+  readonly frozenTreeFiles: ReadonlySet<string>
+  /** The files the model was last told exist (tree plus journaled changes). */
+  readonly treeFiles: ReadonlySet<string>
+  /** Per path, the hash of the symbol block the model saw last (frozen or journaled). */
+  readonly shownSymbols: ReadonlyMap<string, string>
+  /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
+  readonly shownFiles: ReadonlyMap<string, string>
+  /** Hashes of the history messages already in the journal, in order. */
+  readonly history: ReadonlyArray<string>
+  /** The journal (L3): history and update parts, in the order they were appended. */
+  readonly journal: ReadonlyArray<Part>
+  /** Tokens of superseded copies the request still carries (stale symbol blocks). */
+  readonly staleTokens: number
+  /** Cache reads spent on stale copies since the rebuild, in base-input tokens. */
+  readonly waste: number
+  /** Requests since the last full rebuild (its own included). */
+  readonly requests: number
+  /** When the last committed request was assembled (epoch milliseconds, from `Clock`). */
+  readonly at: number
+  /** The cache lifetime the breakpoints ask for (`AdaptiveTtl`). */
+  readonly ttl: CacheTtl
+}
+
+/** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
+export type RebuildReason =
+  | "first request"
+  | "system prompt changed"
+  | "legend changed"
+  | "cache expired"
+  | "history rewritten"
+  | "stale copies"
+  | undefined
+
+/** What the journal layout planned for this request. */
+export interface JournalPlan {
+  readonly frozen: Readonly<Record<FrozenTier, TierSections>>
+  readonly tree: Entry | undefined
+  readonly journal: ReadonlyArray<Part>
+  /** Selected files shown in the active block (those no frozen tier shows as they are now). */
+  readonly workingFiles: ReadonlyArray<FileEntry>
+  readonly rebuild: RebuildReason
+  /** The cache lifetime to ask for: "1h" after a long gap (`AdaptiveTtl`), else "5m", the default. */
+  readonly ttl: CacheTtl
+  /** The memory to keep once this request succeeds. */
+  readonly memory: JournalMemory
+}

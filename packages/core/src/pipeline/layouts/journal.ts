@@ -1,0 +1,77 @@
+/**
+ * The journal layout (`LayoutMode` "journal", the default): how a Strata request keeps its
+ * cached prefix when the repository changes under it.
+ *
+ * Seed 002's layout rewrites a tier whenever one of its items changes, and everything
+ * after it too, so one edited file busts the symbol map and the history behind it; in a
+ * replayed coding session that happens almost every turn. The journal layout freezes
+ * the stable tiers instead and appends what changed:
+ *
+ * - L0, L1 and L2 are *frozen*: at a rebuild they take the tracker's tiers (symbols
+ *   and reference files; the tracker's L3 and newer entries go to L2, with the file
+ *   tree), then they render byte-identically until the next rebuild.
+ * - L3 is the *journal*: every history message as soon as it exists, and after it, per
+ *   request, one update pair with the symbol blocks that changed since the model last
+ *   saw them (and files added or removed). It only grows, so the previous request's
+ *   prefix stays cached and each request writes only what is new.
+ * - The active block keeps the Working Files (selected files the frozen tiers do not
+ *   show with their current content) and the prompt.
+ *
+ * When to rebuild and what to append is planned by `journalPlan.ts`.
+ */
+import { Clock, Effect } from "effect"
+import {
+  neutralRequest,
+  NOTHING,
+  promptPart,
+  sectionOf,
+  systemPart,
+  tierContentPart,
+  treePart,
+  urlsPart,
+  workingFilesPart,
+  type LayoutBlock
+} from "../../assembly/parts.ts"
+import { ItemKeys } from "../../domain/Item.ts"
+import type { JournalPlan } from "../journalMemory.ts"
+import type { AssemblyState, Layout } from "../state.ts"
+import { AdaptiveTtl, CacheExpiryMillis, planJournal } from "./journalPlan.ts"
+import { promptOf, seedLayout, systemPromptOf } from "./seed.ts"
+
+/** The journal layout's request, top to bottom, as this request's plan has it. */
+export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
+  const c = state.counter
+  return [
+    // Frozen at the last rebuild: byte-identical until the next one.
+    { tier: "L0", parts: systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c) },
+    { tier: "L1", parts: tierContentPart("L1", plan.frozen.L1, c) },
+    { tier: "L2", parts: [...tierContentPart("L2", plan.frozen.L2, c), ...treePart(plan.tree ?? NOTHING, c)] },
+    // The journal: history and update pairs, append-only.
+    { tier: "L3", parts: plan.journal },
+    {
+      tier: "active",
+      parts: [
+        ...urlsPart(state.urls, c),
+        ...workingFilesPart(sectionOf(plan.workingFiles, c), c),
+        promptPart(promptOf(state), state.images)
+      ]
+    }
+  ]
+}
+
+/** The journal layout in the pipeline: `plan` decides rebuild or append at the clock's time. */
+export const journalLayout: Layout = {
+  name: "journal",
+  plan: (state) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl) }
+    }),
+  // Without a plan (a `layoutPlan` stage that plans nothing) the request is seed 002's.
+  blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : journalBlocks(state, state.journal)),
+  request: (state) => {
+    const request = neutralRequest(state.input.model, state.blocks)
+    // After a long gap the breakpoints ask for the long cache (`AdaptiveTtl`).
+    return state.journal?.ttl === "1h" ? { ...request, breakpoints: request.breakpoints.map((b) => ({ ...b, ttl: "1h" as const })) } : request
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * Stage 8, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, URL
+ * context, Working Files (active files only), active history, and the prompt with the
+ * system reminder appended (images as parts); the journal layout's has no tree or
+ * history (they sit in L2 and the journal). Extra stages insert their sections between
+ * these parts by name.
+ */
+import { Context, Effect, Layer } from "effect"
+import { withLayoutBlocks, type Stage } from "../state.ts"
+
+/** Replace this stage with `Layer.succeed(ActiveBlockStage, myStage)`. */
+export class ActiveBlockStage extends Context.Service<ActiveBlockStage, Stage>()("@strata/core/pipeline/ActiveBlock") {
+  static readonly layer: Layer.Layer<ActiveBlockStage> = Layer.sync(ActiveBlockStage, () => activeBlock)
+}
+
+/** Part names of the active block, in order; extra stages insert before one of them. */
+export const ACTIVE_PARTS = ["tree", "urls", "workingFiles", "history", "prompt"] as const
+
+export const activeBlock: Stage = {
+  name: "activeBlock",
+  run: (state) => Effect.sync(() => withLayoutBlocks(state, ["active"]))
+}
