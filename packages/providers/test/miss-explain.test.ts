@@ -52,7 +52,7 @@ describe("explainMiss (anthropic)", () => {
     expect(why.reason).toEqual({ kind: "none" })
     expect(why.verdict).toBe("hit")
     expect(why.usage.expected.cacheRead).toBe(2000 + 3 * 300)
-    expect(why.summary).toMatch(/^hit: everything the previous request cached was read; read 2,900 of 3,500 tokens$/)
+    expect(why.summary).toBe("hit: nothing lost: it read all it shares with what the previous request cached; read 2,900 of 3,500 tokens, new from messages[3].content[0] on")
   })
 
   it("names the edited message and part", () => {
@@ -142,8 +142,12 @@ describe("explainMiss (anthropic)", () => {
       last.content = last.content.map((b) => ({ ...b, cache_control: { type: "ephemeral" } }))
       return ms
     }
-    const why = explainMiss(body(messages(["a".repeat(400), "b".repeat(400)])), body(messages(["a".repeat(400), "B".repeat(400), "c"])), opts)
-    expect(why.reason).toMatchObject({ kind: "message-edited", message: 4, change: { type: "edited", kind: "tool_result", path: "messages[4].content[0]" } })
+    const why = explainMiss(body(messages(["a".repeat(400), "b".repeat(400)])), body(messages(["A".repeat(400), "b".repeat(400), "c"])), opts)
+    expect(why.reason).toMatchObject({ kind: "message-edited", message: 2, change: { type: "edited", kind: "tool_result", path: "messages[2].content[0]" } })
+    // A new result in place of the last one loses nothing cached: the rest is new.
+    const appended = explainMiss(body(messages(["a".repeat(400), "b".repeat(400)])), body(messages(["a".repeat(400), "B".repeat(400), "c"])), opts)
+    expect(appended.reason).toEqual({ kind: "none" })
+    expect(appended.firstDifference).toMatchObject({ kind: "tool_result", path: "messages[4].content[0]" })
   })
 
   it("compares the expected read with what the provider reported", () => {
@@ -165,7 +169,7 @@ describe("explainMiss (other formats)", () => {
     const converse = (extra: string) => ({
       modelId: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
       system: [{ text: text(2000, "sys") }, { cachePoint: { type: "default" } }],
-      messages: [{ role: "user", content: [{ text: text(1500, "u0") }, { text: text(100, extra) }, { cachePoint: { type: "default" } }] }]
+      messages: [{ role: "user", content: [{ text: text(1500, "u0") }, { text: text(100, extra) }, { text: text(300, "tail") }, { cachePoint: { type: "default" } }] }]
     })
     const why = explainMiss(converse("a"), converse("b"), opts)
     expect(why.format).toBe("bedrock-converse")
@@ -174,7 +178,7 @@ describe("explainMiss (other formats)", () => {
   })
 
   it("openai chat and responses: automatic caching reads the common prefix", () => {
-    const chatBody = (last: string) => ({ model: "gpt-4o", messages: [{ role: "system", content: text(3000, "sys") }, { role: "user", content: text(500, "u") }, { role: "user", content: last }] })
+    const chatBody = (edited: string) => ({ model: "gpt-4o", messages: [{ role: "system", content: text(3000, "sys") }, { role: "user", content: text(500, "u") }, { role: "user", content: edited }, { role: "user", content: text(300, "tail") }] })
     const why = explainMiss(chatBody("one"), chatBody("two"), opts)
     expect(why.format).toBe("openai-chat")
     expect(why.reason).toMatchObject({ kind: "message-edited", message: 2, change: { path: "messages[2].content" } })
@@ -189,7 +193,7 @@ describe("explainMiss (other formats)", () => {
   })
 
   it("gemini: implicit caching, parts by position", () => {
-    const gemini = (second: string) => ({ model: "gemini-2.5-flash", contents: [{ role: "user", parts: [{ text: text(3000, "doc") }, { text: second }] }] })
+    const gemini = (second: string) => ({ model: "gemini-2.5-flash", contents: [{ role: "user", parts: [{ text: text(3000, "doc") }, { text: second }, { text: text(200, "tail") }] }] })
     const why = explainMiss(gemini("a"), gemini("b"), opts)
     expect(why.format).toBe("gemini")
     expect(why.reason).toMatchObject({ kind: "message-edited", message: 0, change: { path: "contents[0].parts[1]" } })
@@ -237,7 +241,10 @@ describe("explainMiss properties", () => {
         const edited = messages.map((m, i) => (i === at ? { ...m, content: [tb(60, `edit ${replacement} ${i}`)] } : m))
         const why = explainMiss(previous, body(marked(edited)), opts)
         expect(why.divergence).toBe(1 + at)
-        expect(why.reason).toMatchObject({ kind: "message-edited", message: at })
+        expect(why.firstDifference).toMatchObject({ path: `messages[${at}].content[0]` })
+        // Editing the last message loses nothing cached that the next request still sends.
+        if (at === messages.length - 1) expect(why.reason.kind).toBe("none")
+        else expect(why.reason).toMatchObject({ kind: "message-edited", message: at })
       }),
       { numRuns: 60 }
     )

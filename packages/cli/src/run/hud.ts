@@ -12,10 +12,15 @@ import type { ProviderName } from "../config.ts"
 import { Output } from "../output.ts"
 import type { SessionFile } from "../session.ts"
 import { colourChanges } from "./assemble.ts"
+import { lastMissReason } from "./explain.ts"
 import { prepare, warn } from "./shared.ts"
 
 /** The HUD text for a report and the session's usage. Pure. */
-export const hudLines = (report: TierReport, session: SessionFile, options: { readonly ascii?: boolean } = {}): ReadonlyArray<string> => {
+export const hudLines = (
+  report: TierReport,
+  session: SessionFile,
+  options: { readonly ascii?: boolean; readonly lastMiss?: string | undefined } = {}
+): ReadonlyArray<string> => {
   const last = session.last
   // The changes shown are the last committed request's, not this preview's.
   const shown: TierReport = last === null ? { ...report, promotions: [], demotions: [], changes: [] } : {
@@ -30,7 +35,8 @@ export const hudLines = (report: TierReport, session: SessionFile, options: { re
     ...renderTokenBreakdown({
       report: shown,
       ...(usage === undefined ? {} : { lastRequest: usage }),
-      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } })
+      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } }),
+      lastMiss: options.lastMiss
     }),
     ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
     ...renderTierChanges(shown, options)
@@ -55,13 +61,14 @@ export const runHud = (flags: HudFlags) =>
       yield* warn(warnings)
       return (yield* assemble(input)).report
     }).pipe(Effect.provide(engine.layer))
+    const lastMiss = yield* lastMissReason(ctx.root, session)
     if (ctx.json) {
-      yield* output.out(JSON.stringify({ report, session: { turns: session.turns, totals: session.totals, last: session.last } }, null, 2))
+      yield* output.out(JSON.stringify({ report, session: { turns: session.turns, totals: session.totals, last: session.last }, lastMiss: lastMiss ?? null }, null, 2))
       return
     }
     const s = output.style
     yield* output.out(s.bold(`Strata HUD for ${ctx.root}`) + s.dim(session.turns === 0 ? " (no requests yet: the first request would look like this)" : ` (after ${session.turns} request${session.turns === 1 ? "" : "s"})`))
-    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii }), s)) yield* output.out(line)
+    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, lastMiss }), s)) yield* output.out(line)
   })
 
 /** The readable form of a breakdown. Pure. */

@@ -138,14 +138,16 @@ const walkAnthropic = (body: Record<string, unknown>, options: WalkOptions): Wal
   asArray(body["messages"]).forEach((m, i) => {
     if (!isRecord(m)) return
     const role = asString(m["role"]) ?? ""
+    // Gateway bodies (Chat format with cache_control) carry the system prompt as messages.
+    const section: BlockSection = role === "system" || role === "developer" ? "system" : "messages"
     const content = m["content"]
     if (typeof content === "string") {
-      c.text({ section: "messages", path: `messages[${i}].content`, message: i, part: 0, role }, content)
+      c.text({ section, path: `messages[${i}].content`, message: i, part: 0, role }, content)
       return
     }
     asArray(content).forEach((p, j) => {
       if (!isRecord(p)) return
-      c.part({ section: "messages", path: `messages[${i}].content[${j}]`, message: i, part: j, role }, p)
+      c.part({ section, path: `messages[${i}].content[${j}]`, message: i, part: j, role }, p)
       if (p["cache_control"] !== undefined) c.mark()
     })
   })

@@ -60,6 +60,8 @@ export interface MissExplanation {
   readonly reason: MissReason
   /** Index of the first block that differs, in prefix order (tools, system, messages). */
   readonly divergence: number
+  /** That block, when the requests differ in a block (absent when they are identical). */
+  readonly firstDifference?: BlockChange | undefined
   /** Blocks the two requests share, and their estimated tokens. */
   readonly shared: { readonly blocks: number; readonly tokens: number }
   /** The block the expected read ends at, when there is one. */
@@ -165,7 +167,7 @@ const describeReason = (r: MissReason): string => {
   const where = (c: BlockChange) => `${c.kind} at ${c.path}`
   switch (r.kind) {
     case "none":
-      return "everything the previous request cached was read"
+      return "nothing lost: it read all it shares with what the previous request cached"
     case "model-changed":
       return `model changed (${r.from} -> ${r.to}): caches are per model`
     case "settings-changed":
@@ -292,6 +294,14 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
     return { kind: "below-minimum", prefixTokens: tokens, minimum: baseLimits.minCacheTokens }
   }
 
+  // A change costs what the previous request had cached after it and the next still sends:
+  // blocks past the change that the provider cannot reach any more. A new prompt in place
+  // of the previous one costs nothing.
+  const cachedEnd = markerBased ? lastEntry : prev.blocks.length - 1
+  const cachedAfterChange = new Set(prev.blocks.slice(d, cachedEnd + 1).map((b) => b.identity))
+  let lostToChange = 0
+  for (const b of nxt.blocks.slice(d)) if (cachedAfterChange.has(b.identity)) lostToChange += b.tokens
+
   let reason: MissReason
   if (prevModel !== "" && model !== "" && prevModel !== model) {
     reason = { kind: "model-changed", from: prevModel, to: model }
@@ -309,13 +319,13 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
     reason = { kind: "beyond-lookback", distance, window: baseLimits.lookback?.count ?? 20 }
   } else if (markerBased && nxt.markers.length === 0 && read(actual) === 0 && lastEntry >= 0 && lastEntry < d) {
     reason = { kind: "no-breakpoint", request: "next" }
-  } else if (changedSettings.length > 0 && settingsAt <= contentD) {
+  } else if (lostToChange > 0 && changedSettings.length > 0 && settingsAt <= contentD) {
     reason = { kind: "settings-changed", fields: changedSettings }
-  } else if (d < prev.blocks.length) {
+  } else if (lostToChange > 0) {
     reason = divergenceReason(prev, nxt, d)
   } else if (more(relaxedMin)) {
     reason = belowMinimum()
-  } else if (markerBased && lastEntry < prev.blocks.length - 1) {
+  } else if (markerBased && lastEntry < Math.min(d, prev.blocks.length) - 1) {
     reason = { kind: "uncached-tail", lastBreakpoint: prev.blocks[lastEntry]?.path ?? `block ${lastEntry}` }
   } else {
     reason = { kind: "none" }
@@ -341,7 +351,9 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
   }
 
   const error = actual.error === undefined ? "" : ` (the simulator refused a body: ${actual.error})`
-  const summary = `${verdict}: ${describeReason(reason)}; read ${fmt(expected.cacheRead)} of ${fmt(prompt)} tokens` +
+  const firstDifference = d < Math.max(prev.blocks.length, nxt.blocks.length) ? describeChange(prev, nxt, d) : undefined
+  const newFrom = reason.kind === "none" && firstDifference !== undefined ? `, new from ${firstDifference.path} on` : ""
+  const summary = `${verdict}: ${describeReason(reason)}; read ${fmt(expected.cacheRead)} of ${fmt(prompt)} tokens${newFrom}` +
     (attainable > expected.cacheRead ? ` (${fmt(attainable)} attainable)` : "") +
     (reported === undefined ? "" : `; the provider reported ${fmt(reported.cacheRead)} read`) + error
   return {
@@ -351,6 +363,7 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
     verdict,
     reason,
     divergence: d,
+    ...(firstDifference === undefined ? {} : { firstDifference }),
     shared: { blocks: d, tokens: sharedTokens },
     ...(readThrough === undefined ? {} : { readThrough }),
     usage: { expected, attainable, ...(reported === undefined ? {} : { reported }) },
