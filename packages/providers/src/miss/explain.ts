@@ -101,6 +101,10 @@ const SIM_PROVIDER: Readonly<Record<Exclude<BodyFormat, "ai-sdk">, SimProvider>>
 
 const fmt = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 
+/** Provider options as the AI SDK types them: an object of objects (other members dropped). */
+const providerOptionsOf = (value: Record<string, unknown>): Record<string, Record<string, unknown>> =>
+  Object.fromEntries(Object.entries(value).filter((e): e is [string, Record<string, unknown>] => isRecord(e[1])))
+
 /** Rewrite an AI SDK body (`{ system?, messages }` or a prompt array) as a native one, keeping paths to its messages. */
 const fromAiSdk = (body: unknown, target: NativeTarget, model: string): { readonly native: Record<string, unknown>; readonly paths: ReadonlyArray<string> } => {
   const record = isRecord(body) ? body : {}
@@ -117,7 +121,7 @@ const fromAiSdk = (body: unknown, target: NativeTarget, model: string): { readon
     const message: PromptMessage = {
       role: m["role"],
       content: typeof content === "string" ? content : Array.isArray(content) ? content.filter(isRecord).map((p) => ({ ...p, type: typeof p["type"] === "string" ? p["type"] : "unknown" })) : "",
-      ...(isRecord(m["providerOptions"]) ? { providerOptions: m["providerOptions"] as PromptMessage["providerOptions"] } : {})
+      ...(isRecord(m["providerOptions"]) ? { providerOptions: providerOptionsOf(m["providerOptions"]) } : {})
     }
     messages.push(message)
     const parts = partsOf(message)
@@ -195,7 +199,62 @@ const describeReason = (r: MissReason): string => {
   }
 }
 
-const tolerance = (u: CacheUsage): number => Math.max(64, 0.05 * promptTokens(u))
+/** Both bodies walked in one native format; AI SDK bodies as the provider package renders them. */
+const walkPair = (previous: unknown, next: unknown, format: BodyFormat, options: ExplainMissOptions) => {
+  const walkOptions = { countTokens: options.countTokens }
+  if (format !== "ai-sdk") {
+    return { nativeFormat: format, prevBody: previous, nextBody: next, prev: walkBody(previous, format, walkOptions), nxt: walkBody(next, format, walkOptions) }
+  }
+  const target = options.target ?? markersIn(previous) ?? markersIn(next) ?? "anthropic"
+  const nativeFormat = target === "anthropic" ? "anthropic" as const : "bedrock-converse" as const
+  const p = fromAiSdk(previous, target, options.model ?? "")
+  const n = fromAiSdk(next, target, options.model ?? "")
+  // Paths name the AI SDK messages when every block maps onto one of their parts.
+  const relabel = (w: WalkedBody, paths: ReadonlyArray<string>): WalkedBody =>
+    w.blocks.length === paths.length ? { ...w, blocks: w.blocks.map((b, i) => ({ ...b, path: paths[i]! })) } : w
+  return {
+    nativeFormat,
+    prevBody: p.native,
+    nextBody: n.native,
+    prev: relabel(walkBody(p.native, nativeFormat, walkOptions), p.paths),
+    nxt: relabel(walkBody(n.native, nativeFormat, walkOptions), n.paths)
+  }
+}
+
+/** The first block that differs; a settings change counts from the blocks it invalidates. */
+const firstDivergence = (prev: WalkedBody, nxt: WalkedBody) => {
+  let content = 0
+  while (content < prev.blocks.length && content < nxt.blocks.length && prev.blocks[content]!.identity === nxt.blocks[content]!.identity) content++
+  const settings = Object.keys({ ...prev.settings, ...nxt.settings }).filter(
+    (k) => JSON.stringify(prev.settings[k] ?? null) !== JSON.stringify(nxt.settings[k] ?? null)
+  )
+  const firstMessage = nxt.blocks.findIndex((b) => b.section === "messages")
+  const settingsAt = settings.length === 0 ? Number.POSITIVE_INFINITY : prev.settingsScope === "all" ? 0 : Math.max(0, firstMessage)
+  return { block: Math.min(content, settingsAt), settings, bySettings: settingsAt <= content }
+}
+
+/** One run of the simulator over both bodies: what each request did. */
+interface PairRun {
+  readonly first: SimResult | undefined
+  readonly second: SimResult | undefined
+  readonly error?: string
+}
+
+const readOf = (r: PairRun): number => r.second?.usage.cacheRead ?? 0
+
+/** What the provider reported against what the simulator expects, compared as shares of the prompt (counts are estimates). */
+const compareReported = (expected: CacheUsage, reported: CacheUsage): string | undefined => {
+  const prompt = promptTokens(expected)
+  const expectedShare = prompt === 0 ? 0 : expected.cacheRead / prompt
+  const reportedPrompt = promptTokens(reported)
+  const reportedShare = reportedPrompt === 0 ? 0 : reported.cacheRead / reportedPrompt
+  const tolerance = Math.max(64, 0.05 * reportedPrompt)
+  if (Math.abs(reportedShare - expectedShare) * Math.max(prompt, reportedPrompt) <= tolerance) return undefined
+  const [r, e] = [Math.round(100 * reportedShare), Math.round(100 * expectedShare)]
+  return reportedShare < expectedShare
+    ? `the provider read ${r}% of the prompt, the simulator expected ${e}%: the entry may have been evicted early, the request may have reached another cache (region, workspace, key), or the prefix is near the minimum and the provider counts tokens differently`
+    : `the provider read ${r}% of the prompt, more than the ${e}% the previous request alone explains: an earlier request (or another session with the same prefix) left an entry`
+}
 
 /**
  * Explain why a request read less from the prompt cache than the request before it
@@ -205,124 +264,82 @@ const tolerance = (u: CacheUsage): number => Math.max(64, 0.05 * promptTokens(u)
  * ```ts
  * import { explainMiss } from "@strata/providers"
  * const why = explainMiss(previousBody, nextBody, { previousAt: 0, nextAt: 420 })
- * why.reason // { kind: "ttl-expired", idleSeconds: 419, ttlSeconds: 300 }
- * why.summary // "miss: cache expired: 419 s idle, longer than the 300 s TTL; read 0 of 9,112 tokens (9,050 attainable)"
+ * why.reason // { kind: "ttl-expired", idleSeconds: 420, ttlSeconds: 300 }
+ * why.summary // "miss: cache expired: 420 s idle, longer than the 300 s TTL; read 0 of 9,112 tokens (9,050 attainable)"
  * ```
  */
 export const explainMiss = (previous: unknown, next: unknown, options: ExplainMissOptions = {}): MissExplanation => {
   const format = options.format ?? detectFormat(next)
-  const target = options.target ?? markersIn(previous) ?? markersIn(next) ?? "anthropic"
-  const walkOptions = { countTokens: options.countTokens }
-
-  // AI SDK bodies are walked and simulated as the provider package renders them.
-  let prevBody = previous
-  let nextBody = next
-  let nativeFormat: Exclude<BodyFormat, "ai-sdk">
-  let relabel: ((w: WalkedBody, paths: ReadonlyArray<string>) => WalkedBody) | undefined
-  let prevPaths: ReadonlyArray<string> = []
-  let nextPaths: ReadonlyArray<string> = []
-  if (format === "ai-sdk") {
-    const model = options.model ?? "claude-sonnet-4-5"
-    const p = fromAiSdk(previous, target, model)
-    const n = fromAiSdk(next, target, model)
-    prevBody = p.native
-    nextBody = n.native
-    prevPaths = p.paths
-    nextPaths = n.paths
-    nativeFormat = target === "anthropic" ? "anthropic" : "bedrock-converse"
-    relabel = (w, paths) => (w.blocks.length === paths.length ? { ...w, blocks: w.blocks.map((b, i) => ({ ...b, path: paths[i]! })) } : w)
-  } else {
-    nativeFormat = format
-  }
-  let prev = walkBody(prevBody, nativeFormat, walkOptions)
-  let nxt = walkBody(nextBody, nativeFormat, walkOptions)
-  if (relabel !== undefined) {
-    prev = relabel(prev, prevPaths)
-    nxt = relabel(nxt, nextPaths)
-  }
+  const { nativeFormat, prevBody, nextBody, prev, nxt } = walkPair(previous, next, format, options)
   const provider = SIM_PROVIDER[nativeFormat]
   const prevModel = prev.model ?? options.model ?? ""
   const model = nxt.model ?? options.model ?? prevModel
-
-  // The first differing block, settings included.
-  let d = 0
-  while (d < prev.blocks.length && d < nxt.blocks.length && prev.blocks[d]!.identity === nxt.blocks[d]!.identity) d++
-  const changedSettings = Object.keys({ ...prev.settings, ...nxt.settings }).filter(
-    (k) => JSON.stringify(prev.settings[k] ?? null) !== JSON.stringify(nxt.settings[k] ?? null)
-  )
-  const firstMessage = nxt.blocks.findIndex((b) => b.section === "messages")
-  const settingsAt = changedSettings.length === 0 ? Number.POSITIVE_INFINITY : prev.settingsScope === "all" ? 0 : Math.max(0, firstMessage)
-  const contentD = d
-  d = Math.min(d, settingsAt)
+  const divergence = firstDivergence(prev, nxt)
+  const d = divergence.block
   let sharedTokens = 0
   for (let i = 0; i < d; i++) sharedTokens += nxt.blocks[i]!.tokens
 
   // The simulator's view: what the next request reads after the previous one, and with each rule relaxed.
   const previousAt = options.previousAt ?? 0
   const nextAt = options.nextAt ?? previousAt + 2
-  const baseLimits = lookupModel(provider, model, options.asOf === undefined ? {} : { asOf: options.asOf })
-  const simulate = (limits: ModelLimits, at: number): { readonly first: SimResult | undefined; readonly second: SimResult | undefined; readonly error?: string } => {
-    const sim = makeSimulator(provider, { model: provider === "gemini" ? model.replace(/^models\//, "") : model, limits, ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }) })
+  const gap = nextAt - previousAt
+  const limits = lookupModel(provider, model, options.asOf === undefined ? {} : { asOf: options.asOf })
+  const simulate = (l: ModelLimits, at: number): PairRun => {
+    const sim = makeSimulator(provider, { model: provider === "gemini" ? model.replace(/^models\//, "") : model, limits: l, ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }) })
     try {
       const first = sim.send(prevBody, previousAt)
-      const second = sim.send(nextBody, Math.max(at, previousAt))
-      return { first, second }
+      return { first, second: sim.send(nextBody, Math.max(at, previousAt)) }
     } catch (error) {
       return { first: undefined, second: undefined, error: error instanceof Error ? error.message : String(error) }
     }
   }
-  const actual = simulate(baseLimits, nextAt)
-  const read = (r: { readonly second: SimResult | undefined }) => r.second?.usage.cacheRead ?? 0
-  const expected = actual.second?.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
-  const gap = nextAt - previousAt
+  const unlimited: ModelLimits = { ...limits, lookback: { unit: limits.lookback?.unit ?? "blocks", count: 1_000_000 } }
+  const actual = simulate(limits, nextAt)
   // The simulators make an entry readable 1 s after its request; 2 s later is "in time".
-  const timely = gap === 2 ? actual : simulate(baseLimits, previousAt + 2)
-  const relaxedMin = simulate({ ...baseLimits, minCacheTokens: 0 }, nextAt)
-  const unlimited = { ...baseLimits, lookback: { unit: baseLimits.lookback?.unit ?? "blocks", count: 1_000_000 } }
+  const timely = gap === 2 ? actual : simulate(limits, previousAt + 2)
+  const relaxedMin = simulate({ ...limits, minCacheTokens: 0 }, nextAt)
   const relaxedLookback = simulate(unlimited, nextAt)
+  const read = readOf(actual)
+  const more = (r: PairRun) => readOf(r) > read + 0.5
   // What the previous request left that the next could read, were it sent in time with no lookback limit.
-  const attainable = Math.max(read(actual), read(timely), read(simulate(unlimited, previousAt + 2)))
-  const more = (r: { readonly second: SimResult | undefined }) => read(r) > read(actual) + 0.5
+  const attainable = Math.max(read, readOf(timely), readOf(simulate(unlimited, previousAt + 2)))
+  const expected = actual.second?.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
 
   // Marker-based caches write only at breakpoints; automatic ones at every block above the minimum.
-  const markerBased = !baseLimits.automatic
-  const written = (actual.first?.trace.writes.length ?? 0) > 0
-  const lastEntry = Math.max(-1, ...(actual.first?.trace.writes ?? []).map((w) => w.block))
+  const markerBased = !limits.automatic
+  const writes = actual.first?.trace.writes ?? []
+  const lastEntry = Math.max(-1, ...writes.map((w) => w.block))
+  // The prefix a skipped breakpoint would have written, as the simulator counts it with no minimum.
   const belowMinimum = (): MissReason => {
-    const skip = actual.first?.trace.skipped.find((s) => /minimum/.test(s.reason))
-    const tokens = skip === undefined ? read(relaxedMin) : Number(/(\d+) tokens/.exec(skip.reason)?.[1] ?? 0)
-    return { kind: "below-minimum", prefixTokens: tokens, minimum: baseLimits.minCacheTokens }
+    const skipped = new Set((actual.first?.trace.skipped ?? []).map((k) => k.block))
+    const relaxed = relaxedMin.first?.trace.writes ?? []
+    const tokens = relaxed.filter((w) => skipped.has(w.block)).at(-1)?.tokens ?? relaxed.at(-1)?.tokens ?? readOf(relaxedMin)
+    return { kind: "below-minimum", prefixTokens: tokens, minimum: limits.minCacheTokens }
   }
-
   // A change costs what the previous request had cached after it and the next still sends:
   // blocks past the change that the provider cannot reach any more. A new prompt in place
   // of the previous one costs nothing.
-  const cachedEnd = markerBased ? lastEntry : prev.blocks.length - 1
-  const cachedAfterChange = new Set(prev.blocks.slice(d, cachedEnd + 1).map((b) => b.identity))
+  const cachedAfterChange = new Set(prev.blocks.slice(d, (markerBased ? lastEntry : prev.blocks.length - 1) + 1).map((b) => b.identity))
   let lostToChange = 0
   for (const b of nxt.blocks.slice(d)) if (cachedAfterChange.has(b.identity)) lostToChange += b.tokens
 
+  // The first cause that explains the loss, from the widest to the narrowest.
   let reason: MissReason
   if (prevModel !== "" && model !== "" && prevModel !== model) {
     reason = { kind: "model-changed", from: prevModel, to: model }
-  } else if (!written && markerBased && prev.markers.length === 0) {
-    reason = { kind: "no-breakpoint", request: "previous" }
-  } else if (!written) {
-    reason = belowMinimum()
+  } else if (writes.length === 0) {
+    reason = markerBased && prev.markers.length === 0 ? { kind: "no-breakpoint", request: "previous" } : belowMinimum()
   } else if (more(timely)) {
-    const ttl = baseLimits.ttls[0]?.seconds ?? 300
-    reason = gap < 1.5 ? { kind: "not-yet-written", gapSeconds: gap } : { kind: "ttl-expired", idleSeconds: gap, ttlSeconds: ttl }
+    reason = gap < 1.5 ? { kind: "not-yet-written", gapSeconds: gap } : { kind: "ttl-expired", idleSeconds: gap, ttlSeconds: limits.ttls[0]?.seconds ?? 300 }
   } else if (more(relaxedLookback)) {
     const entry = relaxedLookback.second?.trace.hitBlock ?? -1
     const after = nxt.markers.filter((m) => m >= entry)
     const distance = after.length === 0 ? nxt.blocks.length - 1 - entry : Math.min(...after) - entry
-    reason = { kind: "beyond-lookback", distance, window: baseLimits.lookback?.count ?? 20 }
-  } else if (markerBased && nxt.markers.length === 0 && read(actual) === 0 && lastEntry >= 0 && lastEntry < d) {
+    reason = { kind: "beyond-lookback", distance, window: limits.lookback?.count ?? 20 }
+  } else if (markerBased && nxt.markers.length === 0 && read === 0 && lastEntry < d) {
     reason = { kind: "no-breakpoint", request: "next" }
-  } else if (lostToChange > 0 && changedSettings.length > 0 && settingsAt <= contentD) {
-    reason = { kind: "settings-changed", fields: changedSettings }
   } else if (lostToChange > 0) {
-    reason = divergenceReason(prev, nxt, d)
+    reason = divergence.bySettings ? { kind: "settings-changed", fields: divergence.settings } : divergenceReason(prev, nxt, d)
   } else if (more(relaxedMin)) {
     reason = belowMinimum()
   } else if (markerBased && lastEntry < Math.min(d, prev.blocks.length) - 1) {
@@ -331,31 +348,17 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
     reason = { kind: "none" }
   }
 
-  const prompt = promptTokens(expected)
-  const verdict: MissExplanation["verdict"] = reason.kind === "none" ? "hit" : read(actual) > 0 ? "partial" : "miss"
+  const verdict: MissExplanation["verdict"] = reason.kind === "none" ? "hit" : read > 0 ? "partial" : "miss"
   const hitBlock = actual.second?.trace.hitBlock ?? -1
   const readThrough = hitBlock >= 0 ? nxt.blocks[hitBlock]?.path : undefined
-
-  let discrepancy: string | undefined
   const reported = options.reported
-  if (reported !== undefined) {
-    // Simulated counts are estimates; compare shares of the prompt, not raw tokens.
-    const expectedShare = prompt === 0 ? 0 : expected.cacheRead / prompt
-    const reportedPrompt = promptTokens(reported)
-    const reportedShare = reportedPrompt === 0 ? 0 : reported.cacheRead / reportedPrompt
-    if (Math.abs(reportedShare - expectedShare) * Math.max(prompt, reportedPrompt) > tolerance(reported)) {
-      discrepancy = reportedShare < expectedShare
-        ? `the provider read ${Math.round(100 * reportedShare)}% of the prompt, the simulator expected ${Math.round(100 * expectedShare)}%: the entry may have been evicted early, the request may have reached another cache (region, workspace, key), or the prefix is near the minimum and the provider counts tokens differently`
-        : `the provider read ${Math.round(100 * reportedShare)}% of the prompt, more than the ${Math.round(100 * expectedShare)}% the previous request alone explains: an earlier request (or another session with the same prefix) left an entry`
-    }
-  }
-
-  const error = actual.error === undefined ? "" : ` (the simulator refused a body: ${actual.error})`
+  const discrepancy = reported === undefined ? undefined : compareReported(expected, reported)
   const firstDifference = d < Math.max(prev.blocks.length, nxt.blocks.length) ? describeChange(prev, nxt, d) : undefined
   const newFrom = reason.kind === "none" && firstDifference !== undefined ? `, new from ${firstDifference.path} on` : ""
-  const summary = `${verdict}: ${describeReason(reason)}; read ${fmt(expected.cacheRead)} of ${fmt(prompt)} tokens${newFrom}` +
+  const summary = `${verdict}: ${describeReason(reason)}; read ${fmt(expected.cacheRead)} of ${fmt(promptTokens(expected))} tokens${newFrom}` +
     (attainable > expected.cacheRead ? ` (${fmt(attainable)} attainable)` : "") +
-    (reported === undefined ? "" : `; the provider reported ${fmt(reported.cacheRead)} read`) + error
+    (reported === undefined ? "" : `; the provider reported ${fmt(reported.cacheRead)} read`) +
+    (actual.error === undefined ? "" : ` (the simulator refused a body: ${actual.error})`)
   return {
     format,
     provider,
