@@ -128,8 +128,11 @@ describe("strataCache without a planner", () => {
     expect(openai.providerOptions?.["openai"]?.["promptCacheKey"]).toMatch(/^strata-[0-9a-f]{16}$/)
     const keyed = await strataCache({ promptCacheKey: "tenant-1" }).transformParams({ type: "generate", params, model: { provider: "openai.chat", modelId: "gpt-4o" } })
     expect(keyed.providerOptions).toEqual({ openai: { promptCacheKey: "tenant-1" } })
-    const google = await cache.transformParams({ type: "generate", params, model: { provider: "google.generative-ai", modelId: "gemini-2.5-flash" } })
-    expect(google).toBe(params)
+    const gemini = { provider: "google.generative-ai", modelId: "gemini-2.5-flash" }
+    const google = await cache.transformParams({ type: "generate", params, model: gemini })
+    expect(google).toEqual(params)
+    await cache.wrapGenerate({ doGenerate: async () => ({ usage: { inputTokens: { total: 50, noCache: 50, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1 } } }), params: google, model: gemini })
+    expect(cache.report().sessions["google.generative-ai:gemini-2.5-flash"]).toMatchObject({ requests: 1, usage: { input: 50 } })
   })
 
   it("keeps one conversation per session key", async () => {

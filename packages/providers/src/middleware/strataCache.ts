@@ -32,7 +32,7 @@ export interface CallParams {
 
 /** Options of `strataCache`. */
 export interface StrataCacheOptions {
-  /** Default: from the model's provider id (`anthropic.*`, `amazon-bedrock`, `openai.*`); other providers pass through. */
+  /** Default: from the model's provider id (`anthropic.*`, `amazon-bedrock`, `openai.*`); other providers pass through (their usage is still reported). */
   readonly target?: CacheTargetName | undefined
   /** TTL of the conversation's breakpoints (Anthropic only). Default `5m`. */
   readonly ttl?: "5m" | "1h" | undefined
@@ -191,8 +191,13 @@ export const strataCache = (options: StrataCacheOptions = {}): StrataCacheMiddle
     specificationVersion: "v3",
     transformParams: async ({ params, model }) => {
       const target = options.target ?? cacheTargetOf(model.provider)
-      if (target === "none") return params
       const session = sessionOf(params, model)
+      if (target === "none") {
+        // Nothing to place, but the call's usage still goes into the report.
+        const same = { ...params }
+        calls.set(same, { session, plan: undefined })
+        return same
+      }
       if (target === "openai") {
         const existing = params.providerOptions?.["openai"]?.["promptCacheKey"]
         const key = options.promptCacheKey ?? options.sessionKey?.(params) ?? `strata-${hash("sha256", systemText(params.prompt), "hex").slice(0, 16)}`
