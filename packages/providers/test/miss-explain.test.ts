@@ -186,6 +186,20 @@ describe("explainMiss (other formats)", () => {
     const keyed = explainMiss({ ...chatBody("one"), prompt_cache_key: "a" }, { ...chatBody("one"), prompt_cache_key: "b" }, opts)
     expect(keyed.reason).toEqual({ kind: "settings-changed", fields: ["prompt_cache_key"] })
 
+    // Function call outputs given as content parts are one block per part, like messages.
+    const outputs = (second: string) => ({
+      model: "gpt-5.6",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: text(2000, "task") }] },
+        { type: "function_call", call_id: "c1", name: "read", arguments: "{}" },
+        { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: text(1500, "file") }, { type: "input_text", text: second, prompt_cache_breakpoint: { mode: "explicit" } }] },
+        { role: "user", content: [{ type: "input_text", text: text(300, "next") }] }
+      ]
+    })
+    const parts = explainMiss(outputs("v1"), outputs("v2"), opts)
+    expect(parts.reason).toMatchObject({ kind: "message-edited", message: 2, change: { path: "input[2].output[1]", kind: "input_text" } })
+    expect(walkBody(outputs("v1"), "openai-responses").markers).toEqual([3])
+
     const responses = (instructions: string) => ({ model: "gpt-4o", instructions, input: [{ role: "user", content: [{ type: "input_text", text: text(2000, "u") }] }] })
     const r = explainMiss(responses(text(1500, "a")), responses(text(1500, "b")), opts)
     expect(r.format).toBe("openai-responses")

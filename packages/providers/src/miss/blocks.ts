@@ -277,6 +277,11 @@ const walkOpenAIResponses = (body: Record<string, unknown>, options: WalkOptions
         return
       }
       leading = false
+      if (type === "function_call_output" && Array.isArray(item["output"])) {
+        // A list output is content parts, each a block that may carry a breakpoint.
+        openAIContent(c, { section: "messages", path: `input[${i}].output`, message: i, role: `function_call_output\u0000${asString(item["call_id"]) ?? ""}` }, item["output"])
+        return
+      }
       const json = canonicalJson(item)
       const output = type === "function_call_output" ? (asString(item["output"]) ?? json) : json
       c.push({ section: "messages", path: `input[${i}]`, message: i }, type, json, output, false, asString(item["name"]) ?? output)
