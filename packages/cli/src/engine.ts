@@ -281,6 +281,13 @@ export const simulateUsage = (
     }).pipe(Effect.orElseSucceed(() => undefined))
   })
 
-/** Remember this request's body for the next simulation. */
+/** Where the request before the last one is kept, for `strata explain` and the HUD's miss reason. */
+export const PREVIOUS_REQUEST_PATH = join(".strata", "previous-request.json")
+
+/** Remember this request's body for the next simulation; the one it replaces becomes the previous request. */
 export const rememberRequest = (root: string, provider: ProviderName, model: string, body: unknown, atSeconds: number) =>
-  writeTextAtomic(join(root, LAST_REQUEST_PATH), JSON.stringify({ provider, model, at: atSeconds, body } satisfies StoredRequest))
+  Effect.gen(function* () {
+    const last = yield* readTextIfExists(join(root, LAST_REQUEST_PATH))
+    if (last !== undefined) yield* writeTextAtomic(join(root, PREVIOUS_REQUEST_PATH), last)
+    yield* writeTextAtomic(join(root, LAST_REQUEST_PATH), JSON.stringify({ provider, model, at: atSeconds, body } satisfies StoredRequest))
+  })

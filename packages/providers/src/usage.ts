@@ -389,3 +389,47 @@ export const costOf = (
   usage: CacheUsage,
   options: CostOptions & LookupOptions = {}
 ): Cost | undefined => computeCost(usage, lookupModel(provider, model, options), options)
+
+// ---------------------------------------------------------------------------------
+// The Vercel AI SDK. Its language models report one usage shape for every provider.
+
+const AiSdkCount = Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Number)))
+
+/**
+ * A language model's `usage` as the AI SDK reports it: nested on ai 6 and 7
+ * (`inputTokens: { total, noCache, cacheRead, cacheWrite }`), flat on ai 5
+ * (`inputTokens`, `cachedInputTokens`).
+ */
+export const AiSdkUsage = Schema.Struct({
+  inputTokens: Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Union([
+    Schema.Number,
+    Schema.Struct({ total: AiSdkCount, noCache: AiSdkCount, cacheRead: AiSdkCount, cacheWrite: AiSdkCount })
+  ])))),
+  outputTokens: Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Union([Schema.Number, Schema.Struct({ total: AiSdkCount })])))),
+  cachedInputTokens: AiSdkCount
+})
+export type AiSdkUsage = typeof AiSdkUsage.Type
+
+/**
+ * Decode the AI SDK's usage (a `doGenerate` result, a stream's `finish` part, or
+ * `generateText`'s `usage`). Where only a total and the cache read are known, the
+ * uncached part is the rest.
+ *
+ * @example
+ * ```ts
+ * decodeAiSdkUsage({ inputTokens: { total: 5000, noCache: 200, cacheRead: 4000, cacheWrite: 800 }, outputTokens: { total: 90 } })
+ * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 90 }
+ * ```
+ */
+export const decodeAiSdkUsage = (raw: unknown): CacheUsage => {
+  const u = Schema.decodeUnknownSync(AiSdkUsage)(raw)
+  const output = typeof u.outputTokens === "number" ? num(u.outputTokens) : num(u.outputTokens?.total)
+  const input = u.inputTokens
+  if (input === undefined || input === null || typeof input === "number") {
+    return fromPromptCount(num(input), num(u.cachedInputTokens), 0, output)
+  }
+  const cacheRead = num(input.cacheRead)
+  const cacheWrite = num(input.cacheWrite)
+  const uncached = typeof input.noCache === "number" ? num(input.noCache) : Math.max(0, num(input.total) - cacheRead - cacheWrite)
+  return { input: uncached, cacheRead, cacheWrite, output }
+}

@@ -5,9 +5,10 @@
 import { assembleCommand } from "./assemble.ts"
 import { chat } from "./chat.ts"
 import { config } from "./config.ts"
+import { explain } from "./explain.ts"
 import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
 import { replayCommand } from "../replay/command.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, chat, replayCommand] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand] as const

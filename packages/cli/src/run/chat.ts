@@ -14,6 +14,7 @@ import { opt } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
 import { saveSession, type SessionFile, type Usage } from "../session.ts"
 import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 
@@ -153,7 +154,8 @@ const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArr
     const output = yield* Output
     const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
     const report = (yield* assemble(input)).report
-    for (const line of colourChanges(hudLines(report, session, { width: output.errColumns }), output.errStyle)) yield* output.err(line)
+    const lastMiss = yield* lastMissReason(prepared.ctx.root, session)
+    for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss }), output.errStyle)) yield* output.err(line)
   })
 
 const chatTurn = (

@@ -12,10 +12,15 @@ import type { ProviderName } from "../config.ts"
 import { jsonDocument, Output } from "../output.ts"
 import type { SessionFile } from "../session.ts"
 import { colourChanges } from "./assemble.ts"
+import { lastMissReason } from "./explain.ts"
 import { prepare, warn } from "./shared.ts"
 
 /** The HUD text for a report and the session's usage; `width` fits the box to a terminal. Pure. */
-export const hudLines = (report: TierReport, session: SessionFile, options: { readonly ascii?: boolean; readonly width?: number | undefined } = {}): ReadonlyArray<string> => {
+export const hudLines = (
+  report: TierReport,
+  session: SessionFile,
+  options: { readonly ascii?: boolean; readonly width?: number | undefined; readonly lastMiss?: string | undefined } = {}
+): ReadonlyArray<string> => {
   const boxOptions = { ...(options.ascii === undefined ? {} : { ascii: options.ascii }), ...(options.width === undefined ? {} : { width: options.width }) }
   const last = session.last
   // The changes shown are the last committed request's, not this preview's.
@@ -31,7 +36,8 @@ export const hudLines = (report: TierReport, session: SessionFile, options: { re
     ...renderTokenBreakdown({
       report: shown,
       ...(usage === undefined ? {} : { lastRequest: usage }),
-      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } })
+      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } }),
+      lastMiss: options.lastMiss
     }),
     ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
     ...renderTierChanges(shown, boxOptions)
@@ -56,13 +62,14 @@ export const runHud = (flags: HudFlags) =>
       yield* warn(warnings)
       return (yield* assemble(input)).report
     }).pipe(Effect.provide(engine.layer))
+    const lastMiss = yield* lastMissReason(ctx.root, session)
     if (ctx.json) {
-      yield* output.out(jsonDocument({ report, session: { turns: session.turns, totals: session.totals, last: session.last } }, 2))
+      yield* output.out(jsonDocument({ report, session: { turns: session.turns, totals: session.totals, last: session.last }, lastMiss: lastMiss ?? null }, 2))
       return
     }
     const s = output.style
     yield* output.out(s.bold(`Strata HUD for ${ctx.root}`) + s.dim(session.turns === 0 ? " (no requests yet: the first request would look like this)" : ` (after ${session.turns} request${session.turns === 1 ? "" : "s"})`))
-    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, width: output.columns }), s)) yield* output.out(line)
+    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, width: output.columns, lastMiss }), s)) yield* output.out(line)
   })
 
 /** The readable form of a breakdown. Pure. */

@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import type { CompactionConfig } from "../compaction/algorithm.ts"
 import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
+import { compactionModelFromFunction, type CompactionModelFunction } from "../compaction/promiseModel.ts"
 import { ContextManager } from "../context/ContextManager.ts"
 import { Pipeline, type StageServices } from "../pipeline/index.ts"
 import type { AssemblySession } from "../pipeline/assemblySession.ts"
@@ -29,6 +30,12 @@ export interface ContextEngineOptions {
   readonly promptsDir?: string | undefined
   /** Compaction settings (trigger, verbatim window, ...); defaults as in `DEFAULT_COMPACTION_CONFIG`. */
   readonly compaction?: Partial<CompactionConfig> | undefined
+  /**
+   * The compaction detection model as an async function from the prompt to the model's
+   * text; its signal aborts at the compaction timeout. Takes precedence over a
+   * `CompactionModel` in `layers`. Without a model, compaction drops old messages unsummarized.
+   */
+  readonly compactionModel?: CompactionModelFunction | undefined
   /**
    * Record every message in a JSONL session store: `true` for `<repoRoot>/.strata/sessions/`,
    * or a directory. Enables `resumeSession` and `listSessions`. Default: off.
@@ -78,7 +85,8 @@ export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<Engi
     // The assembly pipeline's default stages; extras (stage overrides) come later and win.
     Pipeline.layer,
     ...sessions,
-    ...extras
+    ...extras,
+    ...(options.compactionModel === undefined ? [] : [compactionModelFromFunction(options.compactionModel)])
   )
   const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))
   return ContextManager.layer({ maxInputTokens: options.maxInputTokens, compaction: options.compaction }).pipe(

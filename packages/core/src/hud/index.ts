@@ -34,6 +34,8 @@ export interface HudInput {
   readonly lastRequest?: HudUsage
   /** Usage summed over the session. */
   readonly session?: HudUsage & { readonly requests?: number }
+  /** Why the last request read less from the cache than the one before left there (`describeMissReason`). */
+  readonly lastMiss?: string | undefined
 }
 
 export interface HudOptions {
@@ -197,6 +199,7 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
     lines.push(`Last request: ${usage(input.lastRequest)}`)
     lines.push(`  Cache ${cache(input.lastRequest)}`)
   }
+  if (input.lastMiss !== undefined) lines.push(`Last miss: ${input.lastMiss}`)
   if (input.session !== undefined) {
     const n = input.session.requests === undefined ? "" : ` over ${plural(input.session.requests, "request")}`
     lines.push(`Session total: ${usage(input.session)}${n}`)

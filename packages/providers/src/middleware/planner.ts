@@ -1,0 +1,249 @@
+/**
+ * Where to put cache breakpoints in an application's own prompts, call after call: a
+ * pure planner that follows the prompts' stable prefix and mirrors the entries its
+ * breakpoints wrote, so each call reads the longest live entry (bridging the lookback
+ * window with a breakpoint on it when needed) and writes where the next call will read.
+ * Rules come from the model table: marker slots, minimum prefix, lookback, TTLs.
+ */
+import { hash } from "node:crypto"
+import { lookupModel, type ModelLimits } from "../models.ts"
+import { markerOf, promptBlocks, type NativeTarget, type Prompt, type PromptBlock } from "./prompt.ts"
+
+/** Why a breakpoint was placed. */
+export type MarkerRole =
+  /** On the longest live cache entry, which no later breakpoint's lookback window reaches. */
+  | "read"
+  /** On the last message, so the next call can read everything sent now. */
+  | "trailing"
+  /** On the end of the prefix the recent calls kept, when they rewrite what follows. */
+  | "stable"
+  /** On the last system message: a long-lived anchor that survives history rewrites. */
+  | "system"
+
+/** A breakpoint the planner places. */
+export interface PlannedMarker {
+  readonly role: MarkerRole
+  /** Message index in the prompt. */
+  readonly message: number
+  /** Part index for a part-level marker (Anthropic), or -1 for the message's end. */
+  readonly part: number
+  /** Block index in the prompt's prefix (see `promptBlocks`). */
+  readonly block: number
+  /** Estimated prefix tokens through the marker. */
+  readonly tokens: number
+  /** `5m` or `1h` (Bedrock through the AI SDK: always the default). */
+  readonly ttl: "5m" | "1h"
+}
+
+/** What the planner decided for one call. */
+export interface CachePlan {
+  readonly markers: ReadonlyArray<PlannedMarker>
+  /** Markers the application had already set (they take slots first). */
+  readonly existing: number
+  /** Blocks the prompt shares with the previous call's. */
+  readonly sharedBlocks: number
+  /** The block of the longest live entry this call should read, or -1. */
+  readonly readBlock: number
+  /** Estimated prompt tokens (calibrated). */
+  readonly promptTokens: number
+  /** Why candidate positions were not used. */
+  readonly skipped: ReadonlyArray<string>
+}
+
+export interface CachePlannerOptions {
+  readonly target: NativeTarget
+  /** Model id, for the model table's limits. */
+  readonly model: string
+  /** Use these limits instead of looking the model up. */
+  readonly limits?: ModelLimits | undefined
+  /** TTL of the conversation's breakpoints. Default `5m`. */
+  readonly ttl?: "5m" | "1h" | undefined
+  /** TTL of the system and stable-prefix breakpoints. Default: `ttl`. */
+  readonly prefixTtl?: "5m" | "1h" | undefined
+  readonly countTokens?: ((text: string) => number) | undefined
+  readonly imageTokens?: number | undefined
+  /**
+   * Consecutive calls that rewrote the previous call's messages (rather than appending
+   * to them) after which the trailing breakpoint is left out: its write would not be
+   * read. Default 2.
+   */
+  readonly rewritesBeforeNoTrailing?: number | undefined
+}
+
+/** A stateful planner for one conversation (one model instance or session key). */
+export interface CachePlanner {
+  readonly limits: ModelLimits
+  /** Plan the breakpoints of a prompt sent at `atSeconds` and remember what they write. */
+  readonly plan: (prompt: Prompt, atSeconds: number) => CachePlan
+  /** Scale token estimates by what the provider reported: the plan's `promptTokens` against the prompt tokens it billed. */
+  readonly calibrate: (estimatedPromptTokens: number, reportedPromptTokens: number) => void
+}
+
+interface Entry {
+  expiresAt: number
+  readonly seconds: number
+}
+
+const TTL_SECONDS = { "5m": 300, "1h": 3600 } as const
+
+const sha = (text: string): string => hash("sha256", text, "hex")
+
+/** Chained hashes: `hashes[i]` identifies the prefix through block i. */
+const chain = (blocks: ReadonlyArray<PromptBlock>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let h = ""
+  for (const b of blocks) {
+    h = sha(`${h}\u0000${b.identity}`)
+    out.push(h)
+  }
+  return out
+}
+
+const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
+  let n = 0
+  for (const message of prompt) {
+    if (markerOf(message.providerOptions, target) !== undefined) n++
+    if (typeof message.content !== "string") for (const part of message.content) if (markerOf(part.providerOptions, target) !== undefined) n++
+  }
+  return n
+}
+
+/**
+ * Make a planner. It keeps the previous call's blocks and the entries its markers
+ * wrote (with their expiry), and nothing else.
+ *
+ * @example
+ * ```ts
+ * import { makeCachePlanner } from "@strata/providers"
+ * const planner = makeCachePlanner({ target: "anthropic", model: "claude-sonnet-4-5" })
+ * planner.plan(prompt, Date.now() / 1000).markers // [{ role: "trailing", message: 7, ... }]
+ * ```
+ */
+export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => {
+  const limits = options.limits ?? lookupModel(options.target, options.model)
+  const supports1h = options.target === "anthropic" && limits.ttls.some((t) => t.name === "1h")
+  const ttl = supports1h ? (options.ttl ?? "5m") : "5m"
+  const prefixTtl = supports1h ? (options.prefixTtl ?? ttl) : "5m"
+  const lookback = limits.lookback?.unit === "blocks" ? limits.lookback.count : 20
+  const rewritesLimit = options.rewritesBeforeNoTrailing ?? 2
+  const perCheckpoint = options.target === "bedrock"
+  const entries = new Map<string, Entry>()
+  let previous: ReadonlyArray<string> | undefined
+  let rewrites = 0
+  let scale = 1
+
+  const plan = (prompt: Prompt, at: number): CachePlan => {
+    const raw = promptBlocks(prompt, { countTokens: options.countTokens, imageTokens: options.imageTokens })
+    const blocks = raw.map((b) => ({ ...b, tokens: b.tokens * scale }))
+    const hashes = chain(blocks)
+    const cumulative: Array<number> = []
+    let total = 0
+    for (const b of blocks) cumulative.push((total += b.tokens))
+    const skipped: Array<string> = []
+
+    // How this prompt relates to the previous one: appended to it, or rewrote part of it.
+    let shared = 0
+    if (previous !== undefined) {
+      while (shared < previous.length && shared < hashes.length && previous[shared] === hashes[shared]) shared++
+      if (shared < previous.length) rewrites++
+      else rewrites = 0
+    }
+
+    for (const [key, e] of entries) if (e.expiresAt <= at) entries.delete(key)
+    let readBlock = -1
+    for (let i = hashes.length - 1; i >= 0; i--) {
+      if (entries.has(hashes[i]!)) {
+        readBlock = i
+        break
+      }
+    }
+
+    // Candidate positions, most valuable first. Bedrock takes markers at message ends only.
+    // Thinking blocks cannot carry a marker.
+    const markable = (i: number) =>
+      i >= 0 && i < blocks.length && blocks[i]!.kind !== "reasoning" && (options.target === "anthropic" || blocks[i]!.messageEnd)
+    const lastMarkableBefore = (end: number) => {
+      let i = end - 1
+      while (i >= 0 && !markable(i)) i--
+      return i
+    }
+    const candidates: Array<{ role: MarkerRole; block: number }> = []
+    const last = blocks.length - 1
+    const trailing = rewrites < rewritesLimit
+    if (!trailing) skipped.push(`trailing: the last ${rewrites} calls rewrote the previous call's messages, so a write at the end would not be read`)
+    if (readBlock >= 0 && markable(readBlock) && !(trailing && last - readBlock < lookback)) candidates.push({ role: "read", block: readBlock })
+    if (trailing && markable(last)) candidates.push({ role: "trailing", block: last })
+    if (previous !== undefined && shared < previous.length && shared > 0) candidates.push({ role: "stable", block: lastMarkableBefore(shared) })
+    let systemEnd = -1
+    for (let i = 0; i < blocks.length && prompt[blocks[i]!.message]!.role === "system"; i++) systemEnd = i
+    if (systemEnd >= 0) candidates.push({ role: "system", block: systemEnd })
+
+    const existing = countMarkers(prompt, options.target)
+    let slots = Math.max(0, limits.maxBreakpoints - existing)
+    if (existing > 0) skipped.push(`${existing} marker${existing === 1 ? "" : "s"} set by the application take${existing === 1 ? "s" : ""} ${existing} of ${limits.maxBreakpoints} slots`)
+
+    // The minimum applies to the whole prefix (Anthropic) or to each checkpoint's
+    // segment since the previous one (Bedrock); a set is kept only if every marker passes.
+    const fits = (set: ReadonlyArray<number>): boolean => {
+      let before = 0
+      for (const b of [...set].sort((x, y) => x - y)) {
+        const tokens = cumulative[b]!
+        if ((perCheckpoint ? tokens - before : tokens) < limits.minCacheTokens) return false
+        before = tokens
+      }
+      return true
+    }
+    const chosen: Array<{ role: MarkerRole; block: number }> = []
+    for (const c of candidates) {
+      if (c.block < 0 || chosen.some((m) => m.block === c.block)) continue
+      if (slots === 0) {
+        skipped.push(`${c.role}: no marker slot left (${limits.family} allows ${limits.maxBreakpoints})`)
+        continue
+      }
+      if (!fits([...chosen.map((m) => m.block), c.block])) {
+        const tokens = Math.round(cumulative[c.block]!)
+        skipped.push(perCheckpoint
+          ? `${c.role}: with the breakpoints kept, a checkpoint (prefix ${tokens} tokens) would hold less than ${limits.family}'s ${limits.minCacheTokens}-token minimum per checkpoint`
+          : `${c.role}: the prefix of ${tokens} tokens is below ${limits.family}'s ${limits.minCacheTokens}-token minimum`)
+        continue
+      }
+      chosen.push(c)
+      slots--
+    }
+    chosen.sort((a, b) => a.block - b.block)
+
+    // TTLs must not increase along the prefix: an earlier marker takes the longest later TTL.
+    const ttls = chosen.map((c) => (c.role === "system" || c.role === "stable" ? prefixTtl : ttl))
+    for (let i = ttls.length - 2; i >= 0; i--) if (ttls[i + 1] === "1h") ttls[i] = "1h"
+
+    const markers = chosen.map((c, i): PlannedMarker => {
+      const b = blocks[c.block]!
+      const messageLevel = b.messageEnd
+      return { role: c.role, message: b.message, part: messageLevel ? -1 : b.part, block: c.block, tokens: Math.round(cumulative[c.block]!), ttl: ttls[i]! }
+    })
+
+    // The provider refreshes the entry it reads and writes one at every marker above it.
+    for (const m of markers) {
+      const seconds = TTL_SECONDS[m.ttl]
+      const key = hashes[m.block]!
+      const e = entries.get(key)
+      if (e === undefined || e.seconds <= seconds) entries.set(key, { expiresAt: at + seconds, seconds })
+      else e.expiresAt = at + e.seconds
+    }
+    if (readBlock >= 0) {
+      const e = entries.get(hashes[readBlock]!)
+      if (e !== undefined) e.expiresAt = Math.max(e.expiresAt, at + e.seconds)
+    }
+    previous = hashes
+    return { markers, existing, sharedBlocks: shared, readBlock, promptTokens: Math.round(total), skipped }
+  }
+
+  return {
+    limits,
+    plan,
+    calibrate: (estimated, reported) => {
+      // Reported prompts include tool definitions and framing, so the factor is kept within reason.
+      if (estimated > 0 && reported > 0) scale = Math.min(2, Math.max(0.5, (scale * reported) / estimated))
+    }
+  }
+}
