@@ -108,6 +108,10 @@ const flatten = (body: Record<string, unknown>): Record<string, unknown> => {
   return out
 }
 
+/** The content blocks of a `generateContent` body (REST or `@google/genai` shape), in prefix order (what `promptBlocks` measures). */
+export const geminiPromptBlocks = (body: Record<string, unknown>, imageTokens: number): ReadonlyArray<PrefixBlock> =>
+  parseGemini(flatten(body), imageTokens)
+
 /**
  * A simulator of Gemini's implicit cache and explicit `cachedContents`.
  *
