@@ -7,4 +7,4 @@ export { makeScorer, rescoreDump, parseDump, dumpLine, summarize, textsOf, type 
 export { formatHeading, formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "./report.ts"
 export { REPLAY_PROVIDERS, STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
 export { MemoryFileSystem, type MemFileInput } from "./memfs.ts"
-export { replaySession, type ReplayTurn, type ReplaySessionOptions } from "./session.ts"
+export { replaySession, type ReplayTurn, type ReplaySessionOptions } from "./chatSession.ts"
