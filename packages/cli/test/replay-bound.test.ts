@@ -32,6 +32,13 @@ describe("lowerBound", () => {
     expect(a!.equivalentTokens).toBeCloseTo(6 * 1.25 + 2, 9)
   })
 
+  it("where a write costs what uncached input costs (OpenAI, Gemini), calls a block nothing reads again uncached", () => {
+    const pricing: BoundPricing = { ttls: [{ name: "in_memory", seconds: 300, write: 1 }], read: 0.1, visibleAfter: 1 }
+    const [a, b] = lowerBound(session([0, 90], [["system", "q1"], ["system", "q2"]]), pricing)
+    expect(a).toMatchObject({ cacheWrite: 6, uncached: 2 })
+    expect(b).toMatchObject({ cacheRead: 6, uncached: 2, cacheWrite: 0 })
+  })
+
   it("matches copies of the same content one by one", () => {
     const [, b] = lowerBound(session([0, 90], [["xx", "xx"], ["xx", "xx", "xx"]]), anthropic())
     expect(b).toMatchObject({ cacheRead: 4, uncached: 2 })

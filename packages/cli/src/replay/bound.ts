@@ -225,8 +225,16 @@ export const lowerBound = (requests: ReadonlyArray<BoundRequest>, pricing: Bound
         trail = cheapest(pattern)
         memo.set(key, trail)
       }
+      // Walking back from the last request: was the entry a write makes read before the next write?
+      let used = false
       for (let step = trail; step !== undefined; step = step.previous) {
         const u = usage[step.request]!
+        if (step.choice.kind === "write" && !used && !step.choice.ahead && pricing.ttls[step.choice.ttl]!.write === 1) {
+          // A write nothing reads is only chosen when it ties with sending uncached (OpenAI, Gemini): say uncached.
+          u.uncached += tokens
+          continue
+        }
+        used = step.choice.kind === "write" ? false : used || step.choice.kind !== "uncached"
         switch (step.choice.kind) {
           case "uncached":
             u.uncached += tokens
