@@ -67,7 +67,7 @@ try {
     const beaten = baselines.filter((b) => strata.vsOracle < b.vsOracle).map((b) => b.strategy)
     const lost = baselines.filter((b) => strata.vsOracle >= b.vsOracle).map((b) => `${b.strategy} ${b.vsOracle.toFixed(2)}x`)
     const within = strata.vsOracle <= TARGET
-    console.log(`${name}: ${best} ${strata.vsOracle.toFixed(2)}x oracle (target <= ${TARGET}x); below ${beaten.join(", ") || "no baseline"}${lost.length > 0 ? `; not below ${lost.join(", ")}` : ""}; target ${lost.length === 0 && within ? "met" : "NOT met"}`)
+    console.log(`${name}: ${best} ${strata.vsOracle.toFixed(3)}x oracle (target <= ${TARGET}x); below ${beaten.join(", ") || "no baseline"}${lost.length > 0 ? `; not below ${lost.join(", ")}` : ""}; target ${lost.length === 0 && within ? "met" : "NOT met"}`)
     // Where the cost above the bound goes: token differences by kind, and the turns that cost most above it.
     const oracle = row("oracle")
     const signed = (n) => `${n >= 0 ? "+" : "-"}${Math.abs(n).toLocaleString("en-US")}`
