@@ -8,7 +8,7 @@ import { SymbolIndexer } from "@strata/symbols"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { MemoryFileSystem } from "../src/replay/memfs.ts"
 import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
-import { formatReport, formatTable, plotSvg } from "../src/replay/report.ts"
+import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/replay/report.ts"
 import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
 import { STRATEGIES } from "../src/replay/strategies.ts"
 import { runBin, tempDir } from "./support.ts"
@@ -83,7 +83,15 @@ describe("replay of the example repository's first 10 commits", () => {
     for (const r of first.rows) {
       expect(r.cacheRead + r.cacheWrite + r.uncached).toBe(r.inputTokens)
       expect(r.vsOracle).toBeCloseTo((r.vsNone ?? 0) / (row("oracle").vsNone ?? 1), 9)
+      // The oracle is a lower bound: no strategy costs less.
+      expect(r.vsOracle!).toBeGreaterThanOrEqual(1)
+      expect(r.clearedTokens).toBe(0)
     }
+    // Superseded copies: the transcript keeps every earlier copy, the journal layout keeps
+    // them until a rebuild pays off; layouts rendered afresh each request carry none.
+    expect(row("transcript").supersededTokens).toBeGreaterThan(row("strata-flux").supersededTokens)
+    expect(row("strata-flux").supersededTokens).toBeGreaterThan(0)
+    for (const s of ["none", "trailing", "segments", "strata-seed", "oracle"]) expect(row(s).supersededTokens).toBe(0)
     // Every strategy sends the same information. The transcript and Strata's journal layout
     // also keep superseded copies (the journal until a rebuild pays off, so fewer).
     const base = row("none").inputTokens
@@ -149,13 +157,22 @@ describe("replay of the example repository's first 10 commits", () => {
   it("prints a heading, the settings and the table; plots every strategy", () => {
     const text = formatReport(first)
     expect(text).toContain("10 turns of")
-    expect(text).toMatch(/strata-gated +[\d,]+ +[\d,]+/)
+    expect(text).toMatch(/strata-gated +10 +[\d,]+ +[\d,]+/)
+    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs oracle +cleared +superseded$/)
     const svg = plotSvg(first)
     expect(svg.startsWith("<svg")).toBe(true)
     expect(svg.trim().endsWith("</svg>")).toBe(true)
-    expect(svg.match(/<polyline /g)).toHaveLength(STRATEGIES.length)
+    // Two panels (cumulative and per turn), one line per strategy in each, one distinct colour per strategy.
+    expect(svg.match(/<polyline /g)).toHaveLength(2 * STRATEGIES.length)
+    expect(svg).toContain("Cumulative input cost")
+    expect(new Set(STRATEGIES.map((s) => STRATEGY_COLORS[s])).size).toBe(STRATEGIES.length)
     expect(plotSvg(first)).toBe(svg)
-    for (const s of STRATEGIES) expect(svg).toContain(`>${s} (`)
+    for (const s of STRATEGIES) expect(svg).toMatch(new RegExp(`>${s}  \\d+\\.\\d\\dx oracle<`))
+    // The legend fits: the picture is wide enough for its longest label.
+    const width = Number(/<svg [^>]*width="(\d+)"/.exec(svg)![1])
+    const legend = [...svg.matchAll(/<text x="(\d+)" y="\d+(?:\.\d)?" dominant-baseline="middle">([^<]*)</g)]
+    expect(legend).toHaveLength(STRATEGIES.length)
+    for (const [, x, label] of legend) expect(Number(x) + label!.length * 7.2).toBeLessThanOrEqual(width)
   })
 })
 
@@ -185,26 +202,32 @@ describe("replay of an awkward history", () => {
 describe("scoring", () => {
   const body = (texts: ReadonlyArray<string>) => ({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: texts.map((text) => ({ type: "text", text })) }] })
 
-  it("oracle: unchanged blocks are read, changed and new ones written (multiset, per the previous request)", () => {
+  it("oracle: the lower bound over the oracle bodies' blocks, priced once the session is known", () => {
     const scorer = makeScorer({ provider: "anthropic", model: MODEL, countTokens: (t) => t.length })
-    const a = scorer.score("oracle", body(["aaaa", "bb", "bb"]), 0)
-    expect(a).toMatchObject({ cacheRead: 0, cacheWrite: 8, uncached: 0, promptTokens: 8 })
-    const b = scorer.score("oracle", body(["aaaa", "bb", "cc", "dddddd"]), 90)
-    expect(b).toMatchObject({ cacheRead: 6, cacheWrite: 8, uncached: 0 })
+    scorer.send("oracle", body(["aaaa", "bb", "bb"]), 0)
+    scorer.send("oracle", body(["aaaa", "bb", "cc", "dddddd"]), 90)
+    const [a, b] = scorer.scores()
+    // "aaaa" and one "bb" are reused: written, then read; the second "bb", "cc" and "dddddd" are sent once, uncached.
+    expect(a).toMatchObject({ strategy: "oracle", cacheRead: 0, cacheWrite: 6, uncached: 2, promptTokens: 8 })
+    expect(b).toMatchObject({ cacheRead: 6, cacheWrite: 0, uncached: 8, promptTokens: 14 })
     // Sonnet 4.5: reads at 0.1, 5-minute writes at 1.25
-    expect(b.equivalentTokens).toBeCloseTo(6 * 0.1 + 8 * 1.25, 9)
+    expect(a!.equivalentTokens).toBeCloseTo(6 * 1.25 + 2, 9)
+    expect(b!.equivalentTokens).toBeCloseTo(6 * 0.1 + 8, 9)
   })
 
   it("none: every input token at the base price, whatever the body asks for", () => {
     const scorer = makeScorer({ provider: "anthropic", model: MODEL, countTokens: (t) => t.length })
     const marked = { ...body(["x".repeat(5000)]), system: [{ type: "text", text: "y".repeat(3000), cache_control: { type: "ephemeral" } }] }
-    const first = scorer.score("none", marked, 0)
-    const again = scorer.score("none", marked, 10)
-    expect(again).toMatchObject({ cacheRead: 0, cacheWrite: 0, uncached: 8000, equivalentTokens: 8000 })
-    expect(again.usd).toBeCloseTo(first.usd ?? 0, 12)
+    scorer.send("none", marked, 0)
+    scorer.send("none", marked, 10)
     // the same body as another strategy is cached by that strategy's own simulator
-    expect(scorer.score("segments", marked, 0).cacheWrite).toBe(3000)
-    expect(scorer.score("segments", marked, 10).cacheRead).toBe(3000)
+    scorer.send("segments", marked, 0)
+    scorer.send("segments", marked, 10, { supersededTokens: 7 })
+    const [first, again, written, read] = scorer.scores()
+    expect(again).toMatchObject({ cacheRead: 0, cacheWrite: 0, uncached: 8000, equivalentTokens: 8000 })
+    expect(again!.usd).toBeCloseTo(first!.usd ?? 0, 12)
+    expect(written!.cacheWrite).toBe(3000)
+    expect(read).toMatchObject({ cacheRead: 3000, supersededTokens: 7, clearedTokens: 0 })
   })
 
   it("textsOf finds the text of every provider's body shape", () => {
@@ -213,14 +236,17 @@ describe("scoring", () => {
   })
 
   it("summarize orders rows by strategy and relates costs to none and oracle", () => {
-    const score = (strategy: "none" | "oracle" | "segments", usd: number) => ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd })
-    const rows = summarize([score("oracle", 1), score("segments", 2), score("none", 4)])
-    expect(rows.map((r) => [r.strategy, r.vsNone, r.vsOracle])).toEqual([["none", 1, 4], ["segments", 0.5, 2], ["oracle", 0.25, 1]])
+    const score = (strategy: "none" | "oracle" | "segments", usd: number, supersededTokens = 0) =>
+      ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd, supersededTokens, clearedTokens: 0 })
+    const rows = summarize([score("oracle", 1), score("segments", 2, 5), score("none", 4), score("segments", 2, 6)])
+    expect(rows.map((r) => [r.strategy, r.requests, r.vsNone, r.vsOracle, r.supersededTokens])).toEqual([["none", 1, 1, 4, 0], ["segments", 2, 1, 4, 11], ["oracle", 1, 0.25, 1, 0]])
   })
 
   it("parseDump refuses malformed lines with their line number", () => {
     expect(() => parseDump(`${dumpLine(0, "none", {})}\nnot json`)).toThrow(/line 2/)
     expect(() => parseDump(`{"t":0,"strategy":"bogus","request":{}}`)).toThrow(/line 1/)
+    expect(() => parseDump(`{"t":0,"strategy":"none"}`)).toThrow(/line 1/)
+    expect(parseDump(dumpLine(5, "transcript", { x: 1 }, { supersededTokens: 3 }))).toEqual([{ t: 5, strategy: "transcript", request: { x: 1 }, supersededTokens: 3 }])
   })
 })
 

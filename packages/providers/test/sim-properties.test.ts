@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { decodeUsage, makeSimulator, type SimProvider, type UsageFormat } from "../src/index.ts"
+import { decodeUsage, makeSimulator, promptBlocks, type SimProvider, type UsageFormat } from "../src/index.ts"
 import { chars, text } from "./sim-helpers.ts"
 
 // A conversation is a system prompt plus turns; each provider's builder renders it the way
@@ -85,6 +85,10 @@ describe("simulator properties", () => {
           expect(cacheWrite).toBeGreaterThanOrEqual(0)
           expect(input + cacheRead + cacheWrite).toBe(r.trace.promptTokens)
           expect(decodeUsage(FORMAT[provider], r.native)).toEqual(r.usage)
+          // promptBlocks measures the body block by block as the simulator does, markers aside.
+          const blocks = promptBlocks(provider, body, { model: MODELS[provider], countTokens: chars })
+          expect(blocks).toHaveLength(r.trace.blocks)
+          expect(blocks.reduce((n, block) => n + block.tokens, 0)).toBe(r.trace.promptTokens)
           expect(b.send(body, t, { outputTokens: 3 })).toEqual(r)
         }
       }), { numRuns: 60 })

@@ -40,12 +40,12 @@ export const replayCommand = Command.make(
       Flag.withDescription('Write every request as one JSON line {"t": seconds, "strategy": name, "request": <native body>}'),
       Flag.optional
     ),
-    plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG plot of the cost of each turn by strategy"), Flag.optional)
+    plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG chart of each strategy's cumulative and per-turn input cost"), Flag.optional)
   },
   (flags) => Effect.flatMap(Effect.promise(() => import("./run.ts")), (m) => m.runReplayCommand(flags))
 ).pipe(
   Command.withDescription(
-    "Replay the repository's git history as a coding session (each commit one turn: the files it touches are selected, its message is the prompt) under each caching strategy, score every request with the provider's prompt-cache simulator, and print input tokens, cache reads and writes, hit rate and cost per strategy, relative to no caching and to the oracle bound. Nothing is checked out and nothing under .strata/ is written."
+    "Replay the repository's git history as a coding session (each commit one turn: the files it touches are selected, its message is the prompt) under each caching strategy, score every request with the provider's prompt-cache simulator, and print requests, input tokens, cache reads, writes and uncached tokens, hit rate and cost per strategy, relative to no caching and to the oracle (a lower bound no strategy can beat), with superseded and cleared tokens. Nothing is checked out and nothing under .strata/ is written."
   ),
   Command.withShortDescription("Measure cache hit rate and cost on a git history, per strategy"),
   Command.withExamples([

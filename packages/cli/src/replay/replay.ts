@@ -23,8 +23,8 @@ import { SymbolIndexer } from "@strata/symbols"
 import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
 import { listCommits } from "./git.ts"
 import { MemoryFileSystem } from "./memfs.ts"
-import { dumpLine, makeScorer, summarize, type RequestScore, type StrategyRow } from "./score.ts"
-import { replaySession } from "./session.ts"
+import { dumpLine, makeScorer, summarize, type StrategyRow } from "./score.ts"
+import { replaySession } from "./chatSession.ts"
 import { makeStrategy, STRATEGIES, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
 
 export interface ReplayOptions {
@@ -167,8 +167,9 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
   const fs = new MemoryFileSystem(MEM_ROOT)
   const indexer = await SymbolIndexer.create(MEM_ROOT, { fs, git: false, cache: false })
   const strategies: Array<Strategy> = names.map((name) => makeStrategy(name, env))
-  const scores: Array<RequestScore> = []
-  const perTurn: Array<TurnCost> = []
+  // The turn of every request, in send order (the oracle's costs are known only at the end).
+  const turnOf: Array<number> = []
+  const turns: Array<Omit<TurnCost, "cost">> = []
   const costUnit = scorer.limits.price === undefined ? "tokens" : "usd"
   let conversation: ReadonlyArray<Message> = []
   try {
@@ -191,16 +192,14 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
         historyCompacted: compacted.compacted,
         map
       }
-      const cost: Partial<Record<StrategyName, number>> = {}
       for (const strategy of strategies) {
-        const body = await strategy.request(input)
-        const score = scorer.score(strategy.name, body, turn.t)
-        scores.push(score)
-        cost[strategy.name] = costUnit === "usd" ? (score.usd ?? 0) : score.equivalentTokens
-        if (options.onRequest !== undefined) await options.onRequest(dumpLine(turn.t, strategy.name, body))
+        const request = await strategy.request(input)
+        scorer.send(strategy.name, request.body, turn.t, request)
+        turnOf.push(turns.length)
+        if (options.onRequest !== undefined) await options.onRequest(dumpLine(turn.t, strategy.name, request.body, request))
         await strategy.answered(input)
       }
-      perTurn.push({ index: turn.index, t: turn.t, commit: turn.commit.sha, subject: turn.prompt.split("\n")[0] ?? "", cost })
+      turns.push({ index: turn.index, t: turn.t, commit: turn.commit.sha, subject: turn.prompt.split("\n")[0] ?? "" })
       conversation = [...conversation, { role: "user", content: turn.prompt }, { role: "assistant", content: turn.reply }]
       if (options.onTurn !== undefined) await options.onTurn(turn.index + 1, total)
     }
@@ -209,6 +208,13 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
     await history.dispose()
     await transcript.dispose()
   }
+  const scores = scorer.scores()
+  const costs = turns.map((): Partial<Record<StrategyName, number>> => ({}))
+  scores.forEach((score, i) => {
+    const cost = costs[turnOf[i]!]!
+    cost[score.strategy] = (cost[score.strategy] ?? 0) + (costUnit === "usd" ? (score.usd ?? 0) : score.equivalentTokens)
+  })
+  const perTurn: ReadonlyArray<TurnCost> = turns.map((turn, i) => ({ ...turn, cost: costs[i]! }))
   return {
     repo: options.repo,
     provider,

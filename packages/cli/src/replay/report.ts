@@ -15,19 +15,23 @@ const money = (n: number): string => `$${n.toFixed(4)}`
 const costOf = (row: StrategyRow): string => (row.usd === undefined ? int(row.equivalentTokens) : money(row.usd))
 
 /**
- * The table of a replay, one row per strategy, columns right-aligned.
+ * The table of a replay, one row per strategy, columns right-aligned: requests, input
+ * tokens, cache reads, writes and uncached tokens, hit rate, cost, cost relative to
+ * `none` and to the `oracle` bound, tokens cleared by context editing and superseded
+ * tokens carried.
  *
  * @example
  * ```ts
  * console.log(formatTable(report.rows))
- * // strategy   input tokens  cache read  cache write  uncached  hit rate  cost  vs none  vs oracle
+ * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs oracle  cleared  superseded
  * ```
  */
 export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
   const priced = rows.every((r) => r.usd !== undefined)
-  const header = ["strategy", "input tokens", "cache read", "cache write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs oracle"]
+  const header = ["strategy", "requests", "input", "read", "write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs oracle", "cleared", "superseded"]
   const lines = rows.map((r) => [
     r.strategy,
+    int(r.requests),
     int(r.inputTokens),
     int(r.cacheRead),
     int(r.cacheWrite),
@@ -35,7 +39,9 @@ export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
     pct(r.hitRate),
     costOf(r),
     ratio(r.vsNone),
-    ratio(r.vsOracle)
+    ratio(r.vsOracle),
+    int(r.clearedTokens),
+    int(r.supersededTokens)
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
   const render = (cells: ReadonlyArray<string>) =>
@@ -61,17 +67,21 @@ export const formatReport = (report: ReplayReport): string => {
 // ---------------------------------------------------------------------------------------
 // SVG
 
-/** A fixed colour per strategy, so plots of different runs compare at a glance. */
+/**
+ * A fixed colour per strategy (the Tableau 10 palette, told apart also by readers with
+ * red-green colour blindness), so plots of different runs compare at a glance. The
+ * oracle is black and dashed.
+ */
 export const STRATEGY_COLORS: Readonly<Record<StrategyName, string>> = {
-  none: "#9e9e9e",
-  trailing: "#795548",
-  transcript: "#ff9800",
-  segments: "#9c27b0",
-  "strata-threshold": "#90caf9",
-  "strata-gated": "#1565c0",
-  "strata-flux": "#26a69a",
-  "strata-seed": "#8e24aa",
-  oracle: "#212121"
+  none: "#7f7f7f",
+  trailing: "#8c564b",
+  transcript: "#ff7f0e",
+  segments: "#9467bd",
+  "strata-threshold": "#17becf",
+  "strata-gated": "#2ca02c",
+  "strata-flux": "#1f77b4",
+  "strata-seed": "#e377c2",
+  oracle: "#000000"
 }
 
 const escapeXml = (s: string): string =>
@@ -88,10 +98,23 @@ const niceStep = (max: number, count: number): number => {
 
 const num = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1))
 
+/** Width of `text` at 12 px in a sans-serif font, generously (so a legend never clips). */
+const textWidth = (text: string): number => Math.ceil(text.length * 7.2)
+
+interface Panel {
+  readonly top: number
+  readonly height: number
+  readonly title: string
+  /** The value plotted for strategy `s` at turn `i`. */
+  readonly value: (s: StrategyName, i: number) => number
+}
+
 /**
- * The per-turn cost of every strategy as an SVG line chart (x: turn, y: cost of that
- * turn's request), with a legend giving each strategy's total relative to `oracle`.
- * Deterministic text: the same report gives the same bytes.
+ * The replay's cost as an SVG chart, two panels over the turns: the cumulative input
+ * cost of every strategy (where the totals of the table come from), and the cost of each
+ * turn (which turns cost what). The legend lists the strategies from the most to the
+ * least expensive, each with its total relative to the `oracle` bound. Deterministic
+ * text: the same report gives the same bytes.
  *
  * @example
  * ```ts
@@ -99,55 +122,74 @@ const num = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(
  * ```
  */
 export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUnit" | "provider" | "model" | "turns"> & { readonly title?: string }): string => {
-  const width = 960
-  const height = 480
-  const left = 80
-  const right = 220
-  const top = 48
-  const bottom = 56
-  const plotW = width - left - right
-  const plotH = height - top - bottom
-  const strategies = report.rows.map((r) => r.strategy)
   const turns: ReadonlyArray<TurnCost> = report.perTurn
-  const max = Math.max(0, ...turns.flatMap((t) => strategies.map((s) => t.cost[s] ?? 0)))
-  const step = niceStep(max, 5)
-  const top$ = Math.max(step, Math.ceil(max / step) * step)
+  const table = report.rows.map((r) => r.strategy)
+  const costAt = (s: StrategyName, i: number): number => turns[i]?.cost[s] ?? 0
+  const cumulative = new Map<StrategyName, ReadonlyArray<number>>(table.map((s) => {
+    let sum = 0
+    return [s, turns.map((_, i) => (sum += costAt(s, i)))]
+  }))
+  const total = (s: StrategyName): number => cumulative.get(s)?.at(-1) ?? 0
+  // Legend order follows the lines' ends in the cumulative panel, top to bottom.
+  const strategies = [...table].sort((a, b) => total(b) - total(a) || table.indexOf(a) - table.indexOf(b))
   const usd = report.costUnit === "usd"
+  const labelOf = (s: StrategyName): string => {
+    const row = report.rows.find((r) => r.strategy === s)
+    return row?.vsOracle === undefined ? s : `${s}  ${row.vsOracle.toFixed(2)}x oracle`
+  }
+  const legendTitle = "Strategy, total vs oracle"
+  const legendWidth = 16 + Math.max(Math.ceil(textWidth(legendTitle) * 1.15), 32 + Math.max(...strategies.map((s) => textWidth(labelOf(s))), 0)) + 16
+  const left = 84
+  const plotW = 700
+  const width = left + plotW + legendWidth
+  const panels: ReadonlyArray<Panel> = [
+    { top: 64, height: 300, title: "Cumulative input cost", value: (s, i) => cumulative.get(s)?.[i] ?? 0 },
+    { top: 424, height: 170, title: "Input cost of each turn", value: costAt }
+  ]
+  const height = Math.max(panels.at(-1)!.top + panels.at(-1)!.height + 60, 64 + strategies.length * 22 + 40)
   const x = (i: number) => left + (turns.length <= 1 ? plotW / 2 : (i / (turns.length - 1)) * plotW)
-  const y = (v: number) => top + plotH - (v / top$) * plotH
-  const label = (v: number) => (usd ? `$${v < 0.01 ? v.toFixed(4) : v.toFixed(3)}` : Math.round(v).toLocaleString("en-US"))
+  const dashOf = (s: StrategyName) => (s === "oracle" ? ` stroke-dasharray="6 4"` : "")
+  const widthOf = (s: StrategyName) => (s.startsWith("strata-") || s === "oracle" ? 2.2 : 1.6)
   const out: Array<string> = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
-  const title = report.title ?? `Input cost per turn: ${report.turns} turns, ${report.provider} ${report.model}`
+  const title = report.title ?? `Input cost by strategy: ${report.turns} turns, ${report.provider} ${report.model}`
   out.push(`<text x="${left}" y="28" font-size="15" font-weight="600">${escapeXml(title)}</text>`)
-  for (let v = 0; v <= top$ + step / 2; v += step) {
-    const yy = num(y(v))
-    out.push(`<line x1="${left}" y1="${yy}" x2="${left + plotW}" y2="${yy}" stroke="#e0e0e0"/>`)
-    out.push(`<text x="${left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle" fill="#555">${escapeXml(label(v))}</text>`)
+  const xStep = Math.max(1, Math.ceil(turns.length / 12))
+  for (const panel of panels) {
+    const max = Math.max(0, ...table.flatMap((s) => turns.map((_, i) => panel.value(s, i))))
+    const step = niceStep(max, 5)
+    const ceiling = Math.max(step, Math.ceil(max / step) * step)
+    const y = (v: number) => panel.top + panel.height - (v / ceiling) * panel.height
+    // Dollars with as many decimals as the step needs (at least cents); tokens as integers.
+    const decimals = Math.max(2, Math.ceil(-Math.log10(step) - 1e-9))
+    const label = (v: number) => (usd ? `$${v.toFixed(decimals)}` : Math.round(v).toLocaleString("en-US"))
+    out.push(`<text x="${left}" y="${panel.top - 12}" font-size="13" font-weight="600" fill="#333">${escapeXml(`${panel.title} (${usd ? "USD" : "base-input tokens"})`)}</text>`)
+    for (let v = 0; v <= ceiling + step / 2; v += step) {
+      const yy = num(y(v))
+      out.push(`<line x1="${left}" y1="${yy}" x2="${left + plotW}" y2="${yy}" stroke="#e6e6e6"/>`)
+      out.push(`<text x="${left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle" fill="#555">${escapeXml(label(v))}</text>`)
+    }
+    const bottom = panel.top + panel.height
+    for (let i = 0; i < turns.length; i += xStep) {
+      out.push(`<text x="${num(x(i))}" y="${bottom + 16}" text-anchor="middle" fill="#555">${turns[i]!.index + 1}</text>`)
+    }
+    out.push(`<line x1="${left}" y1="${bottom}" x2="${left + plotW}" y2="${bottom}" stroke="#555"/>`)
+    out.push(`<line x1="${left}" y1="${panel.top}" x2="${left}" y2="${bottom}" stroke="#555"/>`)
+    // The most expensive first, so cheaper lines (Strata's, the oracle's) are drawn on top.
+    for (const s of strategies) {
+      const points = turns.map((_, i) => `${num(x(i))},${num(y(panel.value(s, i)))}`).join(" ")
+      out.push(`<polyline fill="none" stroke="${STRATEGY_COLORS[s]}" stroke-width="${widthOf(s)}" stroke-linejoin="round"${dashOf(s)} points="${points}"><title>${escapeXml(s)}</title></polyline>`)
+    }
   }
-  const xStep = Math.max(1, Math.ceil(turns.length / 10))
-  for (let i = 0; i < turns.length; i += xStep) {
-    out.push(`<text x="${num(x(i))}" y="${top + plotH + 18}" text-anchor="middle" fill="#555">${turns[i]!.index + 1}</text>`)
-  }
-  out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#555"/>`)
-  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#555"/>`)
-  out.push(`<text x="${left + plotW / 2}" y="${height - 16}" text-anchor="middle" fill="#333">turn (one commit each)</text>`)
-  out.push(`<text transform="translate(20 ${top + plotH / 2}) rotate(-90)" text-anchor="middle" fill="#333">${usd ? "input cost (USD)" : "input cost (base-input tokens)"}</text>`)
-  for (const s of strategies) {
-    const points = turns.map((t, i) => `${num(x(i))},${num(y(t.cost[s] ?? 0))}`).join(" ")
-    const dash = s === "oracle" ? ` stroke-dasharray="5 4"` : ""
-    const w = s.startsWith("strata-") ? 2.2 : 1.4
-    out.push(`<polyline fill="none" stroke="${STRATEGY_COLORS[s]}" stroke-width="${w}"${dash} points="${points}"/>`)
-  }
+  const last = panels.at(-1)!
+  out.push(`<text x="${left + plotW / 2}" y="${last.top + last.height + 40}" text-anchor="middle" fill="#333">turn</text>`)
+  const lx = left + plotW + 16
+  out.push(`<text x="${lx}" y="${panels[0]!.top - 12}" font-size="13" font-weight="600" fill="#333">${legendTitle}</text>`)
   strategies.forEach((s, i) => {
-    const ly = top + 10 + i * 22
-    const lx = left + plotW + 16
-    const row = report.rows.find((r) => r.strategy === s)
-    const dash = s === "oracle" ? ` stroke-dasharray="5 4"` : ""
-    out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 22}" y2="${ly}" stroke="${STRATEGY_COLORS[s]}" stroke-width="2.5"${dash}/>`)
-    const suffix = row?.vsOracle === undefined ? "" : ` (${row.vsOracle.toFixed(2)}x oracle)`
-    out.push(`<text x="${lx + 28}" y="${ly}" dominant-baseline="middle">${escapeXml(s + suffix)}</text>`)
+    const ly = panels[0]!.top + 8 + i * 22
+    out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${STRATEGY_COLORS[s]}" stroke-width="3"${dashOf(s)}/>`)
+    out.push(`<text x="${lx + 32}" y="${ly}" dominant-baseline="middle">${escapeXml(labelOf(s))}</text>`)
   })
   out.push("</svg>")
   return out.join("\n") + "\n"

@@ -1,12 +1,14 @@
 /**
  * Scoring of replayed requests through `@strata/providers`' prompt-cache simulators:
  * one simulated cache per strategy, `none` priced with caching off, and the `oracle`
- * bound. Works on native bodies only, so a `--dump` file is re-scored by the same code
- * (`rescoreDump`) and reproduces the replay's table.
+ * lower bound (`bound.ts`) over the oracle layout's blocks. Works on native bodies
+ * only, so a `--dump` file is re-scored by the same code (`rescoreDump`) and
+ * reproduces the replay's table.
  */
 import {
   computeCost,
   makeSimulator,
+  promptBlocks,
   ttlSpec,
   type CacheUsage,
   type ModelLimits,
@@ -14,7 +16,9 @@ import {
   type SimulatorOptions
 } from "@strata/providers"
 import { makeTokenCounter } from "@strata/core"
-import { STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
+import { Result, Schema } from "effect"
+import { lowerBound, type BoundPricing, type BoundRequest } from "./bound.ts"
+import { STRATEGIES, type ReplayProvider, type StrategyCounts, type StrategyName } from "./strategies.ts"
 
 /** One scored request. */
 export interface RequestScore {
@@ -30,6 +34,10 @@ export interface RequestScore {
   readonly equivalentTokens: number
   /** Input cost in USD from the dated price table; undefined when the model has no price. */
   readonly usd: number | undefined
+  /** Tokens of superseded copies the request carries (see `StrategyCounts`). */
+  readonly supersededTokens: number
+  /** Tokens context editing cleared from the request (see `StrategyCounts`). */
+  readonly clearedTokens: number
 }
 
 /** One strategy's totals over a replay. */
@@ -46,8 +54,12 @@ export interface StrategyRow {
   readonly usd: number | undefined
   /** Cost relative to `none` (USD when priced, else equivalent tokens). */
   readonly vsNone: number | undefined
-  /** Cost relative to `oracle`. */
+  /** Cost relative to `oracle`, the lower bound. */
   readonly vsOracle: number | undefined
+  /** Superseded tokens carried, summed over requests. */
+  readonly supersededTokens: number
+  /** Tokens cleared by context editing, summed over requests. */
+  readonly clearedTokens: number
 }
 
 export interface ScorerOptions {
@@ -74,20 +86,51 @@ export const textsOf = (body: unknown): ReadonlyArray<string> => {
   return out
 }
 
-const multiset = (texts: ReadonlyArray<string>): Map<string, number> => {
-  const counts = new Map<string, number>()
-  for (const t of texts) counts.set(t, (counts.get(t) ?? 0) + 1)
-  return counts
-}
-
 const usdOf = (usage: CacheUsage, limits: ModelLimits): number | undefined => {
   const cost = computeCost(usage, limits)
   return cost === undefined ? undefined : cost.total - cost.output
 }
 
+/**
+ * Seconds from a request's send until what it wrote can be read, in the simulators and
+ * the bound alike (the simulators' default).
+ */
+export const FIRST_TOKEN_SECONDS = 1
+
+/**
+ * The bound's prices and lifetimes for a model: every lifetime a request body can ask
+ * for (not Gemini's explicit `cachedContents`, created by a separate call and billed
+ * for storage), a lifetime capped where the provider caps it, reads at the price the
+ * simulators bill them, and the long-context input price where the model has one.
+ */
+export const boundPricing = (limits: ModelLimits): BoundPricing => {
+  const ttls = limits.ttls
+    .filter((t) => t.storagePerMTokHour === undefined)
+    .map((t) => ({ name: t.name, seconds: Math.min(t.seconds, t.maxSeconds ?? Infinity), write: t.write }))
+  const price = limits.price
+  const long = price?.longContext
+  return {
+    ttls: ttls.length > 0 ? ttls : [{ name: ttlSpec(limits).name, seconds: ttlSpec(limits).seconds, write: ttlSpec(limits).write }],
+    read: ttlSpec(limits).read,
+    visibleAfter: FIRST_TOKEN_SECONDS,
+    rate: price === undefined || long === undefined
+      ? undefined
+      : (tokens) => (tokens > long.thresholdTokens ? long.inputPerMTok / price.inputPerMTok : 1)
+  }
+}
+
+type Counts = { readonly supersededTokens: number; readonly clearedTokens: number }
+
 /** Scores requests strategy by strategy, in the order they were sent. */
 export interface Scorer {
-  readonly score: (strategy: StrategyName, body: unknown, t: number) => RequestScore
+  /**
+   * Score the next request. Simulated strategies are scored as they come; `oracle`
+   * requests are recorded, and priced by `scores` once the whole session is known (the
+   * bound needs to know which blocks later requests reuse).
+   */
+  readonly send: (strategy: StrategyName, body: unknown, t: number, counts?: StrategyCounts) => void
+  /** Every request's score so far, in send order. */
+  readonly scores: () => ReadonlyArray<RequestScore>
   readonly limits: ModelLimits
 }
 
@@ -97,21 +140,21 @@ export interface Scorer {
  * - Every strategy but `none` and `oracle` sends its bodies, in order, to its own
  *   simulator (one cache per strategy, as separate sessions would have).
  * - `none` is priced with caching off: every input token at the base price.
- * - `oracle`: a text block whose exact text was in the previous oracle request is a
- *   cache read, every other block a cache write (TTLs, minimums and breakpoint limits
- *   ignored). With the oracle layout (one block per item) this is "every unchanged
- *   token read, every changed token written".
+ * - `oracle` is the lower bound (`lowerBound`) over its bodies' blocks, as the
+ *   simulator measures them: per block, the cheapest of sending it uncached, writing it
+ *   for a later request, or reading it back while its entry lives.
  *
  * @example
  * ```ts
  * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-5" })
- * scorer.score("segments", body, 90).cacheRead
+ * scorer.send("segments", body, 90)
+ * scorer.scores()[0]?.cacheRead
  * ```
  */
 export const makeScorer = (options: ScorerOptions): Scorer => {
   const simOptions: SimulatorOptions = options.countTokens === undefined
-    ? { model: options.model }
-    : { model: options.model, countTokens: options.countTokens }
+    ? { model: options.model, firstTokenSeconds: FIRST_TOKEN_SECONDS }
+    : { model: options.model, firstTokenSeconds: FIRST_TOKEN_SECONDS, countTokens: options.countTokens }
   const sims = new Map<StrategyName, Simulator>()
   const simFor = (strategy: StrategyName): Simulator => {
     let sim = sims.get(strategy)
@@ -123,20 +166,13 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
   }
   const cold = makeSimulator(options.provider, simOptions) as Simulator
   const limits = cold.limits
-  const spec = ttlSpec(limits)
-  const count = options.countTokens ?? ((text: string) => Math.ceil(text.length / 4))
-  const tokenMemo = new Map<string, number>()
-  const tokens = (text: string): number => {
-    let n = tokenMemo.get(text)
-    if (n === undefined) {
-      n = text.length === 0 ? 0 : count(text)
-      tokenMemo.set(text, n)
-    }
-    return n
-  }
-  let oraclePrevious = new Map<string, number>()
+  const pricing = boundPricing(limits)
+  // Scores in send order; an oracle request holds its place until `scores` prices it.
+  const sent: Array<RequestScore | { readonly oracle: number; readonly counts: Counts }> = []
+  const oracle: Array<BoundRequest> = []
+  let priced: { readonly upTo: number; readonly scores: ReadonlyArray<RequestScore> } | undefined
 
-  const fromUsage = (strategy: StrategyName, t: number, usage: CacheUsage, equivalentTokens: number): RequestScore => ({
+  const fromUsage = (strategy: StrategyName, t: number, usage: CacheUsage, equivalentTokens: number, counts: Counts): RequestScore => ({
     t,
     strategy,
     promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
@@ -144,31 +180,54 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
     cacheRead: usage.cacheRead,
     cacheWrite: usage.cacheWrite,
     equivalentTokens,
-    usd: usdOf(usage, limits)
+    usd: usdOf(usage, limits),
+    supersededTokens: counts.supersededTokens,
+    clearedTokens: counts.clearedTokens
   })
 
   return {
     limits,
-    score: (strategy, body, t) => {
+    send: (strategy, body, t, counts) => {
+      const known = { supersededTokens: counts?.supersededTokens ?? 0, clearedTokens: counts?.clearedTokens ?? 0 }
+      if (strategy === "oracle") {
+        const items = promptBlocks(options.provider, body, simOptions).filter((b) => b.tokens > 0)
+        sent.push({ oracle: oracle.length, counts: known })
+        oracle.push({ t, items })
+        return
+      }
       if (strategy === "none") {
         cold.reset()
         const prompt = cold.send(body, t).trace.promptTokens
-        return fromUsage(strategy, t, { input: prompt, cacheRead: 0, cacheWrite: 0, output: 0 }, prompt)
-      }
-      if (strategy === "oracle") {
-        const now = multiset(textsOf(body))
-        let read = 0
-        let written = 0
-        for (const [text, n] of now) {
-          const reused = Math.min(n, oraclePrevious.get(text) ?? 0)
-          read += reused * tokens(text)
-          written += (n - reused) * tokens(text)
-        }
-        oraclePrevious = now
-        return fromUsage(strategy, t, { input: 0, cacheRead: read, cacheWrite: written, output: 0 }, read * spec.read + written * spec.write)
+        sent.push(fromUsage(strategy, t, { input: prompt, cacheRead: 0, cacheWrite: 0, output: 0 }, prompt, known))
+        return
       }
       const r = simFor(strategy).send(body, t)
-      return fromUsage(strategy, t, { ...r.usage, output: 0 }, r.cost.inputEquivalentTokens)
+      sent.push(fromUsage(strategy, t, { ...r.usage, output: 0 }, r.cost.inputEquivalentTokens, known))
+    },
+    scores: () => {
+      if (priced?.upTo === sent.length) return priced.scores
+      const bound = lowerBound(oracle, pricing)
+      const price = limits.price
+      const scores = sent.map((s): RequestScore => {
+        if (!("oracle" in s)) return s
+        const b = bound[s.oracle]!
+        const request = oracle[s.oracle]!
+        return {
+          t: request.t,
+          strategy: "oracle",
+          promptTokens: b.promptTokens,
+          uncached: b.uncached,
+          cacheRead: b.cacheRead,
+          cacheWrite: b.cacheWrite,
+          equivalentTokens: b.equivalentTokens,
+          // The bound's own long-context decision (on the tokens the request must carry), not computeCost's.
+          usd: price === undefined ? undefined : (b.equivalentTokens * b.rate * price.inputPerMTok) / 1_000_000,
+          supersededTokens: s.counts.supersededTokens,
+          clearedTokens: s.counts.clearedTokens
+        }
+      })
+      priced = { upTo: sent.length, scores }
+      return scores
     }
   }
 }
@@ -205,22 +264,37 @@ export const summarize = (scores: ReadonlyArray<RequestScore>): ReadonlyArray<St
       equivalentTokens: sum((s) => s.equivalentTokens),
       usd: priced ? sum((s) => s.usd ?? 0) : undefined,
       vsNone: ratio(cost, none),
-      vsOracle: ratio(cost, oracle)
+      vsOracle: ratio(cost, oracle),
+      supersededTokens: sum((s) => s.supersededTokens),
+      clearedTokens: sum((s) => s.clearedTokens)
     }]
   })
 }
 
-/** One line of a `--dump` file. */
-export interface DumpLine {
-  readonly t: number
-  readonly strategy: StrategyName
-  readonly request: unknown
-}
+/** One line of a `--dump` file: the send time, the strategy, the native body and what the strategy counted. */
+export const DumpLine = Schema.Struct({
+  t: Schema.Finite,
+  strategy: Schema.Literals(STRATEGIES),
+  request: Schema.Unknown,
+  supersededTokens: Schema.optionalKey(Schema.Finite),
+  clearedTokens: Schema.optionalKey(Schema.Finite)
+})
+export type DumpLine = typeof DumpLine.Type
 
-/** A dump line: `{"t": seconds, "strategy": name, "request": <native body>}`. */
-export const dumpLine = (t: number, strategy: StrategyName, request: unknown): string => JSON.stringify({ t, strategy, request })
+/**
+ * A dump line: `{"t": seconds, "strategy": name, "request": <native body>}`, with
+ * `supersededTokens` and `clearedTokens` when the strategy counted any.
+ */
+export const dumpLine = (t: number, strategy: StrategyName, request: unknown, counts: StrategyCounts = {}): string =>
+  JSON.stringify({
+    t,
+    strategy,
+    request,
+    ...(counts.supersededTokens ? { supersededTokens: counts.supersededTokens } : {}),
+    ...(counts.clearedTokens ? { clearedTokens: counts.clearedTokens } : {})
+  })
 
-const isStrategy = (s: unknown): s is StrategyName => typeof s === "string" && (STRATEGIES as ReadonlyArray<string>).includes(s)
+const decodeDumpLine = Schema.decodeUnknownResult(DumpLine)
 
 /** Parse a dump file's text; throws with the line number on a malformed line. */
 export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
@@ -232,11 +306,11 @@ export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
     } catch (error) {
       throw new Error(`dump line ${i + 1} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
     }
-    const v = value as Partial<DumpLine> | null
-    if (v === null || typeof v.t !== "number" || !isStrategy(v.strategy) || v.request === undefined) {
+    const decoded = decodeDumpLine(value)
+    if (Result.isFailure(decoded) || decoded.success.request === undefined) {
       throw new Error(`dump line ${i + 1} is not {"t": number, "strategy": name, "request": body}`)
     }
-    return [{ t: v.t, strategy: v.strategy, request: v.request }]
+    return [decoded.success]
   })
 
 /**
@@ -256,6 +330,7 @@ export const rescoreDump = async (
 ): Promise<{ readonly scores: ReadonlyArray<RequestScore>; readonly rows: ReadonlyArray<StrategyRow> }> => {
   const countTokens = options.countTokens ?? (await makeTokenCounter(options.model)).count
   const scorer = makeScorer({ ...options, countTokens })
-  const scores = parseDump(text).map((line) => scorer.score(line.strategy, line.request, line.t))
+  for (const line of parseDump(text)) scorer.send(line.strategy, line.request, line.t, line)
+  const scores = scorer.scores()
   return { scores, rows: summarize(scores) }
 }

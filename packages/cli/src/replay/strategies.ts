@@ -85,11 +85,30 @@ export interface SessionEnv {
   readonly transcriptCompactor: HistoryCompactor["Service"]
 }
 
+/**
+ * What a strategy reports about one request beside its body (0 when it does not know).
+ * Recorded in the dump, so re-scoring reproduces them.
+ */
+export interface StrategyCounts {
+  /**
+   * Tokens of superseded copies the request still carries: an earlier copy of an item (a
+   * file, a symbol block, the file tree) that a newer copy later in the request replaced.
+   */
+  readonly supersededTokens?: number | undefined
+  /** Tokens context editing cleared from the request (old tool results dropped); 0 without context editing. */
+  readonly clearedTokens?: number | undefined
+}
+
+/** One request of a strategy: the provider's native body and what the strategy counted. */
+export interface StrategyRequest extends StrategyCounts {
+  readonly body: unknown
+}
+
 /** One strategy's session. */
 export interface Strategy {
   readonly name: StrategyName
-  /** This turn's request: the provider's native body. */
-  readonly request: (turn: TurnInput) => Promise<unknown>
+  /** This turn's request. */
+  readonly request: (turn: TurnInput) => Promise<StrategyRequest>
   /** The request was sent and answered: advance session state (tracker commit, transcript reply). */
   readonly answered: (turn: TurnInput) => Promise<void>
   readonly dispose: () => Promise<void>
@@ -185,14 +204,16 @@ const flatStrategy = (env: SessionEnv, name: "none" | "trailing"): Strategy => {
     request: async (turn) => {
       map.set(turn.map)
       const result = await runtime.runPromise(assemble(assemblyInput(env, turn)))
-      if (name === "none") return result.placed.body
+      if (name === "none") return { body: result.placed.body }
       const flat = result.request
       const tier: CachedTier = "L3"
-      return place(env, {
-        ...flat,
-        blocks: flat.blocks.map((b) => ({ ...b, tier })),
-        breakpoints: [{ tier, messageIndex: flat.messages.length - 1 }]
-      })
+      return {
+        body: place(env, {
+          ...flat,
+          blocks: flat.blocks.map((b) => ({ ...b, tier })),
+          breakpoints: [{ tier, messageIndex: flat.messages.length - 1 }]
+        })
+      }
     },
     answered: async () => {},
     dispose: () => runtime.dispose()
@@ -224,7 +245,7 @@ export const segmentsRequest = (env: SessionEnv, turn: TurnInput): NeutralReques
 
 const segmentsStrategy = (env: SessionEnv): Strategy => ({
   name: "segments",
-  request: (turn) => Promise.resolve(place(env, segmentsRequest(env, turn))),
+  request: (turn) => Promise.resolve({ body: place(env, segmentsRequest(env, turn)) }),
   answered: async () => {},
   dispose: async () => {}
 })
@@ -236,7 +257,8 @@ const segmentsStrategy = (env: SessionEnv): Strategy => ({
  * last shown: the symbol blocks of files that are new or changed (and the paths of
  * files gone), the file tree when it changed, and the selected files that are new or
  * changed; then the prompt. The reply is appended after. So the conversation carries
- * the same information as the other strategies (plus stale copies). One breakpoint, on
+ * the same information as the other strategies, plus the superseded copies (counted as
+ * `supersededTokens`). One breakpoint, on
  * the last message. When the conversation passes its window it is compacted (core's
  * `HistoryCompactor`) and everything since the start is shown afresh.
  */
@@ -247,6 +269,8 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
   let shownFiles = new Map<string, string>()
   let shownBlocks = new Map<string, string>()
   let shownTree = ""
+  // Superseded copies: a block or file shown again (changed) leaves its earlier copy in the conversation.
+  let superseded = 0
   const blocksOf = (map: SymbolMapSnapshot): Map<string, string> => {
     const out = new Map<string, string>()
     for (const path of map.symbolFiles) {
@@ -273,6 +297,7 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
         shownFiles = new Map()
         shownBlocks = new Map(start.blocks)
         shownTree = start.tree
+        superseded = 0
       }
       const selected = selectedPaths(turn)
       const blocks = blocksOf(turn.map)
@@ -288,12 +313,24 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
         formatFiles(changedFiles, FILES_ACTIVE_HEADER)
       ].filter((section) => section !== "")
       if (sections.length > 0) conversation.push({ role: "user", content: sections.join("\n\n") }, { role: "assistant", content: ACK })
-      for (const [path, block] of changedBlocks) shownBlocks.set(path, block)
+      for (const [path, block] of changedBlocks) {
+        const old = shownBlocks.get(path)
+        if (old !== undefined) superseded += env.counter.count(old)
+        shownBlocks.set(path, block)
+      }
       for (const path of gone) shownBlocks.delete(path)
+      if (turn.map.fileTree !== shownTree && shownTree !== "") superseded += env.counter.count(shownTree)
       shownTree = turn.map.fileTree
-      for (const f of changedFiles) shownFiles.set(f.path, f.content)
+      for (const f of changedFiles) {
+        const old = shownFiles.get(f.path)
+        if (old !== undefined) superseded += env.counter.count(old)
+        shownFiles.set(f.path, f.content)
+      }
       conversation.push(promptMessage(env, turn))
-      return place(env, requestOf(env.model, [{ tier: "L3", messages: [...head, ...conversation] }], env.counter))
+      return {
+        body: place(env, requestOf(env.model, [{ tier: "L3", messages: [...head, ...conversation] }], env.counter)),
+        supersededTokens: superseded
+      }
     },
     answered: (turn) => {
       conversation.push({ role: "assistant", content: turn.reply })
@@ -337,7 +374,7 @@ const strataPolicyStrategy = (env: SessionEnv, name: StrategyName, policy: Polic
       const result = await runtime.runPromise(assemble(assemblyInput(env, turn)).pipe(Effect.provideService(Clock.Clock, clockAt(turn.t * 1000))))
       commit = result.commit
       last = result
-      return result.placed.body
+      return { body: result.placed.body, supersededTokens: result.journal?.staleTokens ?? 0 }
     },
     answered: async () => {
       if (commit !== undefined) await runtime.runPromise(commit)
@@ -390,7 +427,7 @@ export const oracleRequest = (env: SessionEnv, turn: TurnInput): NeutralRequest 
 
 const oracleStrategy = (env: SessionEnv): Strategy => ({
   name: "oracle",
-  request: (turn) => Promise.resolve(place(env, oracleRequest(env, turn))),
+  request: (turn) => Promise.resolve({ body: place(env, oracleRequest(env, turn)) }),
   answered: async () => {},
   dispose: async () => {}
 })

@@ -7,7 +7,7 @@
  */
 import { hash } from "node:crypto"
 import { lookupModel, type ModelLimits } from "../models.ts"
-import { markerOf, promptBlocks, type NativeTarget, type Prompt, type PromptBlock } from "./prompt.ts"
+import { markerOf, aiSdkPromptBlocks, type NativeTarget, type Prompt, type AiSdkPromptBlock } from "./prompt.ts"
 
 /** Why a breakpoint was placed. */
 export type MarkerRole =
@@ -27,7 +27,7 @@ export interface PlannedMarker {
   readonly message: number
   /** Part index for a part-level marker (Anthropic), or -1 for the message's end. */
   readonly part: number
-  /** Block index in the prompt's prefix (see `promptBlocks`). */
+  /** Block index in the prompt's prefix (see `aiSdkPromptBlocks`). */
   readonly block: number
   /** Estimated prefix tokens through the marker. */
   readonly tokens: number
@@ -89,7 +89,7 @@ const TTL_SECONDS = { "5m": 300, "1h": 3600 } as const
 const sha = (text: string): string => hash("sha256", text, "hex")
 
 /** Chained hashes: `hashes[i]` identifies the prefix through block i. */
-const chain = (blocks: ReadonlyArray<PromptBlock>): ReadonlyArray<string> => {
+const chain = (blocks: ReadonlyArray<AiSdkPromptBlock>): ReadonlyArray<string> => {
   const out: Array<string> = []
   let h = ""
   for (const b of blocks) {
@@ -133,7 +133,7 @@ export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => 
   let scale = 1
 
   const plan = (prompt: Prompt, at: number): CachePlan => {
-    const raw = promptBlocks(prompt, { countTokens: options.countTokens, imageTokens: options.imageTokens })
+    const raw = aiSdkPromptBlocks(prompt, { countTokens: options.countTokens, imageTokens: options.imageTokens })
     const blocks = raw.map((b) => ({ ...b, tokens: b.tokens * scale }))
     const hashes = chain(blocks)
     const cumulative: Array<number> = []

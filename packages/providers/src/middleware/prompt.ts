@@ -30,7 +30,7 @@ export type Prompt = ReadonlyArray<PromptMessage>
 export type NativeTarget = "anthropic" | "bedrock"
 
 /** One cacheable block of a prompt: a system message, or one content part. */
-export interface PromptBlock {
+export interface AiSdkPromptBlock {
   readonly message: number
   /** Index of the part within the message; -1 for string content. */
   readonly part: number
@@ -70,13 +70,13 @@ const partTokens = (part: PromptPart, count: (text: string) => number, image: nu
  * then every content part. This is the unit of Anthropic's and Bedrock's 20-block
  * lookback window.
  */
-export const promptBlocks = (
+export const aiSdkPromptBlocks = (
   prompt: Prompt,
   options: { readonly countTokens?: ((text: string) => number) | undefined; readonly imageTokens?: number | undefined } = {}
-): ReadonlyArray<PromptBlock> => {
+): ReadonlyArray<AiSdkPromptBlock> => {
   const count = options.countTokens ?? estimateTokens
   const image = options.imageTokens ?? IMAGE_TOKENS
-  const blocks: Array<PromptBlock> = []
+  const blocks: Array<AiSdkPromptBlock> = []
   prompt.forEach((message, m) => {
     if (typeof message.content === "string") {
       blocks.push({ message: m, part: -1, kind: "text", identity: `${message.role}\u0000${JSON.stringify(message.content)}`, tokens: count(message.content), messageEnd: true })

@@ -171,6 +171,10 @@ const sendImplicit = (ctx: SimContext, body: Record<string, unknown>, model: str
   }, { ttl: "implicit" })
 }
 
+/** The content blocks of a `generateContent` body (REST or `@google/genai` shape), in prefix order (what `promptBlocks` measures). */
+export const geminiPromptBlocks = (body: Record<string, unknown>, imageTokens: number): ReadonlyArray<PrefixBlock> =>
+  parseGemini(flatten(body), imageTokens)
+
 /**
  * A simulator of Gemini's implicit cache and explicit `cachedContents`.
  *

@@ -2,11 +2,14 @@
  * Offline prompt-cache simulators, one per provider, behind one small API:
  * `makeSimulator(provider, { model })` then `send(body, atSeconds)` per request.
  */
-import { makeAnthropicSimulator, type AnthropicNativeUsage } from "./anthropic.ts"
-import { makeBedrockSimulator, type BedrockSimUsage } from "./bedrock.ts"
-import { makeGeminiSimulator, type GeminiSimulator } from "./gemini.ts"
-import { makeOpenAISimulator, type OpenAISimUsage } from "./openai.ts"
-import { SimulatorInputError, type SimProvider, type Simulator, type SimulatorOptions } from "./types.ts"
+import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
+import { lookupModel } from "../models.ts"
+import { makeAnthropicSimulator, parseAnthropicBody, type AnthropicNativeUsage } from "./anthropic.ts"
+import { makeBedrockSimulator, parseConverseBody, type BedrockSimUsage } from "./bedrock.ts"
+import { asString, isRecord, type PrefixBlock } from "./prefixCache.ts"
+import { geminiPromptBlocks, makeGeminiSimulator, type GeminiSimulator } from "./gemini.ts"
+import { makeOpenAISimulator, openaiPromptBlocks, type OpenAISimUsage } from "./openai.ts"
+import { SimulatedRejection, SimulatorInputError, type SimProvider, type Simulator, type SimulatorOptions } from "./types.ts"
 
 export * from "./types.ts"
 export { makeAnthropicSimulator, type AnthropicNativeUsage } from "./anthropic.ts"
@@ -50,4 +53,57 @@ export const makeSimulator = <P extends SimProvider>(provider: P, options: Simul
     throw new SimulatorInputError({ reason: `no simulator for provider "${String(provider)}"; choose one of ${SIM_PROVIDERS.join(", ")}` })
   }
   return factory(options)
+}
+
+/** One content block of a request, as the provider's simulator measures it. */
+export interface PromptBlock {
+  /** What identifies the block's content: its text, or its canonical JSON without cache markers (tool calls, images). */
+  readonly content: string
+  /** Its prompt tokens under the simulator's counter (images and documents at their fixed cost). */
+  readonly tokens: number
+}
+
+/**
+ * The content blocks of a native request body, in prefix order, measured exactly as
+ * `makeSimulator(provider, options)` measures them, without touching any cache. Cache
+ * markers and breakpoint limits are ignored. For per-block analyses of a request (the
+ * replay's cost bound).
+ *
+ * @example
+ * ```ts
+ * import { promptBlocks } from "@strata/providers"
+ * const body = { model: "claude-sonnet-4-5", max_tokens: 16, system: "You are terse.", messages: [{ role: "user", content: "hi" }] }
+ * promptBlocks("anthropic", body, { model: "claude-sonnet-4-5" }) // [{ content: "You are terse.", tokens: 4 }, { content: "hi", tokens: 1 }]
+ * ```
+ */
+export const promptBlocks = (provider: SimProvider, body: unknown, options: SimulatorOptions): ReadonlyArray<PromptBlock> => {
+  if (!isRecord(body)) throw new SimulatedRejection({ provider, reason: "the request body must be a JSON object" })
+  const imageTokens = options.imageTokens ?? IMAGE_TOKENS
+  const count = options.countTokens ?? estimateTokens
+  const unlimited = Number.MAX_SAFE_INTEGER
+  let blocks: ReadonlyArray<PrefixBlock>
+  switch (provider) {
+    case "anthropic":
+      blocks = parseAnthropicBody(body, provider, imageTokens, true, unlimited).blocks
+      break
+    case "bedrock": {
+      if (body["anthropic_version"] !== undefined) {
+        blocks = parseAnthropicBody(body, provider, imageTokens, false, unlimited).blocks
+        break
+      }
+      const model = asString(body["modelId"]) ?? options.model
+      const limits = { ...(options.limits ?? lookupModel("bedrock", model)), maxBreakpoints: unlimited, toolBreakpoints: true }
+      blocks = parseConverseBody(body, model, limits, imageTokens).blocks
+      break
+    }
+    case "openai":
+      blocks = openaiPromptBlocks(body, imageTokens)
+      break
+    case "gemini":
+      blocks = geminiPromptBlocks(body, imageTokens)
+      break
+    default:
+      throw new SimulatorInputError({ reason: `no simulator for provider "${String(provider)}"; choose one of ${SIM_PROVIDERS.join(", ")}` })
+  }
+  return blocks.map((b) => ({ content: b.body, tokens: (b.text.length === 0 ? 0 : count(b.text)) + b.extraTokens }))
 }

@@ -182,6 +182,12 @@ const parseResponses = (body: Record<string, unknown>, imageTokens: number): Ope
   return out
 }
 
+const isResponsesBody = (body: Record<string, unknown>): boolean => body["messages"] === undefined && body["input"] !== undefined
+
+/** The content blocks of a Chat Completions or Responses body, in prefix order (what `promptBlocks` measures). */
+export const openaiPromptBlocks = (body: Record<string, unknown>, imageTokens: number): ReadonlyArray<PrefixBlock> =>
+  (isResponsesBody(body) ? parseResponses(body, imageTokens) : parseChat(body, imageTokens)).blocks
+
 /** Settings that key the cache beside the prompt itself (routing and the documented invalidators). */
 const namespaceOf = (body: Record<string, unknown>, model: string): string => {
   const reasoning = isRecord(body["reasoning"]) ? body["reasoning"]["effort"] : body["reasoning_effort"]
@@ -246,7 +252,7 @@ export const makeOpenAISimulator = (options: SimulatorOptions): Simulator<OpenAI
     if (!isRecord(body)) return reject("the request body must be a JSON object")
     const model = asString(body["model"]) ?? options.model
     const limits = ctx.limitsFor(model)
-    const responses = body["messages"] === undefined && body["input"] !== undefined
+    const responses = isResponsesBody(body)
     const parsed = responses ? parseResponses(body, ctx.imageTokens) : parseChat(body, ctx.imageTokens)
     ctx.store.advance(at)
     const prefix = ctx.hasher.build(namespaceOf(body, model), parsed.blocks)

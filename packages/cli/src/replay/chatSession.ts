@@ -1,6 +1,6 @@
 /**
- * Turns a git history into a simulated coding session. Each commit after the start
- * is one turn: the files it touches are selected (read at the parent, before the
+ * The chat-mode session of a replay (`--session chat`): a git history turned into a
+ * simulated coding session. Each commit after the start is one turn: the files it touches are selected (read at the parent, before the
  * change), the prompt is the commit message, the assistant's reply is text sized like
  * the diff, and after the turn the repository advances to the commit.
  */
