@@ -15,7 +15,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   tiers: ["core"],
   symbols: ["core"],
   providers: ["core"],
-  cli: ["core", "tiers", "symbols", "providers"]
+  store: ["core"],
+  cli: ["core", "tiers", "symbols", "providers", "store"]
 }
 
 interface SourceFile {
@@ -198,7 +199,7 @@ describe("architecture", () => {
     expect(cyclesOf(folderGraph(sourcesOf(pkg))).map((c) => show(pkg, c))).toEqual([])
   })
 
-  it.each(PACKAGES)("%s: imports point one way (core <- tiers, symbols, providers <- cli)", (pkg) => {
+  it.each(PACKAGES)("%s: imports point one way (core <- tiers, symbols, providers, store <- cli)", (pkg) => {
     expect(directionViolations(pkg, sourcesOf(pkg))).toEqual([])
   })
 

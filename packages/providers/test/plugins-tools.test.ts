@@ -66,7 +66,7 @@ describe("breakpoints and thinking blocks", () => {
     expect(bedrock.body.messages[3]!.content.map((b) => Object.keys(b)[0])).toEqual(["text", "cachePoint", "reasoningContent"])
     // The AI SDK: the marker leaves the message level (it would land on the reasoning part) for the text part.
     const ai = placeAiSdk(toolRequest(CLAUDE, endsOnThinking, { breakpoints: [0, 4] }), { target: "anthropic" })
-    const aiTurn = ai.body.messages[4]!
+    const aiTurn = ai.body.messages[3]!
     expect(aiTurn.providerOptions).toBeUndefined()
     expect(aiTurn.role === "assistant" && aiTurn.content[0]!.providerOptions).toEqual({ anthropic: { cacheControl: { type: "ephemeral" } } })
   })

@@ -11,7 +11,7 @@
 import { hash } from "node:crypto"
 import type { ModelLimits } from "../models.ts"
 import { addUsage, cacheHitRate, decodeAiSdkUsage, emptyUsage, promptTokens, type CacheUsage } from "../usage.ts"
-import { isRecord } from "../miss/json.ts"
+import { isRecord } from "../json.ts"
 import { makeCachePlanner, type CachePlan, type CachePlanner, type PlannedMarker } from "./planner.ts"
 import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions } from "./prompt.ts"
 
