@@ -126,10 +126,30 @@ class ResolveFailure extends Error {
   }
 }
 
+/**
+ * The metadata calls path resolution makes, synchronous. `node:fs` by default; the
+ * symbol index passes its own file-system seam (tests inject failures through it).
+ */
+export interface PathFileSystem {
+  lstat(path: string): { isSymbolicLink(): boolean; isDirectory(): boolean }
+  realpath(path: string): string
+  /** Create one directory (its parent exists). */
+  mkdir(path: string): void
+  /** A link's target as written; optional (used to judge dangling links). */
+  readlink?(path: string): string
+}
+
+const nodePathFs: PathFileSystem = {
+  lstat: (p) => nodeFs.lstatSync(p),
+  realpath: (p) => nodeFs.realpathSync(p),
+  mkdir: (p) => nodeFs.mkdirSync(p),
+  readlink: (p) => nodeFs.readlinkSync(p)
+}
+
 /** The real root, or an error naming it. */
-const realRootOf = (root: string): string => {
+const realRootOf = (root: string, fs: PathFileSystem = nodePathFs): string => {
   try {
-    return nodeFs.realpathSync(NodePath.resolve(root))
+    return fs.realpath(NodePath.resolve(root))
   } catch (error) {
     throw new ResolveFailure(root, error)
   }
@@ -153,10 +173,10 @@ const relativeOf = (root: string, realRoot: string, path: string): string | Path
  * Synchronous on purpose: metadata calls only, and nothing can move between them
  * through an `await`.
  */
-const resolveSync = (root: string, path: string, create: boolean): ResolvedPath => {
+const resolveSync = (root: string, path: string, create: boolean, fs: PathFileSystem = nodePathFs): ResolvedPath => {
   let realRoot: string
   try {
-    realRoot = realRootOf(root)
+    realRoot = realRootOf(root, fs)
   } catch (error) {
     // Nothing exists below a root that does not exist; a write needs the root, though.
     if (create || !(error instanceof ResolveFailure) || error.code !== "ENOENT") throw error
@@ -174,9 +194,9 @@ const resolveSync = (root: string, path: string, create: boolean): ResolvedPath 
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1
     const next = NodePath.join(current, part)
-    let stat: nodeFs.Stats | undefined
+    let stat: ReturnType<PathFileSystem["lstat"]> | undefined
     try {
-      stat = nodeFs.lstatSync(next)
+      stat = fs.lstat(next)
     } catch (error) {
       if (errnoCode(error) !== "ENOENT") throw new ResolveFailure(path, error)
     }
@@ -184,11 +204,11 @@ const resolveSync = (root: string, path: string, create: boolean): ResolvedPath 
       if (last) return { realRoot, relative, real: next, exists: false }
       if (!create) return { realRoot, relative, real: NodePath.join(next, ...parts.slice(i + 1)), exists: false }
       try {
-        nodeFs.mkdirSync(next)
+        fs.mkdir(next)
       } catch (error) {
         // Created meanwhile by another process: look at it again (it may be a link now).
         if (errnoCode(error) !== "EEXIST") throw new ResolveFailure(path, error)
-        return resolveSync(root, path, create)
+        return resolveSync(root, path, create, fs)
       }
       current = next
       continue
@@ -196,12 +216,12 @@ const resolveSync = (root: string, path: string, create: boolean): ResolvedPath 
     if (stat.isSymbolicLink()) {
       let target: string
       try {
-        target = nodeFs.realpathSync(next)
+        target = fs.realpath(next)
       } catch (error) {
         // A dangling link: where it points, read without following further.
         const pointed = (() => {
           try {
-            return NodePath.resolve(current, nodeFs.readlinkSync(next))
+            return fs.readlink === undefined ? undefined : NodePath.resolve(current, fs.readlink(next))
           } catch {
             return undefined
           }
@@ -227,9 +247,11 @@ const resolveSync = (root: string, path: string, create: boolean): ResolvedPath 
 }
 
 /**
- * Check where `path` (relative to `root`, or absolute inside it) lands on disk, without
- * touching anything. Throws `PathOutsideRepo` when it or a link on the way leaves the
- * repository; other failures throw an `Error` with the errno `code`.
+ * Check where `path` (relative to `root`, or absolute inside it) lands on disk. Throws
+ * `PathOutsideRepo` when it or a link on the way leaves the repository; other failures
+ * throw an `Error` with the errno `code`. With `create`, missing parent directories are
+ * made one at a time inside their real parent (for a write that follows); `fs` replaces
+ * `node:fs` for the metadata calls.
  *
  * @example
  * ```ts
@@ -237,10 +259,11 @@ const resolveSync = (root: string, path: string, create: boolean): ResolvedPath 
  * resolveInsideRepoSync("/repo", ".strata/tracker.json").real // "/repo/.strata/tracker.json"
  * ```
  */
-export const resolveInsideRepoSync = (root: string, path: string): ResolvedPath => resolveSync(root, path, false)
-
-/** Like `resolveInsideRepoSync`, creating missing parent directories inside the real tree. */
-export const prepareWriteInsideRepoSync = (root: string, path: string): ResolvedPath => resolveSync(root, path, true)
+export const resolveInsideRepoSync = (
+  root: string,
+  path: string,
+  options: { readonly create?: boolean; readonly fs?: PathFileSystem } = {}
+): ResolvedPath => resolveSync(root, path, options.create === true, options.fs)
 
 /**
  * Read a regular file inside the repository: the bytes, or undefined when it does not
