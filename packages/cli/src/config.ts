@@ -54,7 +54,9 @@ export const ConfigFile = Schema.Struct({
   policy: Schema.optionalKey(PolicyName),
   budgets: Schema.optionalKey(Budgets),
   /** Prompts folder (system.md, system_extra.md, system_reminder.md), relative to the repository. */
-  prompts: Schema.optionalKey(Schema.NonEmptyString)
+  prompts: Schema.optionalKey(Schema.NonEmptyString),
+  /** How long `chat` waits for the provider: for the response to start, and between stream events (ms). */
+  timeoutMs: Schema.optionalKey(PositiveInt)
 })
 export type ConfigFile = typeof ConfigFile.Type
 
@@ -74,6 +76,8 @@ export interface ResolvedConfig {
   }
   /** Prompts folder relative to the repository; null means the bundled defaults. */
   readonly prompts: string | null
+  /** How long `chat` waits for the provider to start answering, and between stream events (ms). */
+  readonly timeoutMs: number
   /** Where each value came from, by dotted key (`provider`, `budgets.mapTokens`, ...). */
   readonly sources: Readonly<Record<string, ConfigSource>>
 }
@@ -92,7 +96,8 @@ export const DEFAULTS = {
   provider: "anthropic" as ProviderName,
   policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
   budgets: { mapTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
-  prompts: null
+  prompts: null,
+  timeoutMs: 60_000
 } as const
 
 /** Values given as command-line flags (only the ones the user passed). */
@@ -102,6 +107,7 @@ export interface ConfigOverrides {
   readonly policy?: PolicyName | undefined
   readonly mapTokens?: number | undefined
   readonly prompts?: string | undefined
+  readonly timeoutMs?: number | undefined
 }
 
 /** Environment variables the CLI reads, by config key. */
@@ -114,7 +120,8 @@ export const ENV_VARS = {
   maxFileBytes: "STRATA_MAX_FILE_BYTES",
   compactionTokens: "STRATA_COMPACTION_TOKENS",
   cacheTargetTokens: "STRATA_CACHE_TARGET_TOKENS",
-  prompts: "STRATA_PROMPTS"
+  prompts: "STRATA_PROMPTS",
+  timeoutMs: "STRATA_TIMEOUT_MS"
 } as const
 
 /** A one-line "field: problem" from a Schema error message ("Expected x\n  at ["a"]["b"]"). */
@@ -232,7 +239,8 @@ export const resolveConfig = (input: {
   const compactionTokens = pick("budgets.compactionTokens", undefined, envInt(env, ENV_VARS.compactionTokens, 0), b?.compactionTokens, DEFAULTS.budgets.compactionTokens)
   const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
-  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, sources }
+  const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
+  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, sources }
 }
 
 /** The file `strata init` writes: every field explicit, so a user sees what they can change. */
@@ -247,7 +255,8 @@ export const initialConfigFile = (config: ResolvedConfig): ConfigFile => ({
     compactionTokens: config.budgets.compactionTokens,
     cacheTargetTokens: config.budgets.cacheTargetTokens
   },
-  prompts: config.prompts ?? ".strata/prompts"
+  prompts: config.prompts ?? ".strata/prompts",
+  timeoutMs: config.timeoutMs
 })
 
 /** Decode a value a command is about to write, so a bad file is never written. */

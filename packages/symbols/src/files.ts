@@ -7,7 +7,7 @@
 import { execFile, execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import { join, relative, sep } from "node:path"
-import { unsafeNameCharacter } from "@strata/core"
+import { BARE_REPOSITORY_REASON, isBareRepository, unsafeNameCharacter } from "@strata/core"
 import { IgnoreMatcher } from "./gitignore.ts"
 
 /** A file or directory status (the subset of `fs.Stats` the index reads). */
@@ -333,24 +333,9 @@ export const safeNames = (paths: ReadonlyArray<string>, problems: Array<Problem>
     return false
   })
 
-/**
- * Whether `root` is a bare git repository (or a `.git` folder): `HEAD`, `objects/` and
- * `refs/` at its top, as git itself decides. Such a folder has no work tree; listing it
- * would show git's own files (`HEAD`, `hooks/...`) as the repository's.
- */
-export const isBareRepository = (root: string, fs: FileSystem): boolean => {
-  try {
-    return fs.lstat(join(root, "HEAD")).isFile() && fs.stat(join(root, "objects")).isDirectory() && fs.stat(join(root, "refs")).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-/** Throw a clear error for a bare repository (see `isBareRepository`). */
+/** Throw a clear error for a bare repository (core's `isBareRepository`): it has no files to list. */
 export const refuseBareRepository = (root: string, fs: FileSystem): void => {
-  if (isBareRepository(root, fs)) {
-    throw new Error("is a bare git repository (or a .git folder): it has no work tree to index; pass the path of a checkout")
-  }
+  if (isBareRepository(root, fs)) throw new Error(BARE_REPOSITORY_REASON)
 }
 
 /** The outcome of reading one source file. */

@@ -512,6 +512,32 @@ export const removeInsideRepo = (root: string, path: string): Effect.Effect<void
     catch: asWriteError(path)
   })
 
+/**
+ * Whether `root` is a bare git repository (or a `.git` folder): `HEAD`, `objects/` and
+ * `refs/` at its top, as git itself decides. Such a folder has no work tree; listing it
+ * would show git's own files (`HEAD`, `hooks/...`) as the repository's. `fs` replaces
+ * `node:fs` (the symbol index passes its own seam).
+ *
+ * @example
+ * ```ts
+ * import { isBareRepository } from "@strata/core"
+ * isBareRepository("/srv/git/project.git") // true
+ * ```
+ */
+export const isBareRepository = (
+  root: string,
+  fs: { stat(path: string): { isFile(): boolean; isDirectory(): boolean } } = { stat: (p) => nodeFs.statSync(p) }
+): boolean => {
+  try {
+    return fs.stat(NodePath.join(root, "HEAD")).isFile() && fs.stat(NodePath.join(root, "objects")).isDirectory() && fs.stat(NodePath.join(root, "refs")).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** The message for a bare repository given as a work tree. */
+export const BARE_REPOSITORY_REASON = "is a bare git repository (or a .git folder): it has no work tree to read files from; pass the path of a checkout"
+
 /** How many numbered copies `keepDamagedCopy` tries before giving up. */
 const MAX_COPIES = 1000
 
