@@ -120,7 +120,7 @@ describe("links under .strata/ that leave the repository are refused with PathOu
   })
 
   it('"prompts": "../outside" in the config is refused, naming the field', async () => {
-    const { repo, outside, secret } = fixture(master)
+    const { repo, outside } = fixture(master)
     mkdirSync(join(repo, ".strata"), { recursive: true })
     writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, prompts: "../outside" }))
     writeFileSync(join(outside, "system.md"), SECRET)
