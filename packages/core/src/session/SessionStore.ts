@@ -162,7 +162,8 @@ const makeStore = (root: string, folder: string, createRoot: boolean) => {
   /**
    * Lines that can never be read back (a torn write, a corrupt line) are moved to
    * `<id>.jsonl.bad` and the file is rewritten without them, atomically, so the warning
-   * about them is given once rather than at every load.
+   * about them is given once rather than at every load. Runs on the write after a load
+   * that saw them, or after a crash left a torn last line.
    */
   const quarantine = (id: string, text: string, damaged: ReadonlyArray<number>) =>
     Effect.gen(function* () {
@@ -174,15 +175,36 @@ const makeStore = (root: string, folder: string, createRoot: boolean) => {
       yield* writeInsideRepo(root, relativeOf(id), kept, { sync: true })
     })
 
+  /** Sessions a load found damaged lines in; the next write to one moves them aside. */
+  const damagedIds = new Set<string>()
+
+  /** Whether the file's last byte is not a newline: a write was interrupted. */
+  const endsTorn = (id: string) =>
+    statInsideRepo(root, relativeOf(id)).pipe(
+      Effect.flatMap((info) =>
+        info === undefined || info.size === 0
+          ? Effect.succeed(false)
+          : appendInsideRepo(root, relativeOf(id), async (handle) => {
+            const last = Buffer.alloc(1)
+            return (await handle.read(last, 0, 1, info.size - 1)).bytesRead === 1 && last[0] !== 0x0a
+          })
+      )
+    )
+
   const write = (id: string, messages: ReadonlyArray<Message>, sync: boolean) =>
     Effect.gen(function* () {
       if (!isValidId(id)) return yield* new SessionNotFound({ id })
       yield* ready.pipe(Effect.mapError(fail(pathOf(id))))
       const now = yield* Clock.currentTimeMillis
       const text = messages.map((message) => JSON.stringify({ t: now, message } satisfies SessionLine) + "\n").join("")
-      const existing = yield* readInsideRepo(root, relativeOf(id))
-      const damaged = existing === undefined ? [] : damagedLines(existing)
-      if (existing !== undefined && damaged.length > 0) yield* quarantine(id, existing, damaged)
+      // Appending stays O(1): the whole file is read again only when a load in this
+      // process saw damage, or the file ends in a torn line (a crash mid-write).
+      if (damagedIds.has(id) || (yield* endsTorn(id))) {
+        const existing = yield* readInsideRepo(root, relativeOf(id))
+        const damaged = existing === undefined ? [] : damagedLines(existing)
+        if (existing !== undefined && damaged.length > 0) yield* quarantine(id, existing, damaged)
+        damagedIds.delete(id)
+      }
       yield* appendInsideRepo(root, relativeOf(id), async (handle) => {
         // A crash mid-write leaves a last line without its newline; end it first, or
         // this message would be glued to it and lost with it on the next load.
@@ -223,7 +245,9 @@ const makeStore = (root: string, folder: string, createRoot: boolean) => {
         const text = yield* readInsideRepo(root, relativeOf(id)).pipe(Effect.mapError(storeError(pathOf(id))))
         if (text === undefined) return yield* new SessionNotFound({ id })
         // Warnings are returned, not logged: the caller decides where they go (stdout may be JSON).
-        return { id, ...parseSessionText(text) } satisfies LoadedSession
+        const parsed = parseSessionText(text)
+        if (parsed.warnings.length > 0) damagedIds.add(id)
+        return { id, ...parsed } satisfies LoadedSession
       }),
     /** Sessions on disk, newest first. */
     list: Effect.gen(function* () {
