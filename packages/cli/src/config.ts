@@ -55,7 +55,9 @@ export const ConfigFile = Schema.Struct({
   policy: Schema.optionalKey(PolicyName),
   budgets: Schema.optionalKey(Budgets),
   /** Prompts folder (system.md, system_extra.md, system_reminder.md), relative to the repository. */
-  prompts: Schema.optionalKey(Schema.NonEmptyString)
+  prompts: Schema.optionalKey(Schema.NonEmptyString),
+  /** How long `chat` waits for the provider: for the response to start, and between stream events (ms). */
+  timeoutMs: Schema.optionalKey(PositiveInt)
 })
 export type ConfigFile = typeof ConfigFile.Type
 
@@ -75,6 +77,8 @@ export interface ResolvedConfig {
   }
   /** Prompts folder relative to the repository; null means the bundled defaults. */
   readonly prompts: string | null
+  /** How long `chat` waits for the provider to start answering, and between stream events (ms). */
+  readonly timeoutMs: number
   /** Where each value came from, by dotted key (`provider`, `budgets.mapTokens`, ...). */
   readonly sources: Readonly<Record<string, ConfigSource>>
 }
@@ -93,7 +97,8 @@ export const DEFAULTS = {
   provider: "anthropic" as ProviderName,
   policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
   budgets: { mapTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
-  prompts: null
+  prompts: null,
+  timeoutMs: 60_000
 } as const
 
 /** The providers whose model table lists `model` (empty when no table knows it). */
@@ -125,6 +130,7 @@ export interface ConfigOverrides {
   readonly policy?: PolicyName | undefined
   readonly mapTokens?: number | undefined
   readonly prompts?: string | undefined
+  readonly timeoutMs?: number | undefined
 }
 
 /** Environment variables the CLI reads, by config key. */
@@ -137,7 +143,8 @@ export const ENV_VARS = {
   maxFileBytes: "STRATA_MAX_FILE_BYTES",
   compactionTokens: "STRATA_COMPACTION_TOKENS",
   cacheTargetTokens: "STRATA_CACHE_TARGET_TOKENS",
-  prompts: "STRATA_PROMPTS"
+  prompts: "STRATA_PROMPTS",
+  timeoutMs: "STRATA_TIMEOUT_MS"
 } as const
 
 /** A one-line "field: problem" from a Schema error message ("Expected x\n  at ["a"]["b"]"). */
@@ -274,7 +281,8 @@ export const resolveConfig = (input: {
   const compactionTokens = pick("budgets.compactionTokens", undefined, envInt(env, ENV_VARS.compactionTokens, 0), b?.compactionTokens, DEFAULTS.budgets.compactionTokens)
   const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
-  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, sources }
+  const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
+  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, sources }
 }
 
 /** The file `strata init` writes: every field explicit, so a user sees what they can change. */
@@ -289,7 +297,8 @@ export const initialConfigFile = (config: ResolvedConfig): ConfigFile => ({
     compactionTokens: config.budgets.compactionTokens,
     cacheTargetTokens: config.budgets.cacheTargetTokens
   },
-  prompts: config.prompts ?? ".strata/prompts"
+  prompts: config.prompts ?? ".strata/prompts",
+  timeoutMs: config.timeoutMs
 })
 
 /** Decode a value a command is about to write, so a bad file is never written. */

@@ -5,10 +5,11 @@
 import { realpath, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Option } from "effect"
+import { BARE_REPOSITORY_REASON, isBareRepository, isWithin } from "@strata/core"
 import { parseConfigFile, resolveConfig, ENV_VARS, type ConfigFile, type ConfigOverrides, type ResolvedConfig } from "./config.ts"
-import { ConfigInvalid, ModelNotServed, RepoNotFound, type StateError } from "./errors.ts"
+import { ConfigInvalid, ModelNotServed, RepoNotFound } from "./errors.ts"
 import { JsonFlag, RepoFlag, VerboseFlag } from "./flags.ts"
-import { readTextIfExists } from "./fsutil.ts"
+import { readTextIfExists, type StateFileError } from "./fsutil.ts"
 
 /** `.strata/` inside a repository: the CLI's config and session state. */
 export const STRATA_DIR = ".strata"
@@ -33,25 +34,44 @@ export const resolveRepo = (given: string | undefined): Effect.Effect<string, Re
       const path = resolve(given ?? process.env[ENV_VARS.repo] ?? ".")
       const info = await stat(path)
       if (!info.isDirectory()) throw Object.assign(new Error("is not a directory"), { code: "ENOTDIR" })
+      // A bare repository has git's own files (HEAD, hooks/...) where a checkout has the project's.
+      if (isBareRepository(path)) throw Object.assign(new Error(BARE_REPOSITORY_REASON), { code: "EBARE" })
       return realpath(path)
     },
-    catch: (error) =>
-      new RepoNotFound({
+    catch: (error) => {
+      const code = (error as NodeJS.ErrnoException).code
+      return new RepoNotFound({
         path: given ?? process.env[ENV_VARS.repo] ?? ".",
-        reason: (error as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (error as NodeJS.ErrnoException).code === "ENOTDIR" ? "is not a directory" : `cannot be read (${String(error)})`
+        reason: code === "ENOENT" ? "does not exist" : code === "ENOTDIR" ? "is not a directory" : code === "EBARE" ? BARE_REPOSITORY_REASON : `cannot be read (${String(error)})`
       })
+    }
   })
 
 /** Read and validate `.strata/config.json`; `undefined` when there is none. */
-export const readConfigFile = (root: string): Effect.Effect<ConfigFile | undefined, ConfigInvalid | StateError> =>
+export const readConfigFile = (root: string): Effect.Effect<ConfigFile | undefined, ConfigInvalid | StateFileError> =>
   Effect.gen(function* () {
-    const text = yield* readTextIfExists(join(root, CONFIG_PATH))
+    const text = yield* readTextIfExists(root, CONFIG_PATH)
     if (text === undefined) return undefined
     return yield* Effect.try({
       try: () => parseConfigFile(text, CONFIG_PATH),
       catch: (e) => (e instanceof ConfigInvalid ? e : new ConfigInvalid({ path: CONFIG_PATH, issue: String(e) }))
     })
   })
+
+/** Where a config value came from, for messages: the file, `$VAR` or `--flag`. */
+const sourceOf = (config: ResolvedConfig, key: keyof typeof ENV_VARS, flag: string): string => {
+  const source = config.sources[key]
+  return source === "env" ? `$${ENV_VARS[key]}` : source === "flag" ? flag : CONFIG_PATH
+}
+
+/** The prompts folder must lie inside the repository (links out of it are refused when its files are read). */
+const checkPromptsInside = (root: string, config: ResolvedConfig): Effect.Effect<void, ConfigInvalid> =>
+  config.prompts === null || isWithin(root, resolve(root, config.prompts))
+    ? Effect.void
+    : Effect.fail(new ConfigInvalid({
+      path: sourceOf(config, "prompts", "--prompts"),
+      issue: `prompts: ${JSON.stringify(config.prompts)} is outside the repository; Strata reads nothing outside it. Use a folder inside the repository, such as .strata/prompts`
+    }))
 
 /**
  * Build the context of a command from its config overrides and the global flags.
@@ -70,5 +90,6 @@ export const commandContext = (overrides: ConfigOverrides = {}, options: { reado
       try: () => resolveConfig({ flags: overrides, env: process.env, file }),
       catch: (e) => (e instanceof ConfigInvalid || e instanceof ModelNotServed ? e : new ConfigInvalid({ path: "environment", issue: String(e) }))
     })
+    yield* checkPromptsInside(root, config)
     return { root, config, file, json, verbose, stateDir: join(root, STRATA_DIR) } satisfies CommandContext
   })

@@ -21,6 +21,7 @@ import {
   type AssemblyInput,
   type FileContent,
   type InvalidInput,
+  PathOutsideRepo,
   type JournalMemory,
   type StageServices,
   type Tracker,
@@ -83,12 +84,12 @@ export interface EngineOptions {
 export type EngineServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | SessionStore | StageServices | Tracker
 
 export interface Engine {
-  /** Fails with `InvalidInput` only if the tracker's configuration is malformed. */
-  readonly layer: Layer.Layer<EngineServices, InvalidInput>
+  /** Fails with `InvalidInput` if the tracker's configuration is malformed, `PathOutsideRepo` if its state file links out of the repository. */
+  readonly layer: Layer.Layer<EngineServices, InvalidInput | PathOutsideRepo>
   /** The symbol map of the last snapshot (after the pipeline or `symbolMap` ran). */
   readonly lastMap: () => SymbolMap | undefined
   /** Index the repository now (with a progress line on a terminal) and return the map. */
-  readonly symbolMap: Effect.Effect<SymbolMap, SymbolIndexError, Output>
+  readonly symbolMap: Effect.Effect<SymbolMap, SymbolIndexError | PathOutsideRepo, Output>
 }
 
 /**
@@ -109,6 +110,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     })
     let last: SymbolMap | undefined
+    const indexError = (error: unknown) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     const refreshWith = (onProgress?: (parsed: number, toParse: number) => void) => Effect.tryPromise({
       try: async () => {
         last = await indexer.refresh(onProgress === undefined ? {} : { onProgress })
@@ -116,7 +118,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
         indexer.flush()
         return last
       },
-      catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
+      // A symbol cache that links out of the repository keeps its own error (and exit code).
+      catch: (error) => (error instanceof PathOutsideRepo ? error : indexError(error))
     })
     const refresh = refreshWith()
     // A map `symbolMap` just built is handed to the pipeline's next snapshot instead of
@@ -138,7 +141,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
         fresh = false
         return Effect.succeed(last)
       }
-      return refresh
+      return refresh.pipe(Effect.mapError((error) => (error instanceof SymbolIndexError ? error : indexError(error))))
     })
     const tokenizerLayer = Tokenizer.layer(config.model)
     const sessionLayer = Layer.effect(
@@ -165,7 +168,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       placementLayer(config.provider),
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
-      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts) }),
+      // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.
+      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root }),
       SessionStore.layer(root)
     )
     return { layer, lastMap: () => last, symbolMap }
@@ -257,7 +261,7 @@ export const simulateUsage = (
     if (sim === undefined) return undefined
     let previous: StoredRequest | undefined = before
     if (previous === undefined) {
-      const text = yield* readTextIfExists(join(root, LAST_REQUEST_PATH)).pipe(Effect.orElseSucceed(() => undefined))
+      const text = yield* readTextIfExists(root, LAST_REQUEST_PATH).pipe(Effect.orElseSucceed(() => undefined))
       try {
         previous = text === undefined ? undefined : (JSON.parse(text) as StoredRequest)
       } catch {
@@ -287,7 +291,7 @@ export const PREVIOUS_REQUEST_PATH = join(".strata", "previous-request.json")
 /** Remember this request's body for the next simulation; the one it replaces becomes the previous request. */
 export const rememberRequest = (root: string, provider: ProviderName, model: string, body: unknown, atSeconds: number) =>
   Effect.gen(function* () {
-    const last = yield* readTextIfExists(join(root, LAST_REQUEST_PATH))
-    if (last !== undefined) yield* writeTextAtomic(join(root, PREVIOUS_REQUEST_PATH), last)
-    yield* writeTextAtomic(join(root, LAST_REQUEST_PATH), JSON.stringify({ provider, model, at: atSeconds, body } satisfies StoredRequest))
+    const last = yield* readTextIfExists(root, LAST_REQUEST_PATH)
+    if (last !== undefined) yield* writeTextAtomic(root, PREVIOUS_REQUEST_PATH, last)
+    yield* writeTextAtomic(root, LAST_REQUEST_PATH, JSON.stringify({ provider, model, at: atSeconds, body } satisfies StoredRequest))
   })

@@ -96,28 +96,31 @@ export interface Diagnosis {
   readonly exitCode: ExitCode
 }
 
-const USAGE_TAGS = new Set(["UsageError", "ModelNotServed", "RepoNotFound", "PathOutsideRepo", "FileNotFound", "BinaryFile", "InvalidInput"])
+const USAGE_TAGS = new Set(["UsageError", "ModelNotServed", "RepoNotFound", "PathOutsideRepo", "FileNotFound", "BinaryFile", "SpecialFile", "InvalidInput"])
 
 const HINTS: Readonly<Record<string, string>> = {
   RepoNotFound: "pass --repo PATH naming a directory (it defaults to the current directory)",
-  PathOutsideRepo: "pass paths inside the repository, relative to its root (see --repo)",
+  PathOutsideRepo: "pass paths inside the repository, relative to its root (see --repo); a link under .strata/ that leads out must be removed (docs/errors.md)",
+  SpecialFile: "only regular files can be read; leave the FIFO, socket or device out, or replace it with a file (docs/errors.md)",
   FileNotFound: "paths are relative to the repository root; `strata tree` lists the files",
   BinaryFile: "only text files can be put in context; leave this one out",
   FileTooLarge: "raise budgets.maxFileBytes in .strata/config.json (or $STRATA_MAX_FILE_BYTES), or leave the file out",
   ConfigInvalid: "fix that field, or run `strata init --force` to write a fresh .strata/config.json",
   ApiKeyMissing: "export the variable, or run with --dry-run to see the request without sending it",
   StateError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
+  FileWriteError: "check permissions and free space on the .strata/ folder",
   TrackerPersistError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
   SymbolIndexError: "check that --repo points at a readable directory",
   PlacementError: "try another --provider, or fewer files",
   Unavailable: "run with --dry-run to see the requests without sending them",
   LlmHttpError: "the provider refused the request; --verbose shows the full error",
-  LlmTimeout: "the provider did not answer in time; try again",
+  LlmTimeout: "the provider did not answer in time: raise --timeout-ms (or timeoutMs in .strata/config.json, $STRATA_TIMEOUT_MS), or try again",
   LlmConnectionError: "check the network, or STRATA_BASE_URL if you set it",
   LlmMissingCredentials: "export the API key, or run with --dry-run",
   LlmSdkMissing: "install the provider's SDK next to Strata (see docs/providers.md)",
   LlmInvalidRequest: "the provider rejected the request body; --verbose shows the full error",
-  LlmStreamError: "the reply stream broke off; try again"
+  LlmStreamError: "the reply stream broke off; nothing was recorded, so the same prompt can simply be sent again",
+  LlmIncompleteReply: "the provider did not finish its reply (a cut stream or an empty or broken 200); nothing was recorded, so the same prompt can simply be sent again"
 }
 
 const firstLine = (text: string): string => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? text.trim()

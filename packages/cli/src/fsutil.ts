@@ -1,34 +1,21 @@
 /**
- * Small file helpers for the CLI's own state under `.strata/`: reads that tell "missing"
- * from "broken", and atomic writes (temp file + rename) so a crash never leaves half a file.
+ * The CLI's own state files under `.strata/` (config, session, journal, last request),
+ * read and written through core's `insideRepo` helpers: every path resolves inside the
+ * repository or fails with `PathOutsideRepo`, a FIFO or device fails with `SpecialFile`,
+ * reads tell "missing" from "broken", and writes are atomic (a temporary file in the real
+ * directory, then a rename) and never follow a link.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
-import { dirname } from "node:path"
+import { readInsideRepo, writeInsideRepo, type PathOutsideRepo, type SpecialFile } from "@strata/core"
 import { Effect } from "effect"
 import { StateError } from "./errors.ts"
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+/** Everything using a state file can fail with: I/O (`StateError`), a link out of the repository, a FIFO or device. */
+export type StateFileError = StateError | PathOutsideRepo | SpecialFile
 
-/** The file's text, or `undefined` when it does not exist. */
-export const readTextIfExists = (path: string): Effect.Effect<string | undefined, StateError> =>
-  Effect.tryPromise({
-    try: () => readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
-    catch: (error) => new StateError({ path, reason: reasonOf(error) })
-  })
+/** The text of `path` (absolute inside `root`, or relative to it), or `undefined` when it does not exist. */
+export const readTextIfExists = (root: string, path: string): Effect.Effect<string | undefined, StateFileError> =>
+  readInsideRepo(root, path).pipe(Effect.catchTag("FileReadError", (error) => Effect.fail(new StateError({ path, reason: error.reason }))))
 
-/** Write `text` to `path` atomically, creating parent folders. */
-export const writeTextAtomic = (path: string, text: string): Effect.Effect<void, StateError> =>
-  Effect.tryPromise({
-    try: async () => {
-      await mkdir(dirname(path), { recursive: true })
-      const tmp = `${path}.${process.pid}.tmp`
-      try {
-        await writeFile(tmp, text, "utf8")
-        await rename(tmp, path)
-      } catch (error) {
-        await rm(tmp, { force: true })
-        throw error
-      }
-    },
-    catch: (error) => new StateError({ path, reason: reasonOf(error) })
-  })
+/** Write `text` to `path` inside `root` atomically, creating parent folders inside the repository. */
+export const writeTextAtomic = (root: string, path: string, text: string): Effect.Effect<void, StateFileError> =>
+  writeInsideRepo(root, path, text).pipe(Effect.catchTag("FileWriteError", (error) => Effect.fail(new StateError({ path, reason: error.reason }))))

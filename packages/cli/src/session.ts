@@ -10,8 +10,7 @@ import { TierChange } from "@strata/core"
 import { decodeJournalMemory, encodeJournalMemory, type JournalMemory } from "@strata/core/effect"
 import { formatSchemaIssue } from "./config.ts"
 import { STRATA_DIR } from "./context.ts"
-import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
-import type { StateError } from "./errors.ts"
+import { readTextIfExists, writeTextAtomic, type StateFileError } from "./fsutil.ts"
 
 /** Token usage of one request: what the provider reported, or what a simulator predicted. */
 export const Usage = Schema.Struct({
@@ -87,7 +86,7 @@ export const JOURNAL_PATH = join(STRATA_DIR, "journal.json")
  * request then rebuilds its frozen tiers, which costs cache writes, not correctness.
  */
 export const loadJournal = (root: string, encoding: string): Effect.Effect<JournalMemory | undefined> =>
-  readTextIfExists(join(root, JOURNAL_PATH)).pipe(
+  readTextIfExists(root, JOURNAL_PATH).pipe(
     Effect.map((text) => {
       if (text === undefined) return undefined
       try {
@@ -100,8 +99,8 @@ export const loadJournal = (root: string, encoding: string): Effect.Effect<Journ
   )
 
 /** Save the journal memory after a recorded turn (compact JSON: it holds the cached text). */
-export const saveJournal = (root: string, memory: JournalMemory, encoding: string): Effect.Effect<void, StateError> =>
-  writeTextAtomic(join(root, JOURNAL_PATH), JSON.stringify(encodeJournalMemory(memory, encoding)) + "\n")
+export const saveJournal = (root: string, memory: JournalMemory, encoding: string): Effect.Effect<void, StateFileError> =>
+  writeTextAtomic(root, JOURNAL_PATH, JSON.stringify(encodeJournalMemory(memory, encoding)) + "\n")
 
 /** Parse a session file's text; a problem description instead of a throw. Pure. */
 export const parseSession = (text: string): { readonly session: SessionFile } | { readonly problem: string } => {
@@ -116,8 +115,8 @@ export const parseSession = (text: string): { readonly session: SessionFile } | 
 }
 
 /** Load `.strata/session.json`; a missing file is an empty session, a broken one too (with a warning). */
-export const loadSession = (root: string): Effect.Effect<{ readonly session: SessionFile; readonly warning: string | undefined }, StateError> =>
-  Effect.map(readTextIfExists(join(root, SESSION_PATH)), (text) => {
+export const loadSession = (root: string): Effect.Effect<{ readonly session: SessionFile; readonly warning: string | undefined }, StateFileError> =>
+  Effect.map(readTextIfExists(root, SESSION_PATH), (text) => {
     if (text === undefined) return { session: emptySession, warning: undefined }
     const parsed = parseSession(text)
     return "session" in parsed
@@ -125,5 +124,5 @@ export const loadSession = (root: string): Effect.Effect<{ readonly session: Ses
       : { session: emptySession, warning: `${SESSION_PATH} is unusable (${parsed.problem}); starting a fresh session` }
   })
 
-export const saveSession = (root: string, session: SessionFile): Effect.Effect<void, StateError> =>
-  writeTextAtomic(join(root, SESSION_PATH), JSON.stringify(session, null, 2) + "\n")
+export const saveSession = (root: string, session: SessionFile): Effect.Effect<void, StateFileError> =>
+  writeTextAtomic(root, SESSION_PATH, JSON.stringify(session, null, 2) + "\n")

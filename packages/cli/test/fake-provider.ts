@@ -2,7 +2,7 @@
 // records every request and answers Anthropic Messages and OpenAI Chat Completions
 // streams in their real SSE shapes, with the usage the provider's prompt-cache simulator
 // computes for the body it received (so a second turn reports cache reads).
-import { createServer, type Server } from "node:http"
+import { createServer, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeSimulator } from "@strata/providers"
 
@@ -17,6 +17,11 @@ export interface FakeProvider {
   readonly requests: Array<Recorded>
   /** Answer the next requests with this HTTP status and error body instead of a stream. */
   failNext: (status: number, count?: number) => void
+  /**
+   * Answer the next requests (every attempt the client makes) with `answer` instead:
+   * cut streams, bad bodies, stalls, resets. `answer` may leave the response open.
+   */
+  scriptNext: (answer: (res: ServerResponse, request: Recorded) => void, count?: number) => void
   readonly close: () => Promise<void>
 }
 
@@ -29,12 +34,19 @@ export const startFakeProvider = async (options: { readonly reply?: ReadonlyArra
   const openaiSim = makeSimulator("openai", { model: "gpt-5.4" })
   let clock = 0
   let failures: { status: number; left: number } | undefined
+  let scripted: { answer: (res: ServerResponse, request: Recorded) => void; left: number } | undefined
   const server: Server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
       const json = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>
-      requests.push({ path: req.url ?? "", headers: req.headers, json })
+      const recorded: Recorded = { path: req.url ?? "", headers: req.headers, json }
+      requests.push(recorded)
+      if (scripted !== undefined && scripted.left > 0) {
+        scripted.left--
+        scripted.answer(res, recorded)
+        return
+      }
       if (failures !== undefined && failures.left > 0) {
         failures.left--
         res.writeHead(failures.status, { "content-type": "application/json" })
@@ -77,6 +89,14 @@ export const startFakeProvider = async (options: { readonly reply?: ReadonlyArra
     failNext: (status, count = 1) => {
       failures = { status, left: count }
     },
-    close: () => new Promise((resolve) => server.close(() => resolve()))
+    scriptNext: (answer, count = 1) => {
+      scripted = { answer, left: count }
+    },
+    close: () =>
+      new Promise((resolve) => {
+        // Stalled scripted answers hold their connections open; end them.
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
   }
 }

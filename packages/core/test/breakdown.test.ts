@@ -50,8 +50,11 @@ describe("getContextBreakdown", () => {
         "empty_tiers_session_total",
         "changes"
       ])
-      const [l0, l2, active] = breakdown.blocks
-      expect(breakdown.blocks.map((b) => b.tier)).toEqual(["L0", "L2", "active"])
+      const [l0, l1, l2, l3, active] = breakdown.blocks
+      // Every tier is listed (seed 003): the empty ones with zero tokens, so a UI can draw them.
+      expect(breakdown.blocks.map((b) => b.tier)).toEqual(["L0", "L1", "L2", "L3", "active"])
+      expect(l1).toEqual({ tier: "L1", name: "Very Stable", tokens: 0, cached: true, threshold: 9, contents: [] })
+      expect(l3).toEqual({ tier: "L3", name: "Moderately Stable", tokens: 0, cached: true, threshold: 3, contents: [] })
       expect(l0).toMatchObject({ tier: "L0", name: "Most Stable", cached: true, threshold: 12 })
       expect(l0?.contents.map((c) => c.type)).toEqual(["system", "legend", "symbols", "framing"])
       expect(l0?.contents[2]).toMatchObject({ type: "symbols", count: 1, files: ["a.ts"] })

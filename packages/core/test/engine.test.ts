@@ -53,6 +53,36 @@ describe("createContextEngine", () => {
     await expect(engine.addFile("big.txt")).rejects.toBeInstanceOf(FileTooLarge)
   })
 
+  it("refuses malformed options at once with InvalidInput naming the field", () => {
+    const cases: ReadonlyArray<[Parameters<typeof createContextEngine>[0], string]> = [
+      [{ model: "" }, "model"],
+      [{ model: "   " }, "model"],
+      [{ model: "gpt-4o", maxInputTokens: -5 }, "maxInputTokens"],
+      [{ model: "gpt-4o", maxInputTokens: 1.5 }, "maxInputTokens"],
+      [{ model: "gpt-4o", maxFileBytes: 0 }, "maxFileBytes"],
+      [{ model: "gpt-4o", repoRoot: "" }, "repoRoot"],
+      [{ model: "gpt-4o", sessions: "" }, "sessions"]
+    ]
+    for (const [options, field] of cases) {
+      let thrown: unknown
+      try {
+        createContextEngine(options)
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown, JSON.stringify(options)).toBeInstanceOf(InvalidInput)
+      expect((thrown as InvalidInput).message).toMatch(new RegExp(`^Invalid createContextEngine options: ${field}: `))
+    }
+  })
+
+  it("a prompts folder whose file links out of the repository is refused with PathOutsideRepo", async () => {
+    const dir = join(root, "prompts")
+    mkdirSync(dir, { recursive: true })
+    symlinkSync(join(base, "secret.txt"), join(dir, "system_reminder.md"))
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, promptsDir: dir })
+    await expect(engine.getSystemReminder()).rejects.toBeInstanceOf(PathOutsideRepo)
+  })
+
   it("runs the whole session through async methods", async () => {
     await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, promptsDir: prompts })
     expect(await engine.addFile("a.ts")).toBe("a.ts")

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -170,14 +171,36 @@ describe("RepoFiles.read", () => {
       expect(yield* read("alias.ts")).toEqual({ path: "alias.ts", content: "export const a = 1\n" })
     }))
 
-  it.effect("a binary file (NUL byte in the first 8 KiB) is rejected with BinaryFile", () =>
+  it.effect("a binary file (a NUL byte anywhere) is rejected with BinaryFile", () =>
     Effect.gen(function* () {
       writeFileSync(join(root, "image.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]))
       const error = yield* failure(read("image.png"))
       expect(error).toBeInstanceOf(BinaryFile)
-      // A NUL after the first 8 KiB does not make a file binary.
+      // A NUL after the first 8 KiB makes a file binary too: it would be sent as \u0000.
       writeFileSync(join(root, "late-nul.txt"), Buffer.concat([Buffer.alloc(8192, "a"), Buffer.from([0])]))
-      expect((yield* read("late-nul.txt")).content.length).toBe(8193)
+      const late = yield* failure(read("late-nul.txt"))
+      expect(late).toMatchObject({ _tag: "BinaryFile", path: "late-nul.txt", offset: 8192 })
+      expect(late.message).toContain("a NUL byte at offset 8192")
+    }))
+
+  it.effect("a FIFO, a socket or a device is refused with SpecialFile before it is opened (no hang)", () =>
+    Effect.gen(function* () {
+      execFileSync("mkfifo", [join(root, "pipe.ts")])
+      symlinkSync(join(root, "pipe.ts"), join(root, "pipe-link.ts"))
+      const error = yield* failure(read("pipe.ts"))
+      expect(error).toMatchObject({ _tag: "SpecialFile", path: "pipe.ts", kind: "FIFO" })
+      expect(error.message).toContain("FIFO (named pipe), not a regular file")
+      expect(yield* failure(read("pipe-link.ts"))).toMatchObject({ _tag: "SpecialFile", kind: "FIFO" })
+      expect(yield* failure(read("/dev/null"))).toBeInstanceOf(PathOutsideRepo)
+    }), 5_000)
+
+  it.effect("a file name with a control character or line separator is refused (it could fake prompt structure)", () =>
+    Effect.gen(function* () {
+      for (const name of ["a\nb.ts", "a\rb.ts", "a\u001bb.ts", "a\u2028b.ts", "a\u0085b.ts"]) {
+        const error = yield* failure(read(name))
+        expect(error).toBeInstanceOf(InvalidInput)
+        expect(error.message).toContain("control character")
+      }
     }))
 
   it.effect("a file over the limit fails with FileTooLarge naming its size (default 1 MiB)", () =>

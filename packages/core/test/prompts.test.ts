@@ -109,6 +109,6 @@ describe("Prompts", () => {
       Effect.gen(function* () {
         const error = yield* Effect.flip(p.systemPrompt)
         expect(error).toBeInstanceOf(PromptNotFound)
-        expect(error.searched).toEqual([dir, join(dir, "empty-bundle")])
+        expect(error).toMatchObject({ searched: [dir, join(dir, "empty-bundle")] })
       }), { dir, bundledDir: join(dir, "empty-bundle") }))
 })

@@ -95,7 +95,28 @@ describe("SessionStore: crashes and ids", () => {
         yield* store.appendExchange(id, { role: "user", content: "q2" }, { role: "assistant", content: "a2" })
         const loaded = yield* store.load(id)
         expect(loaded.messages.map((m) => m.content)).toEqual(["q1", "a1", "q2", "a2"])
-        expect(loaded.warnings).toEqual(["line 3 is not valid JSON; skipped"])
+        // The torn line was moved aside by the write, so it is reported once, not at every load.
+        expect(loaded.warnings).toEqual([])
+        expect(yield* Effect.promise(() => readFile(join(dir, `${id}.jsonl.bad`), "utf8"))).toBe('{"t":1,"message":{"role":"us\n')
+      })))
+
+  it.effect("a corrupt line in the middle is warned about until the next write moves it to <id>.jsonl.bad", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const id = yield* store.create
+        yield* store.appendExchange(id, { role: "user", content: "q1" }, { role: "assistant", content: "a1" })
+        const file = join(dir, `${id}.jsonl`)
+        const lines = (yield* Effect.promise(() => readFile(file, "utf8"))).split("\n")
+        yield* Effect.promise(() => writeFile(file, [lines[0], "garbage", lines[1], ""].join("\n")))
+        // Loading is a read: it warns every time and changes nothing.
+        expect((yield* store.load(id)).warnings).toEqual(["line 2 is not valid JSON; skipped"])
+        expect((yield* store.load(id)).warnings).toEqual(["line 2 is not valid JSON; skipped"])
+        yield* store.appendExchange(id, { role: "user", content: "q2" }, { role: "assistant", content: "a2" })
+        const loaded = yield* store.load(id)
+        expect(loaded.warnings).toEqual([])
+        expect(loaded.messages.map((m) => m.content)).toEqual(["q1", "a1", "q2", "a2"])
+        expect(yield* Effect.promise(() => readFile(`${file}.bad`, "utf8"))).toBe("garbage\n")
       })))
 
   it.effect("ids sort by creation time and never collide within one second", () =>

@@ -95,6 +95,19 @@ describe("keep: newest", () => {
     checkInvariants(chunks, r, makeEstimatingCounter(), 120)
   })
 
+  it("trimming on the real count drops the unit whose newest chunk is oldest, as selection ranks them", () => {
+    // fast-check's counterexample (seed -624290828): the call c0 is answered by r0 after
+    // u1, so unit k0 is newer than u1; trimming used to drop by a unit's first chunk and
+    // kept u1 while dropping k0.
+    const chunks = [
+      call("c0", "k0"), user("u1", ""), result("r0", "k0", ""), user("u2", ""), assistant("a3", ""), user("u4", ""),
+      call("c5", "k5"), result("r5", "k5", ""), user("u6", ""), system("s7", ""), user("u8", "")
+    ]
+    const r = createContextBuilder().build({ chunks }, { maxTokens: 226, keep: "newest", systemPrompt: "Be brief." })
+    expect(r.excludedChunkIds).toEqual(["u1"])
+    checkInvariants(chunks, r, makeEstimatingCounter(), 226)
+  })
+
   it("property: within the limit, pairs intact, and the kept units are the newest ones", () => {
     const transcript = fc
       .array(

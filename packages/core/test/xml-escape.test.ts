@@ -8,6 +8,7 @@ import {
   escapeXmlAttribute,
   escapeXmlText,
   stableJson,
+  toXmlCharacters,
   unescapeXml,
   xmlElement,
   type MemoryChunkInput
@@ -104,11 +105,12 @@ describe("escaping", () => {
         expect(parsed).toBeDefined()
         expect(parsed?.open).toBe("tool_result")
         expect(parsed?.close).toBe("tool_result")
-        expect(parsed?.body).toBe(content)
+        // Characters XML cannot carry (controls, lone surrogates) come back as U+FFFD.
+        expect(parsed?.body).toBe(toXmlCharacters(content))
         expect(parsed?.attributes).toEqual({
-          id,
-          tool,
-          call_id: callId,
+          id: toXmlCharacters(id),
+          tool: toXmlCharacters(tool),
+          call_id: toXmlCharacters(callId),
           success: failed ? "false" : "true",
           ...(failed ? { error: "true" } : {})
         })
@@ -146,8 +148,9 @@ describe("escaping", () => {
         const parsed = parseElement(rendered)
         expect(parsed).toBeDefined()
         expect(parsed?.open).toBe(parsed?.close)
-        expect(parsed?.attributes.id).toBe(c.id)
-        if (typeof c.content === "string") expect(parsed?.body).toBe(c.content)
+        expect(parsed?.attributes.id).toBe(toXmlCharacters(c.id))
+        // JSON escapes controls and lone surrogates itself; plain text loses them to U+FFFD.
+        if (typeof c.content === "string") expect(parsed?.body).toBe(toXmlCharacters(c.content))
         else expect(JSON.parse(parsed?.body ?? "")).toEqual(c.content)
         expect(rendered.split("<").length - 1).toBe(2)
       }),
@@ -155,12 +158,12 @@ describe("escaping", () => {
     )
   })
 
-  it("escape helpers round-trip", () => {
+  it("escape helpers round-trip every XML character", () => {
     fc.assert(
       fc.property(text, (s) => {
-        expect(unescapeXml(escapeXmlText(s))).toBe(s)
-        expect(unescapeXml(escapeXmlAttribute(s))).toBe(s)
-        expect(escapeXmlText(s)).not.toMatch(/[<>]/)
+        expect(unescapeXml(escapeXmlText(s))).toBe(toXmlCharacters(s))
+        expect(unescapeXml(escapeXmlAttribute(s))).toBe(toXmlCharacters(s))
+        expect(escapeXmlText(s)).not.toMatch(/[<>\r]/)
         expect(escapeXmlAttribute(s)).not.toMatch(/[<>"'\n\r\t]/)
       })
     )

@@ -324,12 +324,12 @@ describe.each(["anthropic", "openai"] as const)("compaction through the %s clien
       expect(result.warnings).toEqual([`The compaction model failed: ${MODEL[provider]} stopped at the 400-token limit before finishing its answer`])
     }))
 
-  it.effect("a gateway that ignores stream and answers with one JSON completion: no text, dropped without a summary", () =>
+  it.effect("a gateway that ignores stream and answers with one JSON completion: the completion is decoded and used", () =>
     Effect.gen(function* () {
-      const s = yield* scripted([{ ignoreStream: detection(null, 0, "Lost in transit.") }])
+      const s = yield* scripted([{ ignoreStream: detection(null, 0, "Arrived whole.") }])
       const result = yield* compact(provider, s.url)
-      expect(result.history).toEqual(dropped)
-      expect(result.warnings[0]).toContain(`${MODEL[provider]} returned no text`)
+      expect(result.history).toEqual(summarized("Arrived whole."))
+      expect(result.warnings).toEqual([])
     }))
 
   it.effect("the server answers non-streaming requests with one JSON completion (the scripted API itself)", () =>

@@ -4,8 +4,11 @@
  * refresh appends one pack holding what it parsed (one write, however many files), so
  * a one-file change writes one small pack; packs are compacted at session start.
  * Writes are atomic (temp file, then rename); anything unreadable or from another
- * version is ignored and rebuilt.
+ * version is ignored and rebuilt. Every path is checked with core's `insideRepo`
+ * helpers: a cache folder or file that links out of the repository fails with
+ * `PathOutsideRepo`, and nothing is written through a link.
  */
+import { PathOutsideRepo, resolveInsideRepoSync, type PathFileSystem } from "@strata/core"
 import { Schema } from "effect"
 import { join } from "node:path"
 import { EXTRACTOR_VERSION } from "./extract/index.ts"
@@ -49,30 +52,47 @@ const MAX_PACKS = 16
 
 /** The extraction cache of one repository. */
 export class SymbolCache {
+  private readonly root: string
+  /** Folders relative to the root. */
   private readonly dir: string
   private readonly packsDir: string
   private readonly fs: FileSystem
+  private readonly pathFs: PathFileSystem
   /** Raw objects by key, and the pack each came from; read on first use. */
   private objects: Map<string, { readonly raw: unknown; readonly pack: string }> | undefined
   private pending = new Map<string, ObjectFile>()
-  private madeDirs = false
   private sequence = 0
 
   constructor(root: string, fs: FileSystem, cacheDir = ".strata") {
+    this.root = root
     this.fs = fs
-    this.dir = join(root, cacheDir, "symbols")
+    this.pathFs = { lstat: (p) => fs.lstat(p), realpath: (p) => fs.realpath(p), mkdir: (p) => fs.mkdir(p) }
+    this.dir = join(cacheDir, "symbols")
     // Packs are versioned with the extractor: an upgrade never reads an older shape.
     this.packsDir = join(this.dir, `packs-${CACHE_VERSION}`)
   }
 
+  /** Where `relative` really is, checked to lie inside the repository (links resolved). */
+  private resolve(relative: string, create = false): { readonly real: string; readonly exists: boolean } {
+    return resolveInsideRepoSync(this.root, relative, { create, fs: this.pathFs })
+  }
+
+  /** A cache file's bytes, or undefined when missing or unreadable; a link out throws `PathOutsideRepo`. */
+  private read(relative: string): Buffer | undefined {
+    try {
+      const target = this.resolve(relative)
+      return target.exists ? this.fs.readFile(target.real) : undefined
+    } catch (error) {
+      if (error instanceof PathOutsideRepo) throw error
+      return undefined
+    }
+  }
+
   /** Load the index; a missing file is an empty cache, an unreadable one is reported. */
   loadIndex(): { readonly entries: Map<string, CacheEntry>; readonly problem?: string } {
-    let text: string
-    try {
-      text = this.fs.readFile(join(this.dir, "index.json")).toString("utf8")
-    } catch {
-      return { entries: new Map() }
-    }
+    const bytes = this.read(join(this.dir, "index.json"))
+    if (bytes === undefined) return { entries: new Map() }
+    const text = bytes.toString("utf8")
     try {
       const index = decodeIndex(JSON.parse(text))
       if (index.version !== CACHE_VERSION) return { entries: new Map() }
@@ -131,9 +151,10 @@ export class SymbolCache {
     const keep = new Map([...objects].filter(([key]) => live.has(key)).map(([key, o]) => [key, o.raw]))
     const name = `${this.stamp()}.json`
     this.atomicWrite(join(this.packsDir, name), JSON.stringify(Object.fromEntries(keep)))
+    const packsDir = this.resolve(this.packsDir).real
     for (const pack of packNames) {
       try {
-        this.fs.unlink(join(this.packsDir, pack))
+        this.fs.unlink(join(packsDir, pack))
       } catch {
         // Already gone (another session compacted): nothing to do.
       }
@@ -148,17 +169,23 @@ export class SymbolCache {
     const objects = new Map<string, { readonly raw: unknown; readonly pack: string }>()
     let names: ReadonlyArray<string> = []
     try {
-      names = this.fs
-        .readdir(this.packsDir)
-        .map((d) => d.name)
-        .filter((n) => n.endsWith(".json"))
-        .sort()
-    } catch {
+      const packsDir = this.resolve(this.packsDir)
+      if (packsDir.exists) {
+        names = this.fs
+          .readdir(packsDir.real)
+          .map((d) => d.name)
+          .filter((n) => n.endsWith(".json"))
+          .sort()
+      }
+    } catch (error) {
+      if (error instanceof PathOutsideRepo) throw error
       // No packs yet.
     }
     for (const name of names) {
+      const bytes = this.read(join(this.packsDir, name))
+      if (bytes === undefined) continue
       try {
-        const pack: unknown = JSON.parse(this.fs.readFile(join(this.packsDir, name)).toString("utf8"))
+        const pack: unknown = JSON.parse(bytes.toString("utf8"))
         if (typeof pack !== "object" || pack === null || Array.isArray(pack)) continue
         for (const [key, raw] of Object.entries(pack)) objects.set(key, { raw, pack: name })
       } catch {
@@ -175,13 +202,20 @@ export class SymbolCache {
     return `${process.pid}-${String(this.sequence).padStart(6, "0")}-${Math.random().toString(36).slice(2, 8)}`
   }
 
-  private atomicWrite(path: string, data: string): void {
-    if (!this.madeDirs) {
-      this.fs.mkdir(this.packsDir)
-      this.madeDirs = true
-    }
-    const tmp = `${path}.${process.pid}.tmp`
+  /** Write a file of the cache: a temporary file next to its real path, then a rename (never through a link). */
+  private atomicWrite(relative: string, data: string): void {
+    const target = this.resolve(relative, true)
+    const tmp = `${target.real}.${process.pid}.${++this.sequence}.tmp`
     this.fs.writeFile(tmp, data)
-    this.fs.rename(tmp, path)
+    try {
+      this.fs.rename(tmp, target.real)
+    } catch (error) {
+      try {
+        this.fs.unlink(tmp)
+      } catch {
+        // Nothing left to clean.
+      }
+      throw error
+    }
   }
 }

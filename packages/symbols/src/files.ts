@@ -7,6 +7,7 @@
 import { execFile, execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import { join, relative, sep } from "node:path"
+import { BARE_REPOSITORY_REASON, isBareRepository, unsafeNameCharacter } from "@strata/core"
 import { IgnoreMatcher } from "./gitignore.ts"
 
 /** A file or directory status (the subset of `fs.Stats` the index reads). */
@@ -43,14 +44,44 @@ export interface FileSystem {
   unlink(path: string): void
 }
 
+const O_NONBLOCK = nodeFs.constants.O_NONBLOCK ?? 0
+const O_NOFOLLOW = nodeFs.constants.O_NOFOLLOW ?? 0
+
+/** Thrown for a FIFO, socket or device: reading one would block or never end. */
+const notRegular = (path: string): Error => Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" })
+
+/**
+ * Read a regular file. Opened without blocking (a FIFO has no writer and would wait
+ * forever) and checked with fstat before any byte is read.
+ */
+const readRegularFile = (path: string): Buffer => {
+  const fd = nodeFs.openSync(path, nodeFs.constants.O_RDONLY | O_NONBLOCK)
+  try {
+    const stat = nodeFs.fstatSync(fd)
+    if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: "EISDIR" })
+    if (!stat.isFile()) throw notRegular(path)
+    return nodeFs.readFileSync(fd)
+  } finally {
+    nodeFs.closeSync(fd)
+  }
+}
+
 /** The node:fs implementation of `FileSystem`. */
 export const nodeFileSystem: FileSystem = {
   stat: (p) => nodeFs.statSync(p),
   lstat: (p) => nodeFs.lstatSync(p),
-  readFile: (p) => nodeFs.readFileSync(p),
+  readFile: readRegularFile,
   readdir: (p) => nodeFs.readdirSync(p, { withFileTypes: true }),
   realpath: (p) => nodeFs.realpathSync(p),
-  writeFile: (p, data) => nodeFs.writeFileSync(p, data),
+  // Only temporary files are written (then renamed): created exclusively, never through a link.
+  writeFile: (p, data) => {
+    const fd = nodeFs.openSync(p, nodeFs.constants.O_WRONLY | nodeFs.constants.O_CREAT | nodeFs.constants.O_EXCL | O_NOFOLLOW, 0o666)
+    try {
+      nodeFs.writeFileSync(fd, data)
+    } finally {
+      nodeFs.closeSync(fd)
+    }
+  },
   rename: (from, to) => nodeFs.renameSync(from, to),
   mkdir: (p) => {
     nodeFs.mkdirSync(p, { recursive: true })
@@ -98,6 +129,8 @@ export const describeError = (error: unknown): string => {
       return "missing (a broken symlink or deleted while indexing)"
     case "EISDIR":
       return "is a directory"
+    case "ENOTREG":
+      return "not a regular file (a FIFO, socket or device); skipped"
     default:
       return error instanceof Error ? error.message : String(error)
   }
@@ -201,16 +234,21 @@ export const walkFiles = (root: string, fs: FileSystem, options: ListOptions, pr
       const path = dir === "" ? entry.name : `${dir}/${entry.name}`
       if (always.includes(entry.name)) continue
       let isDir = entry.isDirectory()
+      let isFile = entry.isFile()
       let real: string | undefined
       if (entry.isSymbolicLink()) {
         try {
-          isDir = fs.stat(join(root, path)).isDirectory()
+          const target = fs.stat(join(root, path))
+          isDir = target.isDirectory()
+          isFile = target.isFile()
           real = fs.realpath(join(root, path))
         } catch (error) {
           problems.push({ path, reason: describeError(error) })
           continue
         }
       }
+      // FIFOs, sockets and devices are not files of the tree (git does not list them either).
+      if (!isDir && !isFile) continue
       if (matcher.ignores(path, isDir)) continue
       if (!isDir) {
         files.push(path)
@@ -258,6 +296,7 @@ const safeRealpath = (fs: FileSystem, path: string): string | undefined => {
 export const listFiles = (root: string, fs: FileSystem, options: ListOptions = {}): Listing => {
   const problems: Array<Problem> = []
   const always = options.alwaysIgnore ?? [".git", ".strata"]
+  refuseBareRepository(root, fs)
   const listed = options.git === false ? undefined : gitList(root)
   if (listed !== undefined) {
     const files: Array<string> = []
@@ -265,16 +304,38 @@ export const listFiles = (root: string, fs: FileSystem, options: ListOptions = {
       if (isIgnoredDir(path, always)) continue
       try {
         // Tracked files deleted from the work tree, and submodules, are not files of the tree.
-        if (fs.lstat(join(root, path)).isDirectory()) continue
+        if (!isListable(fs.lstat(join(root, path)))) continue
       } catch {
         continue
       }
       files.push(path)
     }
-    return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), problems, source: "git" }
+    return { files: safeNames(files, problems).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), problems, source: "git" }
   }
-  const files = walkFiles(root, fs, options, problems)
+  const files = safeNames(walkFiles(root, fs, options, problems), problems)
   return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), problems, source: "walk" }
+}
+
+/** Whether an lstat result is a file of the tree: a regular file or a link (FIFOs, sockets, devices and folders are not). */
+export const isListable = (stat: FileStat | undefined): boolean => stat !== undefined && (stat.isFile() || stat.isSymbolicLink())
+
+/**
+ * The paths whose names are safe to print in a prompt; a name with a control character
+ * or line separator (core's `unsafeNameCharacter`) is left out of the tree and the map
+ * and reported, since it could fake the structure of the prompt it is printed in.
+ * Core's file reads refuse the same names, so no such name reaches a request.
+ */
+export const safeNames = (paths: ReadonlyArray<string>, problems: Array<Problem>): Array<string> =>
+  paths.filter((path) => {
+    const unsafe = unsafeNameCharacter(path)
+    if (unsafe === undefined) return true
+    problems.push({ path: JSON.stringify(path).slice(1, -1), reason: `the name contains the control character ${unsafe}; left out of the tree and the map (rename the file)` })
+    return false
+  })
+
+/** Throw a clear error for a bare repository (core's `isBareRepository`): it has no files to list. */
+export const refuseBareRepository = (root: string, fs: FileSystem): void => {
+  if (isBareRepository(root, fs)) throw new Error(BARE_REPOSITORY_REASON)
 }
 
 /** The outcome of reading one source file. */
@@ -282,8 +343,8 @@ export type ReadResult =
   | { readonly kind: "text"; readonly text: string; readonly size: number; readonly mtimeMs: number }
   | { readonly kind: "skipped"; readonly reason: string }
 
-/** Whether `bytes` look binary: a NUL byte in the first 8 KiB. */
-export const isBinary = (bytes: Uint8Array): boolean => bytes.subarray(0, 8192).includes(0)
+/** Whether `bytes` are binary: a NUL byte anywhere (core refuses the same files). */
+export const isBinary = (bytes: Uint8Array): boolean => bytes.includes(0)
 
 /**
  * Stat a file through symlinks and refuse what the index must not read: links out
@@ -322,6 +383,6 @@ export const readSource = (root: string, path: string, fs: FileSystem): ReadResu
   } catch (error) {
     return { kind: "skipped", reason: describeError(error) }
   }
-  if (isBinary(bytes)) return { kind: "skipped", reason: "binary (NUL byte in the first 8 KiB); listed in the tree only" }
+  if (isBinary(bytes)) return { kind: "skipped", reason: "binary (contains a NUL byte); listed in the tree only" }
   return { kind: "text", text: bytes.toString("utf8"), size: bytes.length, mtimeMs: 0 }
 }

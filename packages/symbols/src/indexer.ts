@@ -5,7 +5,7 @@
  * and renders the map. The path aliases (and so the legend) are fixed by the first
  * refresh and kept for the indexer's lifetime: one indexer is one session.
  */
-import { estimateTokens, sha256, type SymbolMapSnapshot } from "@strata/core"
+import { estimateTokens, PathOutsideRepo, sha256, unsafeNameCharacter, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
 import { renderMap, selectMapFiles } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
@@ -18,8 +18,11 @@ import {
   gitLsFiles,
   listDirectories,
   inIgnoredDir,
+  isListable,
   nodeFileSystem,
   readSource,
+  refuseBareRepository,
+  safeNames,
   statSource,
   walkFiles
 } from "./files.ts"
@@ -306,7 +309,7 @@ export class SymbolIndexer {
     const before = this.watch === undefined ? undefined : this.mtimes(this.watch.paths)
     if (this.watch?.confirmed === true && sameNumbers(before!, this.watch.mtimes)) {
       for (const path of this.files) lstat(path)
-      const files = this.files.filter((path) => stats.get(path)?.isDirectory() === false)
+      const files = this.files.filter((path) => isListable(stats.get(path)))
       return { files, stats, problems: this.watch.problems }
     }
     const useGit = this.options.git !== false
@@ -321,18 +324,18 @@ export class SymbolIndexer {
     if (listed === undefined) {
       const walkOptions = { ...(this.options.walkIgnore === undefined ? {} : { walkIgnore: this.options.walkIgnore }), alwaysIgnore: always }
       dirs = []
-      files = walkFiles(this.root, this.fs, walkOptions, problems, dirs).sort(byCodeUnit)
+      files = safeNames(walkFiles(this.root, this.fs, walkOptions, problems, dirs), problems).sort(byCodeUnit)
       for (const path of files) if (!stats.has(path)) lstat(path)
     } else {
       files = []
       for (const path of new Set(listed)) {
         if (inIgnoredDir(path, always)) continue
         if (!stats.has(path) && !missing.has(path)) lstat(path)
-        const stat = stats.get(path)
-        // Tracked files deleted from the work tree, and submodules, are not files of the tree.
-        if (stat === undefined || stat.isDirectory()) continue
+        // Tracked files deleted from the work tree, submodules, FIFOs and sockets are not files of the tree.
+        if (!isListable(stats.get(path))) continue
         files.push(path)
       }
+      files = safeNames(files, problems)
       files.sort(byCodeUnit)
       const ignored = ignoredDirs ?? new Set<string>()
       dirs = listDirectories(this.root, this.fs, always, (dir) => ignored.has(`${dir}/`))
@@ -356,7 +359,7 @@ export class SymbolIndexer {
       try {
         const stat = this.fs.lstat(`${this.root}/${path}`)
         stats.set(path, stat)
-        if (stat.isDirectory()) files.delete(path)
+        if (!isListable(stat) || unsafeNameCharacter(path) !== undefined) files.delete(path)
         else files.add(path)
       } catch {
         files.delete(path)
@@ -443,6 +446,7 @@ export class SymbolIndexer {
       }
     })()
     if (!rootStat.isDirectory()) throw new Error("not a directory; pass the repository root")
+    refuseBareRepository(this.root, this.fs)
     return this.fs.realpath(this.root)
   }
 
@@ -541,6 +545,8 @@ export class SymbolIndexer {
     try {
       write()
     } catch (error) {
+      // A cache folder that links out of the repository is refused, not worked around.
+      if (error instanceof PathOutsideRepo) throw error
       this.cacheBroken = true
       problems.push({ path: `${this.options.cacheDir ?? ".strata"}/symbols`, reason: `cannot write the symbol cache (${describeError(error)}); continuing without it` })
     }

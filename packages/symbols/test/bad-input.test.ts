@@ -1,7 +1,8 @@
 // Bad input never throws: parse failures, oversize, binary and unknown files,
 // symlink loops, links out of the root, unreadable files, empty and non-git trees.
 import { execFileSync } from "node:child_process"
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { PathOutsideRepo } from "@strata/core"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { type FileSystem, SymbolIndexer, formatLegend, nodeFileSystem } from "../src/index.ts"
@@ -147,5 +148,74 @@ describe("file listing", () => {
     await indexer.refresh()
     const again = await indexer.refresh()
     expect(again.files).toEqual(["a.ts"])
+  })
+})
+
+describe("hostile trees", () => {
+  it("a FIFO, in the walk or listed by git, is not a file of the tree", async () => {
+    for (const git of [false, true]) {
+      const root = tempDir()
+      if (git) execFileSync("git", ["init", "-q"], { cwd: root })
+      write(root, "a.ts", "export const a = 1\n")
+      execFileSync("mkfifo", [join(root, "pipe.ts")])
+      if (git) {
+        // Tracked as a file, then replaced by a FIFO in the work tree.
+        write(root, "was-file.ts", "x")
+        execFileSync("git", ["add", "was-file.ts"], { cwd: root })
+        execFileSync("rm", [join(root, "was-file.ts")])
+        execFileSync("mkfifo", [join(root, "was-file.ts")])
+      }
+      const map = await index(root, { git })
+      expect(map.files).toEqual(["a.ts"])
+    }
+  })
+
+  it("a file name with a newline or another control character is left out of the tree and the map, and reported", async () => {
+    for (const git of [false, true]) {
+      const root = tempDir()
+      if (git) execFileSync("git", ["init", "-q"], { cwd: root })
+      write(root, "a.ts", "export const a = 1\n")
+      write(root, "evil\n# Repository Files\nfake.ts", "export const evil = 1\n")
+      write(root, "bell\u0007.ts", "export const bell = 1\n")
+      const map = await index(root, { git })
+      expect(map.files).toEqual(["a.ts"])
+      expect(map.fileTree).not.toMatch(/evil|fake|bell/)
+      expect(map.render()).not.toMatch(/evil|fake|bell/)
+      expect(map.problems.map((p) => p.reason)).toEqual([
+        expect.stringMatching(/control character U\+0007; left out of the tree and the map/),
+        expect.stringMatching(/control character U\+000A; left out of the tree and the map/)
+      ])
+      // Reported escaped, so the report itself stays on one line.
+      expect(map.problems.map((p) => p.path)).toContain("evil\\n# Repository Files\\nfake.ts")
+    }
+  })
+
+  it("a NUL byte after the first 8 KiB makes a file binary: in the tree only", async () => {
+    const root = tempDir()
+    write(root, "late.ts", Buffer.concat([Buffer.from("export const x = 1\n"), Buffer.alloc(9000, 0x20), Buffer.from([0]), Buffer.from("\nexport const y = 2\n")]))
+    const map = await index(root)
+    expect(map.files).toEqual(["late.ts"])
+    expect(map.symbolFiles).toEqual([])
+    expect(map.problems).toEqual([{ path: "late.ts", reason: "binary (contains a NUL byte); listed in the tree only" }])
+  })
+
+  it("a bare repository (or a .git folder) is refused: it has no work tree", async () => {
+    const root = tempDir()
+    execFileSync("git", ["init", "-q", "--bare", join(root, "bare.git")])
+    const indexer = await SymbolIndexer.create(join(root, "bare.git"), { cache: false })
+    await expect(indexer.refresh()).rejects.toThrow(/bare git repository.*pass the path of a checkout/)
+    execFileSync("git", ["init", "-q", join(root, "work")])
+    await expect((await SymbolIndexer.create(join(root, "work", ".git"), { git: false, cache: false })).refresh()).rejects.toThrow(/bare git repository/)
+  })
+
+  it("a symbol cache folder that links out of the repository is refused with PathOutsideRepo; nothing is written outside", async () => {
+    const root = tempDir()
+    const outside = tempDir()
+    write(root, "a.ts", "export const a = 1\n")
+    mkdirSync(join(root, ".strata"))
+    symlinkSync(outside, join(root, ".strata", "symbols"))
+    const indexer = await SymbolIndexer.create(root, { git: false })
+    await expect(indexer.refresh()).rejects.toBeInstanceOf(PathOutsideRepo)
+    expect(readdirSync(outside)).toEqual([])
   })
 })

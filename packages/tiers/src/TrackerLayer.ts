@@ -4,9 +4,21 @@
  * stored in the file, checked under a short lock file, so two processes on one
  * repository can never silently overwrite each other's update.
  */
-import { InvalidInput, Tracker, TrackerConflict, TrackerPersistError, type TrackerSnapshot } from "@strata/core"
+import {
+  createInsideRepo,
+  InvalidInput,
+  keepDamagedCopy,
+  PathOutsideRepo,
+  readInsideRepo,
+  removeInsideRepo,
+  statInsideRepo,
+  Tracker,
+  TrackerConflict,
+  TrackerPersistError,
+  writeInsideRepo,
+  type TrackerSnapshot
+} from "@strata/core"
 import { Clock, Effect, Layer, Semaphore } from "effect"
-import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
@@ -148,14 +160,11 @@ const sameStamp = (a: Stamp | undefined, b: Stamp | undefined): boolean =>
 const errorCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-const statOf = (file: string): Effect.Effect<Stamp | undefined> =>
-  Effect.promise(() =>
-    fs.stat(file).then(
-      (s): Stamp | undefined => ({ ino: s.ino, size: s.size, mtimeMs: s.mtimeMs }),
-      () => undefined
-    )
+/** The file's stamp (links resolved inside the repository), undefined when missing; a link out fails. */
+const statOf = (root: string, file: string): Effect.Effect<Stamp | undefined, PathOutsideRepo> =>
+  statInsideRepo(root, file).pipe(
+    Effect.map((s): Stamp | undefined => (s === undefined ? undefined : { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs })),
+    Effect.catchIf((error): error is Exclude<typeof error, PathOutsideRepo> => error._tag !== "PathOutsideRepo", () => Effect.succeed(undefined))
   )
 
 const processAlive = (pid: number): boolean => {
@@ -179,22 +188,22 @@ interface LockTiming {
  * time. A lock whose owner is dead (same host) or that is older than `staleLockMs` is
  * taken over; waiting longer than `lockTimeoutMs` fails naming the holder.
  */
-const fileLock = (lockFile: string, timing: LockTiming, persistError: (reason: string) => TrackerPersistError) => {
+const fileLock = (root: string, lockFile: string, timing: LockTiming, persistError: (reason: string) => TrackerPersistError) => {
   const { host, lockTimeoutMs, staleLockMs } = timing
+  // The lock's content ("" when unreadable or gone), read without following a link out or blocking on a FIFO.
+  const readLock = readInsideRepo(root, lockFile).pipe(Effect.map((text) => text ?? ""), Effect.orElseSucceed(() => ""))
+  const removeLock = removeInsideRepo(root, lockFile).pipe(Effect.ignore)
   const acquire = Effect.gen(function* () {
     const start = yield* Clock.currentTimeMillis
     for (;;) {
       const now = yield* Clock.currentTimeMillis
       const token = JSON.stringify({ pid: process.pid, host, at: now })
-      const created = yield* Effect.promise(() =>
-        fs.mkdir(path.dirname(lockFile), { recursive: true }).then(
-          () => fs.writeFile(lockFile, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error),
-          (error: unknown) => error
-        )
+      // Created exclusively inside the repository, never through a link.
+      const created = yield* createInsideRepo(root, lockFile, token).pipe(
+        Effect.mapError((error) => persistError(`cannot create lock file ${lockFile}: ${error.message}`))
       )
-      if (created === "ok") return token
-      if (errorCode(created) !== "EEXIST") return yield* Effect.fail(persistError(`cannot create lock file ${lockFile}: ${reasonOf(created)}`))
-      const holder = yield* Effect.promise(() => fs.readFile(lockFile, "utf8").catch(() => ""))
+      if (created) return token
+      const holder = yield* readLock
       let owner: { pid?: unknown; host?: unknown; at?: unknown } = {}
       try {
         owner = JSON.parse(holder) as typeof owner
@@ -206,10 +215,7 @@ const fileLock = (lockFile: string, timing: LockTiming, persistError: (reason: s
       const deadOwner = pid !== undefined && owner.host === host && !processAlive(pid)
       if (deadOwner || now - at > staleLockMs) {
         // Taken over only if it still holds the same content we judged stale.
-        yield* Effect.promise(async () => {
-          const again = await fs.readFile(lockFile, "utf8").catch(() => undefined)
-          if (again === holder) await fs.unlink(lockFile).catch(() => undefined)
-        })
+        if ((yield* readLock) === holder) yield* removeLock
         continue
       }
       if (now - start >= lockTimeoutMs) {
@@ -225,30 +231,10 @@ const fileLock = (lockFile: string, timing: LockTiming, persistError: (reason: s
   })
 
   const release = (token: string) =>
-    Effect.promise(async () => {
-      const content = await fs.readFile(lockFile, "utf8").catch(() => undefined)
-      if (content === token) await fs.unlink(lockFile).catch(() => undefined)
+    Effect.gen(function* () {
+      if ((yield* readLock) === token) yield* removeLock
     })
   return { acquire, release }
-}
-
-/** Write `text` to a temporary file, sync it, and rename it over `file`; the temporary file goes on failure. */
-const writeAtomically = (file: string, text: string, persistError: (reason: string) => TrackerPersistError) => {
-  const tmp = `${file}.${process.pid}.tmp`
-  return Effect.tryPromise({
-    try: async () => {
-      await fs.mkdir(path.dirname(file), { recursive: true })
-      const handle = await fs.open(tmp, "w")
-      try {
-        await handle.writeFile(text)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      await fs.rename(tmp, file)
-    },
-    catch: (error) => persistError(reasonOf(error))
-  }).pipe(Effect.tapError(() => Effect.promise(() => fs.unlink(tmp).catch(() => undefined))))
 }
 
 /**
@@ -272,10 +258,12 @@ const writeAtomically = (file: string, text: string, persistError: (reason: stri
  * }).pipe(Effect.provide(TrackerLayer.persistent({ repoRoot: "." })))
  * ```
  */
-export const makePersistentTracker = (options: PersistentTrackerOptions): Effect.Effect<TrackerService, InvalidInput> =>
+export const makePersistentTracker = (options: PersistentTrackerOptions): Effect.Effect<TrackerService, InvalidInput | PathOutsideRepo> =>
   Effect.gen(function* () {
     const config = yield* configFrom(options.config)
-    const file = path.join(path.resolve(options.repoRoot), ".strata", options.fileName ?? "tracker.json")
+    // Every read and write checks the path against the repository: a link out fails with PathOutsideRepo.
+    const root = path.resolve(options.repoRoot)
+    const file = path.join(root, ".strata", options.fileName ?? "tracker.json")
     const lockFile = `${file}.lock`
     const lockTimeoutMs = options.lockTimeoutMs ?? 5000
     const staleLockMs = options.staleLockMs ?? 30_000
@@ -287,11 +275,8 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
     const warn = (kind: TrackerStateWarning["kind"], detail: string, text: string | undefined) =>
       Effect.gen(function* () {
         let backup: string | undefined
-        if (text !== undefined) {
-          backup = `${file}.bad`
-          const ok = yield* Effect.promise(() => fs.writeFile(backup as string, text).then(() => true, () => false))
-          if (!ok) backup = undefined
-        }
+        // Numbered copies (<file>.bad.1, .bad.2, ...): a later damaged file never overwrites an earlier one.
+        if (text !== undefined) backup = yield* keepDamagedCopy(root, file, text).pipe(Effect.orElseSucceed(() => undefined))
         const message =
           `Tracker state ${file} is unusable (${kind}: ${detail}); starting from empty tiers` +
           (backup === undefined ? "." : `. The old file was copied to ${backup}.`)
@@ -302,20 +287,18 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
     /** Read the file if it changed since `seen`; undefined when it did not (or is missing). */
     const load = (fallback: Committed) =>
       Effect.gen(function* () {
-        const stamp = yield* statOf(file)
+        const stamp = yield* statOf(root, file)
         if (stamp === undefined || sameStamp(stamp, seen)) return undefined
-        const read = yield* Effect.promise(() =>
-          fs.readFile(file, "utf8").then(
-            (text) => ({ ok: true as const, text }),
-            (error: unknown) => ({ ok: false as const, error })
-          )
+        const read = yield* readInsideRepo(root, file).pipe(
+          Effect.map((text) => ({ ok: true as const, text })),
+          Effect.catchIf((error): error is Exclude<typeof error, PathOutsideRepo> => error._tag !== "PathOutsideRepo", (error) => Effect.succeed({ ok: false as const, error }))
         )
         seen = stamp
         if (!read.ok) {
-          if (errorCode(read.error) === "ENOENT") return undefined
-          yield* warn("unreadable", reasonOf(read.error), undefined)
+          yield* warn("unreadable", read.error.message, undefined)
           return fallback
         }
+        if (read.text === undefined) return undefined
         const decoded = decodeTrackerFile(read.text)
         if (decoded._tag === "Problem") {
           yield* warn(decoded.problem.kind, decoded.problem.detail, read.text)
@@ -331,15 +314,20 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
 
     const persistError = (reason: string) => new TrackerPersistError({ path: file, reason })
 
-    const lock = fileLock(lockFile, { host, lockTimeoutMs, staleLockMs }, persistError)
+    const lock = fileLock(root, lockFile, { host, lockTimeoutMs, staleLockMs }, persistError)
 
     const store: Store = {
-      refresh: (mem) => Effect.map(load(mem), (loaded) => loaded ?? mem),
+      // A link out appearing after start: reported like an unreadable file, memory kept.
+      refresh: (mem) =>
+        Effect.map(load(mem), (loaded) => loaded ?? mem).pipe(
+          Effect.catchTag("PathOutsideRepo", (error) => Effect.as(warn("unreadable", error.message, undefined), mem))
+        ),
       exclusive: (body) => Effect.acquireUseRelease(lock.acquire, () => body, lock.release),
       write: (next) =>
         Effect.gen(function* () {
-          yield* writeAtomically(file, encodeTrackerFile(next.tracker, next.version), persistError)
-          seen = yield* statOf(file)
+          // Temporary file in the real directory (never through a link), synced, renamed over the file.
+          yield* writeInsideRepo(root, file, encodeTrackerFile(next.tracker, next.version), { sync: true }).pipe(Effect.mapError((error) => persistError(error.message)))
+          seen = yield* statOf(root, file).pipe(Effect.orElseSucceed(() => undefined))
         })
     }
 
@@ -359,6 +347,6 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
  */
 export const TrackerLayer = {
   memory: (options: MemoryTrackerOptions = {}): Layer.Layer<Tracker, InvalidInput> => Layer.effect(Tracker, makeMemoryTracker(options)),
-  persistent: (options: PersistentTrackerOptions): Layer.Layer<Tracker, InvalidInput> =>
+  persistent: (options: PersistentTrackerOptions): Layer.Layer<Tracker, InvalidInput | PathOutsideRepo> =>
     Layer.effect(Tracker, makePersistentTracker(options))
 } as const

@@ -1,4 +1,4 @@
-import { InvalidInput, Tracker, TrackerConflict, TrackerPersistError, type ItemKey, type TrackerSnapshot } from "@strata/core"
+import { InvalidInput, PathOutsideRepo, Tracker, TrackerConflict, TrackerPersistError, type ItemKey, type TrackerSnapshot } from "@strata/core"
 import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs/promises"
@@ -124,9 +124,9 @@ describe("persistent Tracker", () => {
       const warnings: Array<TrackerStateWarning> = []
       const tracker = yield* makePersistentTracker({ repoRoot: repo, onWarning: (w) => warnings.push(w) })
       expect(warnings).toHaveLength(1)
-      expect(warnings[0]).toMatchObject({ kind, path: stateFile(repo), backup: `${stateFile(repo)}.bad` })
+      expect(warnings[0]).toMatchObject({ kind, path: stateFile(repo), backup: `${stateFile(repo)}.bad.1` })
       expect(warnings[0]?.message).toMatch(/starting from empty tiers/)
-      expect(yield* read(`${stateFile(repo)}.bad`)).toBe(text)
+      expect(yield* read(`${stateFile(repo)}.bad.1`)).toBe(text)
       const current = yield* tracker.current
       expect([current.version, current.initialized, keys(current)]).toEqual([0, false, []])
       // the tracker works and the next commit replaces the bad file
@@ -154,6 +154,56 @@ describe("persistent Tracker", () => {
       const text = yield* read(stateFile(repo))
       yield* unusable(text.slice(0, Math.floor(text.length / 2)), "corrupt")
     })
+  )
+
+  it.effect("copies of damaged files are numbered: the second never overwrites the first", () =>
+    Effect.gen(function* () {
+      const repo = yield* tempRepo
+      const backups: Array<string | undefined> = []
+      for (const text of ["{ first", "{ second"]) {
+        yield* write(stateFile(repo), text)
+        yield* makePersistentTracker({ repoRoot: repo, onWarning: (w) => backups.push(w.backup) })
+      }
+      expect(backups).toEqual([`${stateFile(repo)}.bad.1`, `${stateFile(repo)}.bad.2`])
+      expect(yield* read(`${stateFile(repo)}.bad.1`)).toBe("{ first")
+      expect(yield* read(`${stateFile(repo)}.bad.2`)).toBe("{ second")
+    })
+  )
+
+  it.effect("a tracker file or .strata folder that links out of the repository is refused with PathOutsideRepo; the target is untouched", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempRepo
+      const secret = path.join(outside, "secret.json")
+      yield* write(secret, "do not touch\n")
+      for (const link of ["file", "folder"] as const) {
+        const repo = yield* tempRepo
+        if (link === "file") {
+          yield* Effect.promise(() => fs.mkdir(path.join(repo, ".strata")))
+          yield* Effect.promise(() => fs.symlink(secret, stateFile(repo)))
+        } else {
+          yield* Effect.promise(() => fs.symlink(outside, path.join(repo, ".strata")))
+        }
+        const error = yield* Effect.flip(makePersistentTracker({ repoRoot: repo }))
+        expect(error).toBeInstanceOf(PathOutsideRepo)
+        expect(yield* read(secret)).toBe("do not touch\n")
+        expect(yield* Effect.promise(() => fs.readdir(outside))).toEqual(["secret.json"])
+      }
+    })
+  )
+
+  it.effect("a FIFO where the tracker file should be is reported and rebuilt, without hanging", () =>
+    Effect.gen(function* () {
+      const repo = yield* tempRepo
+      yield* Effect.promise(() => fs.mkdir(path.join(repo, ".strata")))
+      expect(spawnSync("mkfifo", [stateFile(repo)]).status).toBe(0)
+      const warnings: Array<TrackerStateWarning> = []
+      const tracker = yield* makePersistentTracker({ repoRoot: repo, onWarning: (w) => warnings.push(w) })
+      expect(warnings).toMatchObject([{ kind: "unreadable" }])
+      expect(warnings[0]?.message).toMatch(/FIFO/)
+      // The commit replaces the FIFO with a regular file.
+      yield* turn(tracker, [item("tree")])
+      expect(decodeTrackerFile(yield* read(stateFile(repo)))._tag).toBe("File")
+    }), 10_000
   )
 
   it.effect("two processes on one repository: a commit from a stale version is refused, not lost", () =>

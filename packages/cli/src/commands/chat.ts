@@ -21,6 +21,10 @@ export const chat = Command.make(
     model: modelFlag,
     policy: policyFlag,
     dryRun: dryRunFlag,
+    timeoutMs: Flag.Int("timeout-ms").pipe(
+      Flag.withDescription("How long to wait for the provider to start answering, and between stream events, in ms (default: timeoutMs in .strata/config.json, $STRATA_TIMEOUT_MS, or 60000)"),
+      Flag.optional
+    ),
     hud: Flag.Boolean("no-hud").pipe(Flag.withDescription("Do not print the HUD after each turn"), Flag.withDefault(false))
   },
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/chat.ts")), (m) => m.runChat({ ...flags, noHud: flags.hud }))

@@ -17,7 +17,8 @@ export const configRows = (config: import("../config.ts").ResolvedConfig): Reado
   ["budgets.maxFileBytes", String(config.budgets.maxFileBytes)],
   ["budgets.compactionTokens", String(config.budgets.compactionTokens)],
   ["budgets.cacheTargetTokens", String(config.budgets.cacheTargetTokens)],
-  ["prompts", config.prompts ?? "(bundled defaults)"]
+  ["prompts", config.prompts ?? "(bundled defaults)"],
+  ["timeoutMs", String(config.timeoutMs)]
 ]
 
 export const config = Command.make(

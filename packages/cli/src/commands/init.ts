@@ -2,7 +2,7 @@
  * `strata init`: write a schema-validated `.strata/config.json` for the repository, and
  * (when the user agrees, or with `--yes`) add `.strata/` to its `.gitignore`.
  */
-import { copyFile, mkdir, readdir, stat } from "node:fs/promises"
+import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -25,21 +25,27 @@ type GitignoreOutcome = "present" | "added" | "declined" | "skipped"
 
 /**
  * Give the user a prompts folder to edit: when it does not exist yet, create it with
- * copies of the bundled prompts. An existing folder is left alone. Returns the files copied.
+ * copies of the bundled prompts, written inside the repository (never through a link).
+ * An existing folder is left alone. Returns the files copied.
  */
-const seedPrompts = (dir: string): Effect.Effect<ReadonlyArray<string>, StateError> =>
-  Effect.tryPromise({
-    try: async () => {
-      const exists = await stat(dir).then(() => true, () => false)
-      if (exists) return []
-      await mkdir(dir, { recursive: true })
-      // Imported here: @strata/core takes a while to load and only this path needs it.
-      const { BUNDLED_PROMPTS_DIR } = await import("@strata/core")
-      const names = (await readdir(BUNDLED_PROMPTS_DIR)).filter((n) => n.endsWith(".md")).sort()
-      for (const name of names) await copyFile(join(BUNDLED_PROMPTS_DIR, name), join(dir, name))
-      return names
-    },
-    catch: (error) => new StateError({ path: dir, reason: error instanceof Error ? error.message : String(error) })
+const seedPrompts = (root: string, dir: string) =>
+  Effect.gen(function* () {
+    // Imported here: @strata/core takes a while to load and only this path needs it.
+    const { BUNDLED_PROMPTS_DIR, statInsideRepo, writeInsideRepo } = yield* Effect.promise(() => import("@strata/core"))
+    const exists = yield* statInsideRepo(root, dir).pipe(Effect.catchTag("FileReadError", (e) => Effect.fail(new StateError({ path: dir, reason: e.reason }))))
+    if (exists !== undefined) return [] as ReadonlyArray<string>
+    const read = Effect.tryPromise({
+      try: async () => {
+        const names = (await readdir(BUNDLED_PROMPTS_DIR)).filter((n) => n.endsWith(".md")).sort()
+        return await Promise.all(names.map(async (name) => ({ name, text: await readFile(join(BUNDLED_PROMPTS_DIR, name), "utf8") })))
+      },
+      catch: (error) => new StateError({ path: BUNDLED_PROMPTS_DIR, reason: error instanceof Error ? error.message : String(error) })
+    })
+    const prompts = yield* read
+    for (const p of prompts) {
+      yield* writeInsideRepo(root, join(dir, p.name), p.text).pipe(Effect.catchTag("FileWriteError", (e) => Effect.fail(new StateError({ path: join(dir, p.name), reason: e.reason }))))
+    }
+    return prompts.map((p) => p.name)
   })
 
 export const init = Command.make(
@@ -65,7 +71,7 @@ export const init = Command.make(
         // A corrupt file must not stop the command that repairs it.
         { ignoreBrokenFile: flags.force }
       )
-      const existing = yield* readTextIfExists(join(ctx.root, CONFIG_PATH))
+      const existing = yield* readTextIfExists(ctx.root, CONFIG_PATH)
       const configPath = join(ctx.root, CONFIG_PATH)
       if (existing !== undefined && !flags.force) {
         return yield* new UsageError({
@@ -74,11 +80,10 @@ export const init = Command.make(
         })
       }
       const fileValue = yield* validateConfigFile({ $schema: "https://strata.dev/schema/config-v1.json", ...initialConfigFile(ctx.config) })
-      yield* writeTextAtomic(configPath, JSON.stringify(fileValue, null, 2) + "\n")
-      const promptsCopied = fileValue.prompts === undefined ? [] : yield* seedPrompts(join(ctx.root, fileValue.prompts))
+      yield* writeTextAtomic(ctx.root, CONFIG_PATH, JSON.stringify(fileValue, null, 2) + "\n")
+      const promptsCopied = fileValue.prompts === undefined ? [] : yield* seedPrompts(ctx.root, fileValue.prompts)
 
-      const gitignorePath = join(ctx.root, ".gitignore")
-      const gitignore = (yield* readTextIfExists(gitignorePath)) ?? ""
+      const gitignore = (yield* readTextIfExists(ctx.root, ".gitignore")) ?? ""
       let outcome: GitignoreOutcome
       if (ignoresStrata(gitignore)) outcome = "present"
       else if (flags.yes) outcome = "added"
@@ -87,7 +92,7 @@ export const init = Command.make(
         const answer = yield* output.ask(`Add ${STRATA_DIR}/ to ${gitignore === "" ? "a new " : ""}.gitignore? [Y/n] `)
         outcome = answer === undefined || /^(y|yes|)$/i.test(answer.trim()) ? "added" : "declined"
       }
-      if (outcome === "added") yield* writeTextAtomic(gitignorePath, withStrataIgnored(gitignore))
+      if (outcome === "added") yield* writeTextAtomic(ctx.root, ".gitignore", withStrataIgnored(gitignore))
 
       if (ctx.json) {
         yield* output.out(jsonDocument({ config: configPath, values: fileValue, gitignore: outcome, promptsCopied }, 2))

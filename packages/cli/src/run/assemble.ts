@@ -35,7 +35,9 @@ export const describeJournal = (journal: JournalSummary | undefined): ReadonlyAr
 /** The usage line of a summary. Pure. */
 export const describeUsage = (usage: Usage | undefined, source: "provider" | "simulated", provider: string): string =>
   usage === undefined
-    ? `no cache simulator for ${provider}; cached share above is Strata's estimate`
+    ? source === "provider"
+      ? `${provider} reported no usage for this request; cached share above is Strata's estimate`
+      : `no cache simulator for ${provider}; cached share above is Strata's estimate`
     : `${source === "simulated" ? `simulated ${provider} cache` : provider}: read ${formatTokens(usage.cacheRead)}, write ${formatTokens(usage.cacheWrite)}, uncached ${formatTokens(usage.input)}${
         usage.output > 0 ? `, output ${formatTokens(usage.output)}` : ""
       }`

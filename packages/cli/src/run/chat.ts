@@ -9,7 +9,7 @@ import { HistoryCompactor, SessionStore, formatTokens } from "@strata/core/effec
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../config.ts"
 import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
-import { ApiKeyMissing, diagnose, Unavailable } from "../errors.ts"
+import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
 import { saveSession, type SessionFile, type Usage } from "../session.ts"
@@ -26,6 +26,7 @@ export interface ChatFlags {
   readonly policy: Option.Option<PolicyName>
   readonly dryRun: boolean
   readonly noHud: boolean
+  readonly timeoutMs: Option.Option<number>
 }
 
 /** Which LLM client sends a provider's bodies; undefined when there is none. */
@@ -71,7 +72,9 @@ interface Turn {
 
 export const runChat = (flags: ChatFlags) =>
   Effect.gen(function* () {
-    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) }, { dryRun: flags.dryRun })
+    const timeoutMs = opt(flags.timeoutMs)
+    if (timeoutMs !== undefined && timeoutMs <= 0) return yield* new UsageError({ reason: `--timeout-ms must be a positive number of milliseconds, got ${timeoutMs}` })
+    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun })
     const { ctx } = prepared
     const output = yield* Output
     const provider = ctx.config.provider
@@ -95,7 +98,7 @@ export const runChat = (flags: ChatFlags) =>
     const baseUrl = process.env["STRATA_BASE_URL"]
     const llmLayer = dryRun || client === undefined
       ? undefined
-      : LlmClient.layer(client, { ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }), model: ctx.config.model })
+      : LlmClient.layer(client, { ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }), model: ctx.config.model, timeoutMs: ctx.config.timeoutMs })
 
     // Built once: the client (and its SDK) serves every turn and the compactor.
     const llm = llmLayer === undefined ? undefined : yield* Effect.provide(Effect.gen(function* () {
@@ -193,6 +196,9 @@ const chatTurn = (
 
     let reply = ""
     let usage: Usage | undefined
+    // The client fails the stream unless the provider said the reply finished (a cut,
+    // truncated, empty or non-JSON reply): the turn then fails here, before anything is
+    // recorded, and the text shown so far ends its line before the error.
     yield* llm.stream({ body: result.placed.body }).pipe(
       Stream.runForEach((event) =>
         Effect.gen(function* () {
@@ -203,7 +209,8 @@ const chatTurn = (
             usage = { input: event.usage.input, cacheRead: event.usage.cacheRead, cacheWrite: event.usage.cacheWrite, output: event.usage.output }
           }
         })
-      )
+      ),
+      Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void))
     )
     if (!ctx.json) yield* output.write(reply.endsWith("\n") ? "" : "\n")
     // Only a request that succeeded advances the tracker and is stored.

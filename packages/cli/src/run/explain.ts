@@ -3,14 +3,14 @@
  * read less from the provider's prompt cache than the request before it left there, or
  * the same for two request files. Also the one-line reason the HUD shows.
  */
-import { isAbsolute, join, relative, resolve } from "node:path"
+import { isAbsolute, relative, resolve } from "node:path"
 import { Effect, Option, Result, Schema } from "effect"
 import { formatTokens } from "@strata/core"
 import { describeMissReason, explainMiss, type BodyFormat, type MissExplanation } from "@strata/providers"
 import { commandContext } from "../context.ts"
 import { LAST_REQUEST_PATH, PREVIOUS_REQUEST_PATH } from "../engine.ts"
-import { UsageError, type StateError } from "../errors.ts"
-import { readTextIfExists } from "../fsutil.ts"
+import { UsageError } from "../errors.ts"
+import { readTextIfExists, type StateFileError } from "../fsutil.ts"
 import { jsonDocument, Output } from "../output.ts"
 import { loadSession, type SessionFile } from "../session.ts"
 import { warn } from "./shared.ts"
@@ -114,9 +114,9 @@ export const explainLines = (c: Comparison): ReadonlyArray<string> => {
   return lines
 }
 
-const readRequest = (path: string, missing: string, hint?: string): Effect.Effect<RequestFile, UsageError | StateError> =>
+const readRequest = (root: string, path: string, missing: string, hint?: string): Effect.Effect<RequestFile, UsageError | StateFileError> =>
   Effect.gen(function* () {
-    const text = yield* readTextIfExists(path)
+    const text = yield* readTextIfExists(root, path)
     if (text === undefined) return yield* new UsageError(hint === undefined ? { reason: missing } : { reason: missing, hint })
     const parsed = parseRequestFile(path, text)
     if ("problem" in parsed) return yield* new UsageError({ reason: parsed.problem })
@@ -136,8 +136,8 @@ const reportedFor = (session: SessionFile, after: RequestFile): SessionFile["tot
  */
 export const lastMissReason = (root: string, session: SessionFile): Effect.Effect<string | undefined> =>
   Effect.gen(function* () {
-    const previous = yield* readTextIfExists(join(root, PREVIOUS_REQUEST_PATH))
-    const last = yield* readTextIfExists(join(root, LAST_REQUEST_PATH))
+    const previous = yield* readTextIfExists(root, PREVIOUS_REQUEST_PATH)
+    const last = yield* readTextIfExists(root, LAST_REQUEST_PATH)
     if (previous === undefined || last === undefined) return undefined
     const before = parseRequestFile(PREVIOUS_REQUEST_PATH, previous)
     const after = parseRequestFile(LAST_REQUEST_PATH, last)
@@ -176,11 +176,11 @@ export const runExplain = (flags: ExplainFlags) =>
     const never = "the session has fewer than two recorded requests"
     const hint = "run `strata assemble` (or `strata chat`) twice, or pass --before A.json --after B.json"
     const before = beforePath === undefined
-      ? yield* readRequest(join(ctx.root, PREVIOUS_REQUEST_PATH), never, hint)
-      : yield* readRequest(yield* inRepo(beforePath), `${beforePath} does not exist`)
+      ? yield* readRequest(ctx.root, PREVIOUS_REQUEST_PATH, never, hint)
+      : yield* readRequest(ctx.root, yield* inRepo(beforePath), `${beforePath} does not exist`)
     const after = afterPath === undefined
-      ? yield* readRequest(join(ctx.root, LAST_REQUEST_PATH), never, hint)
-      : yield* readRequest(yield* inRepo(afterPath), `${afterPath} does not exist`)
+      ? yield* readRequest(ctx.root, LAST_REQUEST_PATH, never, hint)
+      : yield* readRequest(ctx.root, yield* inRepo(afterPath), `${afterPath} does not exist`)
     const comparison = compareRequests(before, after, beforePath === undefined ? reportedFor(loaded.session, after) : undefined)
     if (ctx.json) {
       const json = comparison.kind === "explained"

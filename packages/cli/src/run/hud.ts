@@ -76,7 +76,7 @@ export const runHud = (flags: HudFlags) =>
 export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
   const lines: Array<string> = []
   for (const block of b.blocks) {
-    const head = `${block.tier.padEnd(6)} ${block.name.padEnd(18)} ${formatTokens(block.tokens).padStart(9)} tokens${block.cached ? `  cached (${block.threshold}+)` : ""}`
+    const head = `${block.tier.padEnd(6)} ${block.name.padEnd(18)} ${formatTokens(block.tokens).padStart(9)} tokens${block.cached ? `  cached (${block.threshold}+)` : ""}${block.contents.length === 0 ? "  (empty)" : ""}`
     lines.push(head)
     for (const c of block.contents) {
       const count = c.count === undefined ? "" : ` x${c.count}`

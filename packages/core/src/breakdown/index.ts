@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { blockTokens, emptyCachedTiers } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
-import { isCachedTier, Tier, TIER_NAMES } from "../domain/Tier.ts"
+import { isCachedTier, Tier, TIER_NAMES, TIERS } from "../domain/Tier.ts"
 import { isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
@@ -58,12 +58,27 @@ export type ContextBreakdown = typeof ContextBreakdown.Type
 /**
  * Build the breakdown of a layout. Each block lists its contents, then one `framing`
  * entry (message overhead, separators, acknowledgements) so contents add up to the
- * block's tokens, and blocks add up to `total_tokens`.
+ * block's tokens, and blocks add up to `total_tokens`. In tiered mode every tier is
+ * listed, an empty one with zero tokens and no contents; a flat request is one block.
  */
 export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
   const blocks: Array<BreakdownBlock> = []
+  // Seed 003 lists every tier, empty ones with zero tokens, so a UI can draw all five;
+  // a tier the layout left empty is inserted where its rank puts it.
+  const listed = new Set<Tier>()
+  const listUpTo = (tier: Tier | undefined) => {
+    if (s.mode === "flat") return
+    for (const t of TIERS) {
+      if (t === tier) return
+      if (listed.has(t)) continue
+      listed.add(t)
+      blocks.push({ tier: t, name: TIER_NAMES[t], tokens: 0, cached: isCachedTier(t), threshold: isCachedTier(t) ? s.thresholds[t] : 0, contents: [] })
+    }
+  }
   for (const block of s.blocks) {
     if (!block.parts.some((p) => p.messages.length > 0)) continue
+    listUpTo(block.tier)
+    listed.add(block.tier)
     const tokens = blockTokens(block)
     const contents: Array<BreakdownContent> = block.parts.flatMap((p) => p.contents).map((c) => ({ ...c }))
     const framing = tokens - contents.reduce((n, c) => n + c.tokens, 0)
@@ -77,6 +92,7 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
       contents
     })
   }
+  listUpTo(undefined)
   const total = blocks.reduce((n, b) => n + b.tokens, 0)
   const cached = blocks.filter((b) => b.cached).reduce((n, b) => n + b.tokens, 0)
   const empty = s.mode === "flat" ? 0 : emptyCachedTiers(s.blocks).length

@@ -4,8 +4,8 @@
  * apply without a restart), else the bundled `prompts/compaction.md`.
  */
 import { Effect } from "effect"
-import type { InvalidInput, PromptNotFound } from "../domain/errors.ts"
-import { Prompts, type PromptText } from "../prompts/Prompts.ts"
+import type { InvalidInput } from "../domain/errors.ts"
+import { Prompts, type PromptError, type PromptText } from "../prompts/Prompts.ts"
 
 /** The prompt file the compactor reads. */
 export const COMPACTION_PROMPT_FILE = "compaction.md"
@@ -21,7 +21,7 @@ export const COMPACTION_PROMPT_FILE = "compaction.md"
  * const prompt = await Effect.runPromise(loadCompactionPrompt()) // the bundled prompt
  * ```
  */
-export const loadCompactionPrompt = (prompts?: Prompts["Service"]): Effect.Effect<PromptText, PromptNotFound | InvalidInput> =>
+export const loadCompactionPrompt = (prompts?: Prompts["Service"]): Effect.Effect<PromptText, PromptError | InvalidInput> =>
   prompts !== undefined
     ? prompts.load(COMPACTION_PROMPT_FILE)
     : Prompts.use((p) => p.load(COMPACTION_PROMPT_FILE)).pipe(Effect.provide(Prompts.layer()))

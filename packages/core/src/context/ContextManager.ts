@@ -28,6 +28,7 @@ import {
   type LoadedSession,
   SessionStore,
   type SessionNotFound,
+  type SessionRefusal,
   type SessionStoreError,
   SessionStoreMissing,
   type SessionSummary
@@ -48,7 +49,7 @@ export interface SessionState {
 }
 
 /** Errors of recording a message in the session store. */
-export type SessionWriteError = SessionStoreError | SessionNotFound
+export type SessionWriteError = SessionStoreError | SessionNotFound | SessionRefusal
 
 /** A message's content: a string, or text and image parts. */
 export const MessageContent = Schema.Union([Schema.String, Schema.Array(ContentPart)])
@@ -459,9 +460,9 @@ export interface ContextManagerShape {
    * replaced by its messages, the tracker's history entries are purged, and new messages
    * are appended to that session. Damaged lines are skipped and listed in `warnings`.
    */
-  readonly resumeSession: (id: string) => Effect.Effect<LoadedSession, SessionStoreMissing | SessionNotFound | SessionStoreError | TrackerPersistError>
+  readonly resumeSession: (id: string) => Effect.Effect<LoadedSession, SessionStoreMissing | SessionNotFound | SessionStoreError | SessionRefusal | TrackerPersistError>
   /** Stored sessions, newest first. */
-  readonly listSessions: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreMissing | SessionStoreError>
+  readonly listSessions: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreMissing | SessionStoreError | SessionRefusal>
 }
 
 /**

@@ -4,48 +4,16 @@
  * Effect service that resolves user paths against the repository root and reads files
  * from disk, refusing paths outside the root, binary files and oversize files.
  */
-import { open, realpath } from "node:fs/promises"
+import { constants, open, stat } from "node:fs/promises"
 import * as NodePath from "node:path"
-import { Context, Effect, Layer, Result } from "effect"
-import { BinaryFile, FileNotFound, FileReadError, FileTooLarge, InvalidInput, PathOutsideRepo } from "../domain/errors.ts"
+import { Context, Effect, Layer } from "effect"
+import { BinaryFile, FileNotFound, FileReadError, FileTooLarge, PathOutsideRepo, SpecialFile, type InvalidInput } from "../domain/errors.ts"
+import { normalizeRepoPath, resolveInsideRepoSync, specialKind } from "../files/insideRepo.ts"
 import { FILES_ACTIVE_HEADER, formatFile, formatFiles } from "../assembly/headers.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 
 /** Files over this many bytes are refused unless the limit is raised (1 MiB). */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024
-/** A NUL byte within this many leading bytes marks a file as binary (8 KiB, as git does). */
-export const BINARY_SNIFF_BYTES = 8 * 1024
-
-/**
- * Resolve a user-given path against the repository root, lexically (no disk access):
- * relative paths are taken from the root, absolute ones must lie inside it, `\` is
- * read as `/`. Returns the repo-relative path with forward slashes.
- *
- * @example
- * ```ts
- * import { normalizeRepoPath } from "@strata/core"
- * normalizeRepoPath("/repo", "./src\\a.ts") // Result.succeed("src/a.ts")
- * normalizeRepoPath("/repo", "../etc/passwd") // Result.fail(PathOutsideRepo)
- * ```
- */
-export const normalizeRepoPath = (
-  root: string,
-  path: string
-): Result.Result<string, PathOutsideRepo | InvalidInput> => {
-  if (path.trim() === "") return Result.fail(new InvalidInput({ what: "path", issue: "the path is empty" }))
-  if (path.includes("\0")) return Result.fail(new InvalidInput({ what: "path", issue: `${JSON.stringify(path)} contains a NUL byte` }))
-  const absoluteRoot = NodePath.resolve(root)
-  const slashed = path.replaceAll("\\", "/")
-  const absolute = NodePath.resolve(absoluteRoot, slashed)
-  const relative = NodePath.relative(absoluteRoot, absolute).split(NodePath.sep).join("/")
-  if (relative === "") {
-    return Result.fail(new InvalidInput({ what: "path", issue: `${JSON.stringify(path)} names the repository root, not a file` }))
-  }
-  if (relative === ".." || relative.startsWith("../") || NodePath.isAbsolute(relative)) {
-    return Result.fail(new PathOutsideRepo({ path, root: absoluteRoot }))
-  }
-  return Result.succeed(relative)
-}
 
 /** One file in context. */
 export interface ContextFile {
@@ -165,11 +133,16 @@ export class FileContext {
 export const formatWorkingFiles = (files: FileContext): string => files.formatForPrompt(FILES_ACTIVE_HEADER)
 
 /** Everything that can go wrong reading a repository file. */
-export type FileError = PathOutsideRepo | InvalidInput | FileNotFound | FileTooLarge | BinaryFile | FileReadError
+export type FileError = PathOutsideRepo | InvalidInput | FileNotFound | FileTooLarge | BinaryFile | SpecialFile | FileReadError
 
-/** True when `bytes` has a NUL byte in its first `BINARY_SNIFF_BYTES`. */
-export const looksBinary = (bytes: Uint8Array): boolean =>
-  bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)
+/**
+ * Where the first NUL byte is, or -1: a file with one anywhere is binary. The whole file
+ * is scanned (a fast byte search), so a NUL after the first 8 KiB is never sent as text.
+ */
+export const firstNulOffset = (bytes: Uint8Array): number => bytes.indexOf(0)
+
+/** True when `bytes` holds a NUL byte anywhere. */
+export const looksBinary = (bytes: Uint8Array): boolean => firstNulOffset(bytes) !== -1
 
 const utf8 = new TextDecoder("utf-8", { fatal: false })
 
@@ -188,6 +161,10 @@ const errnoCode = (error: unknown): string | undefined =>
 
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+// Open without blocking (a FIFO swapped in after the type check must not hang the read)
+// and without following a link (the path was already resolved and checked).
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0)
+
 const make = (options: RepoFilesOptions) => {
   const root = NodePath.resolve(options.root)
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
@@ -195,12 +172,23 @@ const make = (options: RepoFilesOptions) => {
   const normalize = (path: string): Effect.Effect<string, PathOutsideRepo | InvalidInput> =>
     Effect.fromResult(normalizeRepoPath(root, path))
 
-  const resolveReal = (relative: string) =>
+  /** The file's real path, checked: inside the repository (links included) and a regular file. */
+  const resolveReal = (path: string, relative: string) =>
     Effect.tryPromise({
-      try: async () => ({ realRoot: await realpath(root), real: await realpath(NodePath.join(root, relative)) }),
-      catch: (error): FileNotFound | FileReadError => {
+      try: async () => {
+        const resolved = resolveInsideRepoSync(root, relative)
+        if (!resolved.exists) throw Object.assign(new Error("missing"), { code: "ENOENT" })
+        // The type is checked before open(): opening a FIFO would wait for a writer.
+        const info = await stat(resolved.real)
+        if (info.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" })
+        if (!info.isFile()) throw new SpecialFile({ path: relative, kind: specialKind(info) })
+        return resolved.real
+      },
+      catch: (error): PathOutsideRepo | SpecialFile | FileNotFound | FileReadError => {
+        if (error instanceof PathOutsideRepo) return new PathOutsideRepo({ path, root, ...(error.link === undefined ? {} : { link: error.link }) })
+        if (error instanceof SpecialFile) return error
         const code = errnoCode(error)
-        return code === "ENOENT" || code === "ENOTDIR"
+        return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR"
           ? new FileNotFound({ path: relative })
           : new FileReadError({ path: relative, reason: reason(error) })
       }
@@ -208,17 +196,18 @@ const make = (options: RepoFilesOptions) => {
 
   const readBytes = (relative: string, real: string) =>
     Effect.acquireUseRelease(
-      Effect.tryPromise({ try: () => open(real, "r"), catch: (error) => new FileReadError({ path: relative, reason: reason(error) }) }),
+      Effect.tryPromise({ try: () => open(real, READ_FLAGS), catch: (error) => new FileReadError({ path: relative, reason: reason(error) }) }),
       (handle) =>
         Effect.gen(function* () {
-          const stat = yield* Effect.tryPromise({
+          const info = yield* Effect.tryPromise({
             try: () => handle.stat(),
             catch: (error) => new FileReadError({ path: relative, reason: reason(error) })
           })
-          if (!stat.isFile()) return yield* new FileNotFound({ path: relative })
-          if (stat.size > maxFileBytes) return yield* new FileTooLarge({ path: relative, size: stat.size, limit: maxFileBytes })
+          if (info.isDirectory()) return yield* new FileNotFound({ path: relative })
+          if (!info.isFile()) return yield* new SpecialFile({ path: relative, kind: specialKind(info) })
+          if (info.size > maxFileBytes) return yield* new FileTooLarge({ path: relative, size: info.size, limit: maxFileBytes })
           // Read at most one byte past the limit: the file may have grown since stat.
-          const buffer = new Uint8Array(Math.min(stat.size, maxFileBytes) + 1)
+          const buffer = new Uint8Array(Math.min(info.size, maxFileBytes) + 1)
           let filled = 0
           while (filled < buffer.length) {
             const { bytesRead } = yield* Effect.tryPromise({
@@ -229,7 +218,7 @@ const make = (options: RepoFilesOptions) => {
             filled += bytesRead
           }
           if (filled > maxFileBytes) {
-            return yield* new FileTooLarge({ path: relative, size: Math.max(stat.size, filled), limit: maxFileBytes })
+            return yield* new FileTooLarge({ path: relative, size: Math.max(info.size, filled), limit: maxFileBytes })
           }
           return buffer.subarray(0, filled)
         }),
@@ -238,14 +227,11 @@ const make = (options: RepoFilesOptions) => {
 
   const read = Effect.fnUntraced(function* (path: string) {
     const relative = yield* normalize(path)
-    const { realRoot, real } = yield* resolveReal(relative)
     // The lexical check passed; a symlink may still lead out of the repository.
-    const realRelative = NodePath.relative(realRoot, real)
-    if (realRelative === "" || realRelative === ".." || realRelative.startsWith(`..${NodePath.sep}`) || NodePath.isAbsolute(realRelative)) {
-      return yield* new PathOutsideRepo({ path, root })
-    }
+    const real = yield* resolveReal(path, relative)
     const bytes = yield* readBytes(relative, real)
-    if (looksBinary(bytes)) return yield* new BinaryFile({ path: relative })
+    const nul = firstNulOffset(bytes)
+    if (nul !== -1) return yield* new BinaryFile({ path: relative, offset: nul })
     return { path: relative, content: decodeUtf8(bytes) } satisfies ContextFile
   })
 

@@ -4,7 +4,7 @@
  * every capability as async methods. Failures throw the tagged error itself
  * (`instanceof` and `_tag` work); an aborted signal rejects with the signal's reason.
  */
-import { Cause, Effect, Exit, ManagedRuntime } from "effect"
+import { Cause, Effect, Exit, ManagedRuntime, Result } from "effect"
 import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
 import type { TokenBudget } from "../context/requestBudget.ts"
 import {
@@ -24,7 +24,7 @@ import type { AssemblyResult } from "../pipeline/assemble.ts"
 import { assembleSession, sessionBreakdown, type SessionAssemblyRequest } from "./fromSession.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { type ContextEngineOptions, type EngineServices, makeEngineLayer } from "./layer.ts"
+import { type ContextEngineOptions, type EngineServices, makeEngineLayer, validateEngineOptions } from "./layer.ts"
 
 /** An assembled request from `ContextEngine.assemble`; `commit()` advances the tracker. */
 export interface EngineAssembly extends Omit<AssemblyResult, "commit"> {
@@ -64,7 +64,10 @@ export class ContextEngine implements AsyncDisposable {
    */
   #modelWarning: { readonly text: string; shown: boolean } | undefined
 
+  /** Throws `InvalidInput` naming the field when an option is malformed (`model: ""`, `maxInputTokens: -5`). */
   constructor(options: ContextEngineOptions) {
+    const valid = validateEngineOptions(options)
+    if (Result.isFailure(valid)) throw valid.failure
     this.model = options.model
     this.runtime = ManagedRuntime.make(makeEngineLayer(options))
     // Assembly names the counter's model (the manager's), which is `model` unless a counter was given.

@@ -3,7 +3,8 @@
  * history compactor and context manager, plus any layers the caller adds (a
  * `Tracker` from `@strata/tiers`, a `CompactionModel`, a `SymbolIndex`...).
  */
-import { Layer } from "effect"
+import { Effect, Layer, Result, Schema } from "effect"
+import { InvalidInput } from "../domain/errors.ts"
 import type { CompactionConfig } from "../compaction/algorithm.ts"
 import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
 import { compactionModelFromFunction, type CompactionModelFunction } from "../compaction/promiseModel.ts"
@@ -51,6 +52,46 @@ export interface ContextEngineOptions {
   readonly layers?: ReadonlyArray<Layer.Layer<never, unknown>> | undefined
 }
 
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const NonBlank = Schema.String.check(Schema.makeFilter((s: string) => s.trim() !== "" || "Expected a non-empty string"))
+
+/** The plain-data fields of `ContextEngineOptions`, checked before anything is built. */
+const EngineOptionsFields = Schema.Struct({
+  model: NonBlank,
+  repoRoot: Schema.optional(NonBlank),
+  maxFileBytes: Schema.optional(PositiveInt),
+  maxInputTokens: Schema.optional(PositiveInt),
+  promptsDir: Schema.optional(NonBlank),
+  sessions: Schema.optional(Schema.Union([Schema.Boolean, NonBlank]))
+})
+const decodeOptions = Schema.decodeUnknownResult(EngineOptionsFields)
+
+/** "field: problem" from a Schema error message (`Expected ...\n  at ["field"]`). */
+const fieldIssue = (message: string): string => {
+  const lines = message.split("\n").map((l) => l.trim()).filter((l) => l !== "")
+  const at = lines.find((l) => l.startsWith("at "))
+  const what = lines.filter((l) => !l.startsWith("at ")).join("; ")
+  const field = at === undefined ? undefined : [...at.matchAll(/\["([^"]+)"\]/g)].map((m) => m[1]).join(".")
+  return field === undefined || field === "" ? what : `${field}: ${what}`
+}
+
+/**
+ * Check the options of `createContextEngine` / `makeEngineLayer`: a non-empty `model`,
+ * positive integer limits, non-empty paths. Fails with `InvalidInput` naming the field.
+ *
+ * @example
+ * ```ts
+ * import { validateEngineOptions } from "@strata/core"
+ * validateEngineOptions({ model: "gpt-4o", maxInputTokens: -5 }) // Result.fail(InvalidInput: "maxInputTokens: Expected a value greater than 0")
+ * ```
+ */
+export const validateEngineOptions = (options: ContextEngineOptions): Result.Result<ContextEngineOptions, InvalidInput> => {
+  const decoded = decodeOptions(options)
+  return Result.isSuccess(decoded)
+    ? Result.succeed(options)
+    : Result.fail(new InvalidInput({ what: "createContextEngine options", issue: fieldIssue(decoded.failure.message) }))
+}
+
 /** Services every engine runtime provides. */
 export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | RepoFiles | Prompts | StageServices | AssemblySession
 
@@ -70,6 +111,8 @@ export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | Rep
  * ```
  */
 export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<EngineServices, unknown> => {
+  const valid = validateEngineOptions(options)
+  if (Result.isFailure(valid)) return Layer.unwrap(Effect.fail(valid.failure))
   const tokenizer = options.tokenCounter === undefined
     ? Tokenizer.layer(options.model)
     : Tokenizer.layerFrom(options.tokenCounter)
@@ -81,7 +124,8 @@ export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<Engi
   const base = Layer.mergeAll(
     tokenizer,
     RepoFiles.layer({ root, maxFileBytes: options.maxFileBytes }),
-    Prompts.layer({ dir: options.promptsDir }),
+    // Prompt files must resolve inside the repository (or inside a folder outside it chosen here).
+    Prompts.layer({ dir: options.promptsDir, root }),
     // The assembly pipeline's default stages; extras (stage overrides) come later and win.
     Pipeline.layer,
     ...sessions,

@@ -8,7 +8,8 @@ import { readFile } from "node:fs/promises"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Layer } from "effect"
-import { InvalidInput, PromptNotFound } from "../domain/errors.ts"
+import { InvalidInput, PromptNotFound, type PathOutsideRepo, type SpecialFile } from "../domain/errors.ts"
+import { isWithin, readInsideRepo } from "../files/insideRepo.ts"
 
 /**
  * The bundled prompts folder. This module sits at `src/prompts/` and, built, at
@@ -33,11 +34,27 @@ const isMissing = (error: unknown): boolean =>
 // Prompt files end with a newline in an editor; the texts are joined by the loader.
 const trimEnd = (text: string): string => text.replace(/\s+$/u, "")
 
-/** The file's text, or undefined when it does not exist; other I/O errors are defects. */
+/** A bundled file's text, or undefined when it does not exist; other I/O errors are defects. */
 const readOptional = (path: string): Effect.Effect<string | undefined> =>
   Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: (error) => error }).pipe(
     Effect.map(trimEnd),
     Effect.catch((error) => (isMissing(error) ? Effect.succeed(undefined) : Effect.die(error)))
+  )
+
+/** What reading a prompt can fail with: missing everywhere, a link out of `root`, a FIFO or device. */
+export type PromptError = PromptNotFound | PathOutsideRepo | SpecialFile
+
+/**
+ * A file of the user's prompts folder, read only if it resolves inside `root` (a link
+ * out is refused with `PathOutsideRepo`) and is a regular file (`SpecialFile`);
+ * undefined when it does not exist. Other I/O errors are defects.
+ */
+const readUserPrompt = (root: string, path: string): Effect.Effect<string | undefined, PathOutsideRepo | SpecialFile> =>
+  readInsideRepo(root, path).pipe(
+    Effect.map((text) => (text === undefined ? undefined : trimEnd(text))),
+    Effect.catchTag("FileReadError", (error) => Effect.die(error)),
+    // A folder named like a prompt is no prompt: the bundled default applies.
+    Effect.catchIf((error): error is SpecialFile => error._tag === "SpecialFile" && error.kind === "directory", () => Effect.succeed(undefined))
   )
 
 const validName = (name: string): Effect.Effect<string, InvalidInput> =>
@@ -50,16 +67,24 @@ export interface PromptsOptions {
   readonly dir?: string | undefined
   /** Where the defaults live; default `BUNDLED_PROMPTS_DIR`. */
   readonly bundledDir?: string | undefined
+  /**
+   * The repository the prompts folder belongs to: prompt files must resolve inside it
+   * (a link out fails with `PathOutsideRepo`). Default: the folder itself.
+   */
+  readonly root?: string | undefined
 }
 
 const make = (options: PromptsOptions) => {
   const dir = options.dir === undefined ? undefined : NodePath.resolve(options.dir)
   const bundledDir = options.bundledDir ?? BUNDLED_PROMPTS_DIR
+  // A folder outside the given root was chosen in code: links in it must stay in it.
+  const root = dir === undefined ? undefined : options.root !== undefined && isWithin(NodePath.resolve(options.root), dir) ? NodePath.resolve(options.root) : dir
+  const readOwn = (name: string) => (dir === undefined || root === undefined ? Effect.succeed(undefined) : readUserPrompt(root, NodePath.join(dir, name)))
 
   const loadNamed = Effect.fnUntraced(function* (name: string) {
     const warnings: Array<string> = []
     if (dir !== undefined) {
-      const own = yield* readOptional(NodePath.join(dir, name))
+      const own = yield* readOwn(name)
       if (own !== undefined) return { text: own, warnings } satisfies PromptText
       warnings.push(`Prompt ${name} is missing from ${dir}; using the bundled default.`)
     }
@@ -75,7 +100,7 @@ const make = (options: PromptsOptions) => {
   const systemPrompt = Effect.gen(function* () {
     const main = yield* loadNamed(SYSTEM_PROMPT_FILE)
     // system_extra.md is optional: project instructions, only ever in the user's folder.
-    const extra = dir === undefined ? undefined : yield* readOptional(NodePath.join(dir, SYSTEM_EXTRA_FILE))
+    const extra = yield* readOwn(SYSTEM_EXTRA_FILE)
     const text = extra === undefined || extra.trim() === "" ? main.text : `${main.text}\n\n${extra}`
     return { text, warnings: main.warnings } satisfies PromptText
   })
@@ -102,11 +127,11 @@ export class Prompts extends Context.Service<Prompts, {
   readonly dir: string | undefined
   readonly bundledDir: string
   /** `system.md`, plus `system_extra.md` after a blank line when that file exists. */
-  readonly systemPrompt: Effect.Effect<PromptText, PromptNotFound>
+  readonly systemPrompt: Effect.Effect<PromptText, PromptError>
   /** `system_reminder.md`, to append to the user's prompt with `withReminder`. */
-  readonly systemReminder: Effect.Effect<PromptText, PromptNotFound>
+  readonly systemReminder: Effect.Effect<PromptText, PromptError>
   /** Any prompt file by name (`compaction.md`, ...), user folder first, then bundled. */
-  readonly load: (name: string) => Effect.Effect<PromptText, PromptNotFound | InvalidInput>
+  readonly load: (name: string) => Effect.Effect<PromptText, PromptError | InvalidInput>
 }>()("@strata/core/Prompts") {
   static readonly layer = (options: PromptsOptions = {}): Layer.Layer<Prompts> => Layer.sync(Prompts, () => make(options))
 }

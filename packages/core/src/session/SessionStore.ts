@@ -2,12 +2,15 @@
  * Persistent conversation history: one append-only JSONL file per session under
  * `<repo>/.strata/sessions/`, one line per message, fsync at the end of each
  * exchange. A crash mid-write leaves at most a truncated last line, which loading
- * detects and drops with a warning; nothing before it is lost.
+ * detects and drops with a warning; nothing before it is lost, and the next write moves
+ * it to `<id>.jsonl.bad`. Nothing is read or written outside the repository.
  */
-import { mkdir, open, readdir, readFile, stat } from "node:fs/promises"
+import { mkdir, open } from "node:fs/promises"
 import { join } from "node:path"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { FileReadError, FileWriteError, PathOutsideRepo, SpecialFile } from "../domain/errors.ts"
 import { Message } from "../domain/Message.ts"
+import { appendInsideRepo, createInsideRepo, listInsideRepo, readInsideRepo, statInsideRepo, writeInsideRepo } from "../files/insideRepo.ts"
 
 /** One line of a session file. */
 export const SessionLine = Schema.Struct({
@@ -54,6 +57,12 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("Sess
     return `No session "${this.id}"; list sessions to see the ids that exist.`
   }
 }
+
+/**
+ * A session file or folder Strata refuses to touch: a link out of the repository
+ * (`PathOutsideRepo`), or a FIFO, socket or device where a file should be (`SpecialFile`).
+ */
+export type SessionRefusal = PathOutsideRepo | SpecialFile
 
 /** A session operation was asked for, but no `SessionStore` is provided. */
 export class SessionStoreMissing extends Schema.TaggedError<SessionStoreMissing>()("SessionStoreMissing", {
@@ -113,79 +122,101 @@ const syncDirectory = async (directory: string): Promise<void> => {
   }
 }
 
-/**
- * Append JSONL `text` to the session file at `path` (creating it), fsynced when `sync`.
- * A crash mid-write leaves a last line without its newline; it is ended first, or the
- * new text would be glued to it and lost with it on the next load.
- */
-const appendLines = async (directory: string, path: string, text: string, sync: boolean): Promise<void> => {
-  await mkdir(directory, { recursive: true })
-  const handle = await open(path, "a+")
-  try {
-    const { size } = await handle.stat()
-    const last = Buffer.alloc(1)
-    if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a) {
-      await handle.appendFile("\n", "utf8")
+/** The lines of a session file that cannot be read back (corrupt or torn), by index. Pure. */
+const damagedLines = (text: string): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return
+    try {
+      if (decodeLine(JSON.parse(line))._tag === "Success") return
+    } catch {
+      // Not JSON: damaged.
     }
-    await handle.appendFile(text, "utf8")
-    if (sync) await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/** The session files in `directory`, newest first (none when it does not exist). */
-const listSessionFiles = async (directory: string): Promise<ReadonlyArray<SessionSummary>> => {
-  const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return [] as Array<string>
-    throw error
+    out.push(i)
   })
-  const sessions = await Promise.all(
-    names.filter((n) => n.endsWith(".jsonl")).map(async (name) => {
-      const path = join(directory, name)
-      const [info, text] = await Promise.all([stat(path), readFile(path, "utf8")])
-      return {
-        id: name.slice(0, -".jsonl".length),
-        messages: parseSessionText(text).messages.length,
-        bytes: info.size,
-        updatedAt: info.mtimeMs
-      }
-    })
-  )
-  return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id))
+  return out
 }
 
-const makeStore = (directory: string) => {
+/**
+ * A session store rooted at `root` (a repository, or the directory itself), with its
+ * files in `folder` below it. Every path is checked by core's `insideRepo` helpers: a
+ * session file or folder that is a link out of `root` fails with `PathOutsideRepo`, and
+ * nothing is written through a link.
+ */
+const makeStore = (root: string, folder: string, createRoot: boolean) => {
+  const directory = join(root, folder)
+  // An explicit sessions directory (`layerDirectory`) is created on first use; a repository must exist.
+  const ready: Effect.Effect<void, unknown> = createRoot
+    ? Effect.tryPromise({ try: () => mkdir(root, { recursive: true }).then(() => undefined), catch: (error) => error })
+    : Effect.void
+  const relativeOf = (id: string) => join(folder, `${id}.jsonl`)
   const pathOf = (id: string) => join(directory, `${id}.jsonl`)
   const fail = (path: string) => (error: unknown) =>
     new SessionStoreError({ path, reason: error instanceof Error ? error.message : String(error) })
+  /** I/O failures become `SessionStoreError`; refusals (a link out, a FIFO) keep their own tag. */
+  const storeError = (path: string) => <E extends { readonly _tag: string }>(error: E) =>
+    error._tag === "FileWriteError" || error._tag === "FileReadError"
+      ? fail(path)((error as unknown as { readonly reason: string }).reason)
+      : (error as Exclude<E, FileWriteError | FileReadError>)
+
+  /**
+   * Lines that can never be read back (a torn write, a corrupt line) are moved to
+   * `<id>.jsonl.bad` and the file is rewritten without them, atomically, so the warning
+   * about them is given once rather than at every load. Runs on the write after a load
+   * that saw them, or after a crash left a torn last line.
+   */
+  const quarantine = (id: string, text: string, damaged: ReadonlyArray<number>) =>
+    Effect.gen(function* () {
+      const lines = text.split("\n")
+      const bad = new Set(damaged)
+      const moved = damaged.map((i) => `${lines[i] ?? ""}\n`).join("")
+      const kept = lines.filter((line, i) => !bad.has(i) && line.trim() !== "").map((line) => `${line}\n`).join("")
+      yield* appendInsideRepo(root, `${relativeOf(id)}.bad`, (handle) => handle.appendFile(moved, "utf8"))
+      yield* writeInsideRepo(root, relativeOf(id), kept, { sync: true })
+    })
+
+  /** Sessions a load found damaged lines in; the next write to one moves them aside. */
+  const damagedIds = new Set<string>()
+
+  /** Whether the file's last byte is not a newline: a write was interrupted. */
+  const endsTorn = (id: string) =>
+    statInsideRepo(root, relativeOf(id)).pipe(
+      Effect.flatMap((info) =>
+        info === undefined || info.size === 0
+          ? Effect.succeed(false)
+          : appendInsideRepo(root, relativeOf(id), async (handle) => {
+            const last = Buffer.alloc(1)
+            return (await handle.read(last, 0, 1, info.size - 1)).bytesRead === 1 && last[0] !== 0x0a
+          })
+      )
+    )
 
   const write = (id: string, messages: ReadonlyArray<Message>, sync: boolean) =>
     Effect.gen(function* () {
       if (!isValidId(id)) return yield* new SessionNotFound({ id })
-      const path = pathOf(id)
+      yield* ready.pipe(Effect.mapError(fail(pathOf(id))))
       const now = yield* Clock.currentTimeMillis
       const text = messages.map((message) => JSON.stringify({ t: now, message } satisfies SessionLine) + "\n").join("")
-      yield* Effect.tryPromise({ try: () => appendLines(directory, path, text, sync), catch: fail(path) })
-    })
-
-  /** Create `<id>.jsonl` exclusively; false when it already exists. */
-  const createExclusive = (id: string) =>
-    Effect.tryPromise({
-      try: async () => {
-        await mkdir(directory, { recursive: true })
-        try {
-          const handle = await open(pathOf(id), "wx")
-          await handle.close()
-          await syncDirectory(directory)
-          return true
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
-          throw error
+      // Appending stays O(1): the whole file is read again only when a load in this
+      // process saw damage, or the file ends in a torn line (a crash mid-write).
+      if (damagedIds.has(id) || (yield* endsTorn(id))) {
+        const existing = yield* readInsideRepo(root, relativeOf(id))
+        const damaged = existing === undefined ? [] : damagedLines(existing)
+        if (existing !== undefined && damaged.length > 0) yield* quarantine(id, existing, damaged)
+        damagedIds.delete(id)
+      }
+      yield* appendInsideRepo(root, relativeOf(id), async (handle) => {
+        // A crash mid-write leaves a last line without its newline; end it first, or
+        // this message would be glued to it and lost with it on the next load.
+        const { size } = await handle.stat()
+        const last = Buffer.alloc(1)
+        if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a) {
+          await handle.appendFile("\n", "utf8")
         }
-      },
-      catch: fail(pathOf(id))
-    })
+        await handle.appendFile(text, "utf8")
+        if (sync) await handle.sync()
+      })
+    }).pipe(Effect.mapError(storeError(pathOf(id))))
 
   return {
     directory,
@@ -193,9 +224,14 @@ const makeStore = (directory: string) => {
     create: Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-")
+      yield* ready.pipe(Effect.mapError(fail(directory)))
       for (let k = 1; ; k++) {
         const id = k === 1 ? stamp : `${stamp}_${k}`
-        if (yield* createExclusive(id)) return id
+        const created = yield* createInsideRepo(root, relativeOf(id)).pipe(Effect.mapError(storeError(pathOf(id))))
+        if (created) {
+          yield* Effect.promise(() => syncDirectory(directory))
+          return id
+        }
       }
     }),
     /** Append one message (buffered by the OS; `appendExchange` makes it durable). */
@@ -206,17 +242,26 @@ const makeStore = (directory: string) => {
     load: (id: string) =>
       Effect.gen(function* () {
         if (!isValidId(id)) return yield* new SessionNotFound({ id })
-        const path = pathOf(id)
-        const text = yield* Effect.tryPromise({
-          try: () => readFile(path, "utf8"),
-          catch: (error) =>
-            (error as NodeJS.ErrnoException).code === "ENOENT" ? new SessionNotFound({ id }) : fail(path)(error)
-        })
+        const text = yield* readInsideRepo(root, relativeOf(id)).pipe(Effect.mapError(storeError(pathOf(id))))
+        if (text === undefined) return yield* new SessionNotFound({ id })
         // Warnings are returned, not logged: the caller decides where they go (stdout may be JSON).
-        return { id, ...parseSessionText(text) } satisfies LoadedSession
+        const parsed = parseSessionText(text)
+        if (parsed.warnings.length > 0) damagedIds.add(id)
+        return { id, ...parsed } satisfies LoadedSession
       }),
     /** Sessions on disk, newest first. */
-    list: Effect.tryPromise({ try: () => listSessionFiles(directory), catch: fail(directory) })
+    list: Effect.gen(function* () {
+      const names = yield* listInsideRepo(root, folder).pipe(Effect.mapError(storeError(directory)))
+      const sessions: Array<SessionSummary> = []
+      for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
+        const relative = join(folder, name)
+        const info = yield* statInsideRepo(root, relative).pipe(Effect.mapError(storeError(join(directory, name))))
+        const text = yield* readInsideRepo(root, relative).pipe(Effect.mapError(storeError(join(directory, name))))
+        if (info === undefined || text === undefined) continue
+        sessions.push({ id: name.slice(0, -".jsonl".length), messages: parseSessionText(text).messages.length, bytes: info.size, updatedAt: info.mtimeMs })
+      }
+      return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id)) as ReadonlyArray<SessionSummary>
+    })
   }
 }
 
@@ -239,8 +284,8 @@ const makeStore = (directory: string) => {
 export class SessionStore extends Context.Service<SessionStore, ReturnType<typeof makeStore>>()(
   "@strata/core/SessionStore"
 ) {
-  /** Sessions under `<repoRoot>/.strata/sessions/`. */
-  static readonly layer = (repoRoot: string) => Layer.succeed(SessionStore, makeStore(join(repoRoot, ".strata", "sessions")))
-  /** Sessions in an explicit directory. */
-  static readonly layerDirectory = (directory: string) => Layer.succeed(SessionStore, makeStore(directory))
+  /** Sessions under `<repoRoot>/.strata/sessions/`; nothing is read or written outside `repoRoot`. */
+  static readonly layer = (repoRoot: string) => Layer.succeed(SessionStore, makeStore(repoRoot, join(".strata", "sessions"), false))
+  /** Sessions in an explicit directory; nothing is read or written outside it. */
+  static readonly layerDirectory = (directory: string) => Layer.succeed(SessionStore, makeStore(directory, ".", true))
 }

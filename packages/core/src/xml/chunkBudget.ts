@@ -136,12 +136,13 @@ export const dropOrder = (
   keep: KeepStrategy
 ): Array<Array<number>> => {
   const units = [...membersByUnit(items).values()].filter((list) => list.some((i) => selected[i]))
-  const first = (list: ReadonlyArray<number>) => list[0] ?? 0
   const last = (list: ReadonlyArray<number>) => list[list.length - 1] ?? 0
   if (keep === "oldest") return units.sort((a, b) => last(b) - last(a))
   const pinned = (list: ReadonlyArray<number>) => list.every((i) => (items[i] as BudgetItem).pinned)
   return [
-    ...units.filter((u) => !pinned(u)).sort((a, b) => first(a) - first(b)),
+    // By each unit's newest chunk, the order `selectWithinBudget` ranks units in: a call
+    // whose result came late is newer than the chunks between them.
+    ...units.filter((u) => !pinned(u)).sort((a, b) => last(a) - last(b)),
     ...units.filter(pinned).sort((a, b) => last(b) - last(a))
   ]
 }

@@ -1,10 +1,11 @@
 /**
  * XML escaping and canonical JSON for the chunk builder. Everything a chunk carries
  * (content, ids, tool names, reasons) passes through here, so chunk data can never
- * close its own tag or forge another, and the same data always renders the same bytes.
+ * close its own tag or forge another, the output is always well-formed XML (characters
+ * XML cannot carry become U+FFFD), and the same data always renders the same bytes.
  */
 
-const TEXT_ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" }
+const TEXT_ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;" }
 
 // Tabs and line breaks become character references so an attribute stays on one line
 // and survives XML attribute-value normalization unchanged.
@@ -13,12 +14,32 @@ const ATTRIBUTE_ENTITIES: Readonly<Record<string, string>> = {
   "\"": "&quot;",
   "'": "&apos;",
   "\t": "&#9;",
-  "\n": "&#10;",
-  "\r": "&#13;"
+  "\n": "&#10;"
 }
 
+// What XML 1.0 cannot carry at all, not even as a character reference: C0 controls
+// other than tab, LF and CR, U+FFFE and U+FFFF, and (matched per code point under the
+// `u` flag) surrogates with no partner.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NOT_XML_CHARACTER = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ud800-\udfff\ufffe\uffff]/gu
+
 /**
- * Escape text for an element body: `&`, `<` and `>` become entities.
+ * Replace every character XML 1.0 cannot carry (C0 controls other than tab, LF and CR,
+ * lone surrogates, U+FFFE, U+FFFF) with U+FFFD, so the rendered XML stays well-formed.
+ * Everything else is left as it is.
+ *
+ * @example
+ * ```ts
+ * import { toXmlCharacters } from "@strata/core"
+ * toXmlCharacters("a\u0000b\ud800") // "a\ufffdb\ufffd"
+ * ```
+ */
+export const toXmlCharacters = (text: string): string => text.replace(NOT_XML_CHARACTER, "\ufffd")
+
+/**
+ * Escape text for an element body: `&`, `<` and `>` become entities, a carriage return
+ * becomes `&#13;` (an XML parser would turn a literal one into a line feed), and
+ * characters XML cannot carry become U+FFFD (see `toXmlCharacters`).
  *
  * @example
  * ```ts
@@ -26,11 +47,13 @@ const ATTRIBUTE_ENTITIES: Readonly<Record<string, string>> = {
  * escapeXmlText("</tool_result>") // "&lt;/tool_result&gt;"
  * ```
  */
-export const escapeXmlText = (text: string): string => text.replace(/[&<>]/g, (c) => TEXT_ENTITIES[c] ?? c)
+export const escapeXmlText = (text: string): string =>
+  toXmlCharacters(text).replace(/[&<>\r]/g, (c) => TEXT_ENTITIES[c] ?? c)
 
 /**
  * Escape a double-quoted attribute value: markup characters, both quotes, tabs and
- * line breaks become entities or character references.
+ * line breaks become entities or character references; characters XML cannot carry
+ * become U+FFFD.
  *
  * @example
  * ```ts
@@ -39,13 +62,14 @@ export const escapeXmlText = (text: string): string => text.replace(/[&<>]/g, (c
  * ```
  */
 export const escapeXmlAttribute = (value: string): string =>
-  value.replace(/[&<>"'\t\n\r]/g, (c) => ATTRIBUTE_ENTITIES[c] ?? c)
+  toXmlCharacters(value).replace(/[&<>"'\t\n\r]/g, (c) => ATTRIBUTE_ENTITIES[c] ?? c)
 
 const NAMED: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" }
 
 /**
  * Undo `escapeXmlText` / `escapeXmlAttribute` (the five named entities and numeric
- * character references). For readers of rendered chunks, and for tests.
+ * character references). For readers of rendered chunks, and for tests. Characters
+ * the escape replaced with U+FFFD do not come back.
  *
  * @example
  * ```ts

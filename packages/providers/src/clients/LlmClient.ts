@@ -6,11 +6,12 @@
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
 import { foldStreamUsage, type CacheUsage } from "../usage.ts"
-import type { Driver, LlmProvider } from "./driver.ts"
+import type { Driver, DriverReply, LlmProvider } from "./driver.ts"
 import { anthropicDriver, bedrockDriver, openaiDriver, type DriverOptions } from "./drivers.ts"
 import {
   LlmConnectionError,
   LlmHttpError,
+  LlmIncompleteReply,
   LlmInvalidRequest,
   LlmMissingCredentials,
   LlmSdkMissing,
@@ -74,7 +75,11 @@ export interface BedrockClientOptions extends LlmClientOptions {
 /** The service's shape. */
 export interface LlmClientShape {
   readonly provider: LlmProvider
-  /** Stream a request's events. Retries happen before the first event; a stream that breaks later fails with `LlmStreamError`. */
+  /**
+   * Stream a request's events. Retries happen before the first event; a stream that
+   * breaks later fails with `LlmStreamError`, one that ends before the provider said it
+   * finished with `LlmIncompleteReply` (after the text that did arrive).
+   */
   readonly stream: (request: LlmRequest) => Stream.Stream<LlmEvent, LlmError>
   /** Send a request and collect its text, usage and stop reason. */
   readonly complete: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError>
@@ -123,7 +128,7 @@ const toError = (driver: Driver, f: Failure, attempts: number, settings: Setting
 }
 
 interface Opened {
-  readonly iterable: AsyncIterable<unknown>
+  readonly reply: DriverReply
   readonly controller: AbortController
   readonly attempts: number
 }
@@ -142,7 +147,7 @@ const openWithRetry = (driver: Driver, body: Record<string, unknown>, settings: 
           orElse: () => Effect.fail<Failure>({ kind: "timeout", detail: `no response within ${settings.timeoutMs} ms` })
         }),
         Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-        Effect.map((iterable): Opened => ({ iterable, controller, attempts: n + 1 })),
+        Effect.map((reply): Opened => ({ reply, controller, attempts: n + 1 })),
         Effect.catch((failure: Failure) =>
           Effect.gen(function* () {
             // A timed-out or failed attempt must not keep its connection open.
@@ -160,17 +165,75 @@ const openWithRetry = (driver: Driver, body: Record<string, unknown>, settings: 
   return attempt(0)
 }
 
-/** Native stream events to `LlmEvent`s, folding usage as it goes. */
-async function* toEvents(driver: Driver, iterable: AsyncIterable<unknown>): AsyncGenerator<LlmEvent> {
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/** The start of a body, quoted, for messages. */
+const preview = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text)
+
+/**
+ * The native events a whole-body reply stands for (a gateway that ignored `stream: true`):
+ * the body must be JSON that decodes as a finished reply; an empty body, non-JSON or
+ * another shape is an incomplete reply saying what arrived.
+ */
+const bodyEvents = (driver: Driver, reply: Extract<DriverReply, { _tag: "Body" }>): ReadonlyArray<unknown> => {
+  const incomplete = (arrived: string) => new LlmIncompleteReply({ provider: driver.provider, arrived, events: 0, characters: 0 })
+  const what = `a 200 response (content-type ${reply.contentType || "none"}) that is not an event stream`
+  if (reply.text.trim() === "") throw incomplete(`${what} and has an empty body`)
+  let json: unknown
+  try {
+    json = JSON.parse(reply.text)
+  } catch {
+    throw incomplete(`${what}, and its ${plural(Buffer.byteLength(reply.text), "byte")} are not JSON: ${preview(reply.text)}`)
+  }
+  const error = driver.errorOf(json)
+  if (error !== undefined) throw new LlmStreamError({ provider: driver.provider, reason: error })
+  const events = driver.eventsOfReply(json)
+  if (events === undefined) throw incomplete(`${what}, and its JSON is not a finished ${driver.provider} reply: ${preview(reply.text)}`)
+  return events
+}
+
+/**
+ * Native events to `LlmEvent`s, folding usage as it goes. A reply counts only when the
+ * provider said it finished (`Driver.finishedBy`); a stream that ends or breaks before
+ * that fails with `LlmIncompleteReply` or `LlmStreamError`, saying how much arrived.
+ */
+async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<LlmEvent> {
   let usage: CacheUsage | undefined
   let stopReason: string | undefined
-  for await (const event of iterable) {
-    const error = driver.errorOf(event)
-    if (error !== undefined) throw new LlmStreamError({ provider: driver.provider, reason: error })
-    usage = foldStreamUsage(driver.format, usage, event)
-    const text = driver.textOf(event)
-    if (text !== undefined && text.length > 0) yield { _tag: "TextDelta", text }
-    stopReason = driver.stopOf(event) ?? stopReason
+  let events = 0
+  let characters = 0
+  let finished = false
+  const source = reply._tag === "Body" ? bodyEvents(driver, reply) : reply.events
+  try {
+    for await (const event of source) {
+      events++
+      const error = driver.errorOf(event)
+      if (error !== undefined) throw new LlmStreamError({ provider: driver.provider, reason: `${error} (after ${plural(events, "event")}; ${plural(characters, "character")} of text had arrived)` })
+      usage = foldStreamUsage(driver.format, usage, event)
+      const text = driver.textOf(event)
+      if (text !== undefined && text.length > 0) {
+        characters += text.length
+        yield { _tag: "TextDelta", text }
+      }
+      stopReason = driver.stopOf(event) ?? stopReason
+      if (driver.finishedBy(event)) finished = true
+    }
+  } catch (error) {
+    if (error instanceof LlmStreamError || error instanceof LlmIncompleteReply) throw error
+    // A connection cut after the provider said it finished loses nothing.
+    if (!finished) {
+      const detail = driver.classify(error).detail
+      throw new LlmStreamError({ provider: driver.provider, reason: `${detail} (after ${plural(events, "event")}; ${plural(characters, "character")} of text had arrived)` })
+    }
+  }
+  if (!finished) {
+    const kind = reply._tag === "Stream" && reply.contentType !== "" && !/event-stream|eventstream/i.test(reply.contentType) ? ` (content-type ${reply.contentType})` : ""
+    throw new LlmIncompleteReply({
+      provider: driver.provider,
+      arrived: `the stream ended after ${plural(events, "event")} without ${driver.finishEvent}${kind}`,
+      events,
+      characters
+    })
   }
   if (usage !== undefined) yield { _tag: "Usage", usage }
   yield { _tag: "Finish", stopReason }
@@ -198,8 +261,8 @@ export const makeLlmClient = (
         // Interruptible: a caller's timeout or abort must not wait out the open and its retries;
         // openWithRetry aborts its own controller when interrupted.
         const opened = yield* Effect.acquireRelease(openWithRetry(driver, body, settings), (o) => Effect.sync(() => o.controller.abort()), { interruptible: true })
-        return Stream.fromAsyncIterable(toEvents(driver, opened.iterable), (e): LlmError =>
-          e instanceof LlmStreamError ? e : new LlmStreamError({ provider: driver.provider, reason: driver.classify(e).detail })
+        return Stream.fromAsyncIterable(toEvents(driver, opened.reply), (e): LlmError =>
+          e instanceof LlmStreamError || e instanceof LlmIncompleteReply ? e : new LlmStreamError({ provider: driver.provider, reason: driver.classify(e).detail })
         ).pipe(
           Stream.timeoutOrElse({
             duration: Duration.millis(settings.idleTimeoutMs),

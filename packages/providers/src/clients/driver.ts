@@ -15,10 +15,29 @@ export interface Driver {
   /** For error messages: where requests go. */
   readonly baseUrl: string
   /** Send a streaming request; resolves when the response headers arrived. */
-  readonly open: (body: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) => Promise<AsyncIterable<unknown>>
+  readonly open: (body: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) => Promise<DriverReply>
   readonly classify: (error: unknown) => Failure
   readonly textOf: (event: unknown) => string | undefined
   readonly stopOf: (event: unknown) => string | undefined
   /** An error reported inside the stream, if this event is one. */
   readonly errorOf: (event: unknown) => string | undefined
+  /**
+   * Whether this event is the provider saying the reply is complete (Anthropic
+   * `message_stop`, OpenAI a `finish_reason`, Bedrock `messageStop`). A stream that ends
+   * without one is incomplete, however much text it carried.
+   */
+  readonly finishedBy: (event: unknown) => boolean
+  /** The name of that event, for messages ("message_stop"). */
+  readonly finishEvent: string
+  /**
+   * A complete non-streaming reply (the JSON body of a 200 that was not an event
+   * stream: some gateways ignore `stream: true`) as the stream events it stands for;
+   * undefined when the body does not decode as one.
+   */
+  readonly eventsOfReply: (body: unknown) => ReadonlyArray<unknown> | undefined
 }
+
+/** What a request opened to: an event stream, or (a gateway ignoring `stream`) a whole body. */
+export type DriverReply =
+  | { readonly _tag: "Stream"; readonly events: AsyncIterable<unknown>; readonly contentType: string }
+  | { readonly _tag: "Body"; readonly contentType: string; readonly text: string }

@@ -3,7 +3,8 @@
  * reasons and errors out of its events, and classify what it throws. The SDKs are
  * optional peer dependencies, loaded on first use.
  */
-import type { Driver } from "./driver.ts"
+import { Schema } from "effect"
+import type { Driver, DriverReply } from "./driver.ts"
 import type { Failure } from "./retry.ts"
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
@@ -61,13 +62,44 @@ export interface DriverOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
-// The client retries itself (honouring retry-after), so the SDK must not retry underneath it.
+// The client retries itself (honouring retry-after), so the SDK must not retry underneath
+// it; and it reports a broken stream as a typed error, so the SDK must not log one too.
 const stainlessClientOptions = (options: DriverOptions) => ({
   apiKey: options.apiKey,
   maxRetries: 0,
+  logLevel: "off" as const,
   ...(options.baseUrl === undefined ? {} : { baseURL: options.baseUrl }),
   ...(options.headers === undefined ? {} : { defaultHeaders: options.headers })
 })
+
+/**
+ * What a Stainless SDK call opened to. An event stream is iterated lazily; a JSON body
+ * (a gateway that ignored `stream: true`) is read whole so it can be decoded as a reply.
+ */
+const replyOf = async (stream: AsyncIterable<unknown>, response: Response): Promise<DriverReply> => {
+  const contentType = response.headers.get("content-type") ?? ""
+  if (/json/i.test(contentType)) return { _tag: "Body", contentType, text: await response.text() }
+  return { _tag: "Stream", events: stream, contentType }
+}
+
+/** A finished Anthropic Messages reply (non-streaming): a stop reason says it finished. */
+const AnthropicReply = Schema.Struct({
+  type: Schema.Literal("message"),
+  content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })),
+  stop_reason: Schema.String,
+  usage: Schema.Record(Schema.String, Schema.Unknown)
+})
+const decodeAnthropicReply = Schema.decodeUnknownResult(AnthropicReply)
+
+/** A finished OpenAI Chat Completions reply (non-streaming): its first choice has a finish reason. */
+const OpenAIReply = Schema.Struct({
+  choices: Schema.Array(Schema.Struct({
+    message: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }),
+    finish_reason: Schema.String
+  })).check(Schema.isMinLength(1)),
+  usage: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)))
+})
+const decodeOpenAIReply = Schema.decodeUnknownResult(OpenAIReply)
 
 type AnthropicSdk = typeof import("@anthropic-ai/sdk")
 type OpenAISdk = typeof import("openai")
@@ -82,9 +114,24 @@ export const anthropicDriver = (sdk: AnthropicSdk, options: DriverOptions): Driv
     baseUrl: options.baseUrl ?? "https://api.anthropic.com",
     open: async (body, signal, timeoutMs) => {
       const params = { ...body, stream: true } as unknown as import("@anthropic-ai/sdk").default.MessageCreateParamsStreaming
-      return await client.messages.create(params, { signal, timeout: timeoutMs })
+      const { data, response } = await client.messages.create(params, { signal, timeout: timeoutMs }).withResponse()
+      return replyOf(data, response)
     },
     classify: (e) => classifyStainless(e, sdk),
+    finishedBy: (e) => isRecord(e) && e["type"] === "message_stop",
+    finishEvent: "message_stop",
+    eventsOfReply: (body) => {
+      const decoded = decodeAnthropicReply(body)
+      if (decoded._tag === "Failure" || !isRecord(body)) return undefined
+      const reply = decoded.success
+      const texts = reply.content.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : []))
+      return [
+        { type: "message_start", message: { ...body, content: [], stop_reason: null } },
+        ...texts.map((text, index) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text } })),
+        { type: "message_delta", delta: { stop_reason: reply.stop_reason }, usage: { output_tokens: reply.usage["output_tokens"] } },
+        { type: "message_stop" }
+      ]
+    },
     textOf: (e) => (isRecord(e) && e["type"] === "content_block_delta" && isRecord(e["delta"]) && e["delta"]["type"] === "text_delta" ? str(e["delta"]["text"]) : undefined),
     stopOf: (e) => (isRecord(e) && e["type"] === "message_delta" && isRecord(e["delta"]) ? str(e["delta"]["stop_reason"]) : undefined),
     errorOf: (e) => (isRecord(e) && e["type"] === "error" ? (isRecord(e["error"]) ? str(e["error"]["message"]) : undefined) ?? "error event" : undefined)
@@ -106,9 +153,22 @@ export const openaiDriver = (sdk: OpenAISdk, options: DriverOptions): Driver => 
         // Without include_usage the stream carries no usage at all.
         stream_options: { ...streamOptions, include_usage: true }
       } as unknown as import("openai").default.ChatCompletionCreateParamsStreaming
-      return await client.chat.completions.create(params, { signal, timeout: timeoutMs })
+      const { data, response } = await client.chat.completions.create(params, { signal, timeout: timeoutMs }).withResponse()
+      return replyOf(data, response)
     },
     classify: (e) => classifyStainless(e, sdk),
+    finishedBy: (e) => {
+      if (!isRecord(e) || !Array.isArray(e["choices"])) return false
+      return e["choices"].some((choice: unknown) => isRecord(choice) && typeof choice["finish_reason"] === "string")
+    },
+    finishEvent: "a finish_reason",
+    eventsOfReply: (body) => {
+      const decoded = decodeOpenAIReply(body)
+      if (decoded._tag === "Failure") return undefined
+      const choice = decoded.success.choices[0]
+      if (choice === undefined) return undefined
+      return [{ choices: [{ index: 0, delta: { content: choice.message.content ?? "" }, finish_reason: choice.finish_reason }], usage: decoded.success.usage ?? null }]
+    },
     textOf: (e) => {
       if (!isRecord(e) || !Array.isArray(e["choices"])) return undefined
       const choice: unknown = e["choices"][0]
@@ -164,8 +224,12 @@ export const bedrockDriver = (sdk: BedrockSdk, options: BedrockDriverOptions): D
       const input = { ...rest, modelId: str(modelId) ?? options.model } as unknown as import("@aws-sdk/client-bedrock-runtime").ConverseStreamCommandInput
       const out = await client.send(new sdk.ConverseStreamCommand(input), { abortSignal: signal })
       if (out.stream === undefined) throw new Error("the response has no event stream")
-      return out.stream
+      return { _tag: "Stream", events: out.stream, contentType: "application/vnd.amazon.eventstream" }
     },
+    finishedBy: (e) => isRecord(e) && isRecord(e["messageStop"]),
+    finishEvent: "messageStop",
+    // The SDK decodes the binary event stream itself; a body that is not one fails inside it.
+    eventsOfReply: () => undefined,
     classify: (e) => {
       const err = e as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number; requestId?: string }; $response?: { headers?: unknown } }
       const name = err.name ?? ""

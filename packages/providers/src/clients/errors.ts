@@ -100,6 +100,27 @@ export class LlmStreamError extends Schema.TaggedError<LlmStreamError>()("LlmStr
   }
 }
 
+/**
+ * The provider answered 200, but not with a finished reply: the stream ended before the
+ * provider said it finished (Anthropic `message_stop`, an OpenAI `finish_reason`, Bedrock
+ * `messageStop`), or the body was empty or not a reply. `arrived` says what came; the
+ * partial text is not a reply and must not be used as one. Not retried: the request may
+ * have been processed.
+ */
+export class LlmIncompleteReply extends Schema.TaggedError<LlmIncompleteReply>()("LlmIncompleteReply", {
+  provider: Schema.String,
+  /** What arrived, in words: "the stream ended after 3 events without message_stop". */
+  arrived: Schema.String,
+  /** Stream events received (0 for a body). */
+  events: Schema.Number,
+  /** Characters of reply text received. */
+  characters: Schema.Number
+}) {
+  override get message(): string {
+    return `The ${this.provider} reply is incomplete: ${this.arrived}; ${this.characters} character${this.characters === 1 ? "" : "s"} of text arrived. The partial reply was discarded; send the request again.`
+  }
+}
+
 /** Every error an `LlmClient` fails with. */
 export type LlmError =
   | LlmMissingCredentials
@@ -109,3 +130,4 @@ export type LlmError =
   | LlmTimeout
   | LlmConnectionError
   | LlmStreamError
+  | LlmIncompleteReply
