@@ -11,7 +11,7 @@ import {
   Tokenizer,
   type MemoryStateInput
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const state: MemoryStateInput = {
   chunks: [
