@@ -116,7 +116,11 @@ const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
  * ```ts
  * import { makeCachePlanner } from "@strata/providers"
  * const planner = makeCachePlanner({ target: "anthropic", model: "claude-sonnet-4-5" })
- * planner.plan(prompt, Date.now() / 1000).markers // [{ role: "trailing", message: 7, ... }]
+ * const prompt = [
+ *   { role: "system", content: "You review TypeScript. ".repeat(400) },
+ *   { role: "user", content: [{ type: "text", text: "Review src/a.ts." }] }
+ * ]
+ * planner.plan(prompt, Date.now() / 1000).markers.map((m) => m.message) // [0, 1]
  * ```
  */
 export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => {

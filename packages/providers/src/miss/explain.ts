@@ -263,9 +263,14 @@ const compareReported = (expected: CacheUsage, reported: CacheUsage): string | u
  * @example
  * ```ts
  * import { explainMiss } from "@strata/providers"
- * const why = explainMiss(previousBody, nextBody, { previousAt: 0, nextAt: 420 })
+ * const body = (question: string) => ({
+ *   model: "claude-sonnet-4-5", max_tokens: 1024,
+ *   system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }],
+ *   messages: [{ role: "user", content: question }]
+ * })
+ * const why = explainMiss(body("Review src/a.ts."), body("Review src/b.ts."), { previousAt: 0, nextAt: 420 })
  * why.reason // { kind: "ttl-expired", idleSeconds: 420, ttlSeconds: 300 }
- * why.summary // "miss: cache expired: 420 s idle, longer than the 300 s TTL; read 0 of 9,112 tokens (9,050 attainable)"
+ * why.summary // "miss: cache expired: 420 s idle, longer than the 300 s TTL; read 0 of 2,304 tokens (2,300 attainable)"
  * ```
  */
 export const explainMiss = (previous: unknown, next: unknown, options: ExplainMissOptions = {}): MissExplanation => {

@@ -35,6 +35,7 @@ const MAX_TYPE_CHARS = 60
  *
  * @example
  * ```ts
+ * import { normalizeType } from "@strata/symbols"
  * normalizeType("Promise< Map<string,\n  number> >") // "Promise<Map<string,number>>"
  * ```
  */
@@ -55,6 +56,7 @@ const MAX_BASE_CHARS = 40
  *
  * @example
  * ```ts
+ * import { normalizeBase } from "./common.ts"
  * normalizeBase("Schema.TaggedError<E>()(\"E\", { a: Schema.String, b: Schema.Number })") // "Schema.TaggedError<…>"
  * ```
  */
