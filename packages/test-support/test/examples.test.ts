@@ -9,7 +9,7 @@ import { join, relative } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { literalOf, withValueChecks } from "../src/checks.ts"
-import { jsdocSamples, relativeImportsFrom, typecheckSandbox, workspacePackages, writeSandbox, type Sample } from "../src/samples.ts"
+import { docComments, jsdocSamples, relativeImportsFrom, typecheckSandbox, workspacePackages, writeSandbox, type Sample } from "../src/samples.ts"
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -56,6 +56,20 @@ describe("JSDoc examples", () => {
       await import(pathToFileURL(sandbox.variantOf("run", s)).href)
     })
   }
+
+  it("every fence in a doc comment names a label the harness knows, so no example escapes it", () => {
+    const unknown = PACKAGES.flatMap((pkg) =>
+      sourcesOf(join(REPO_ROOT, "packages", pkg, "src")).flatMap((path) =>
+        docComments(path, readFileSync(path, "utf8")).flatMap((c) =>
+          c.text.split("\n").flatMap((line, i) => {
+            const fence = /^ {0,3}(`{3,}|~{3,})(\S.*)$/.exec(line)
+            return fence === null || /^(ts|typescript|json|text)(\s|$)/.test(fence[2]!) ? [] : [`${relative(REPO_ROOT, path)}:${c.line + i}: ${line.trim()}`]
+          })
+        )
+      )
+    )
+    expect(unknown, "label the fence ts (typechecked and run), json or text").toEqual([])
+  })
 
   for (const s of samples.filter((x) => x.kind === "json")) {
     it(`${where(s)} is valid JSON`, () => {
