@@ -38,7 +38,8 @@ const root = manifest("package.json").devDependencies
 try {
   const tarballs = step("pack every package", () => {
     const dir = join(work, "tarballs")
-    run("npx", [...PNPM, "-r", "pack", "--pack-destination", dir], ROOT)
+    // The published packages only: private workspace packages (test helpers) are never packed.
+    run("npx", [...PNPM, "-r", ...PACKAGES.flatMap((p) => ["--filter", `@strata/${p}`]), "pack", "--pack-destination", dir], ROOT)
     const files = readdirSync(dir).filter((f) => f.endsWith(".tgz"))
     if (files.length !== PACKAGES.length) throw new Error(`expected ${PACKAGES.length} tarballs, got ${files.join(", ")}`)
     for (const f of files) {

@@ -15,11 +15,8 @@ import * as Core from "../../packages/core/dist/effect.js"
 const { assemble, makeTokenCounter, Pipeline, SymbolIndex, Tokenizer } = Core
 import { SymbolIndexer } from "../../packages/symbols/dist/index.js"
 import { TrackerLayer } from "../../packages/tiers/dist/index.js"
+import { arg, median, rng } from "../support.mjs"
 
-const arg = (name, fallback) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
 const FILES = Number(arg("files", "5000"))
 const TURNS = Number(arg("turns", "40"))
 const WARM = Number(arg("warm", "40"))
@@ -34,12 +31,6 @@ const TARGET_MS = 25
 const TARGET_RATIO = 5
 
 // Deterministic PRNG (mulberry32): every run generates the same repository and history.
-const rng = (seed) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 const random = rng(42)
 const pick = (xs) => xs[Math.floor(random() * xs.length)]
 const WORDS = "parse token tree node visit walk emit cache prefix block tier symbol file import export value key hash index range line error retry stream usage".split(" ")
@@ -74,11 +65,6 @@ const moduleText = (i, edit = 0) => {
   return lines.join("\n") + "\n"
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 const ms = (x) => `${x.toFixed(2)} ms`
 // Wall time, and this process's CPU time (user + system), which other processes' load
 // on the shared machine disturbs much less.

@@ -26,11 +26,8 @@ import { CompactionModel, createContextEngine, makeTokenCounter, SymbolIndex } f
 import { AnthropicPlacement, makeSimulator } from "../../packages/providers/dist/index.js"
 import { SymbolIndexer } from "../../packages/symbols/dist/index.js"
 import { TrackerLayer } from "../../packages/tiers/dist/index.js"
+import { arg, rng } from "../support.mjs"
 
-const arg = (name, fallback) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
 const TURNS = Number(arg("turns", "300"))
 const POLICIES = arg("policy", "gated,flux,threshold").split(",")
 const TRIGGER = Number(arg("trigger", "24000"))
@@ -42,12 +39,6 @@ const MODEL = "claude-sonnet-4-5"
 // ---------------------------------------------------------------------------------------
 // The session: a generated repository, topics with their files, prompts and replies.
 
-const rng = (seed) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 const WORDS = "parse token tree node visit walk emit cache prefix block tier symbol file import export value key hash index range line error retry stream usage budget window summary request reply layer effect schema test".split(" ")
 const TOPICS = [
   "the lexer", "the parser", "type checking", "the CLI flags", "the disk cache", "the HTTP server",

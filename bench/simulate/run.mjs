@@ -13,6 +13,7 @@ import {
   placeOpenAIChat,
   placeOpenAIResponses
 } from "../../packages/providers/dist/index.js"
+import { median } from "../support.mjs"
 
 const TURNS = Number(process.env.TURNS ?? 200)
 const RUNS = Number(process.env.RUNS ?? 15)
@@ -81,10 +82,6 @@ const targets = [
   { name: "gemini 2.5 flash (implicit)", provider: "gemini", model: "gemini-2.5-flash", place: (r) => placeGemini(r, { tools }) }
 ]
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
 const time = (f) => {
   const start = performance.now()
   const value = f()

@@ -11,6 +11,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSyn
 import { dirname, join, relative } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import { median } from "../support.mjs"
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const REPO = join(HERE, "..", "..")
@@ -26,10 +27,6 @@ const EDIT_RUNS = Number(process.env.EDIT_RUNS ?? 9)
 const MAX_FILE_BYTES = 512 * 1024
 const SOURCE = /\.(ts|tsx|js|jsx|mjs|cjs|mts|cts)$/
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
 const ms = (x) => `${x.toFixed(x < 100 ? 1 : 0)} ms`
 const pct = (x) => `${(100 * x).toFixed(1)}%`
 

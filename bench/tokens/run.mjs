@@ -5,6 +5,7 @@
 import { createRequire } from "node:module"
 import { performance } from "node:perf_hooks"
 import { makeTokenCounter } from "../../packages/core/dist/index.js"
+import { median, rng } from "../support.mjs"
 
 // js-tiktoken is a dependency of @strata/core, so resolve it from there.
 const coreRequire = createRequire(new URL("../../packages/core/package.json", import.meta.url))
@@ -18,13 +19,6 @@ const COLD_RUNS = Number(process.env.COLD_RUNS ?? 5)
 const WARM_RUNS = Number(process.env.WARM_RUNS ?? 25)
 
 // Deterministic PRNG (mulberry32) so every run counts the same corpus.
-const rng = (seed) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 const random = rng(20_240_601)
 const pick = (xs) => xs[Math.floor(random() * xs.length)]
 const words = ("the of and to in is that for it as with was on be by at this from or an are which not have " +
@@ -78,10 +72,6 @@ for (let i = 0; bytes < TARGET_BYTES; i++) {
   bytes += Buffer.byteLength(doc)
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
 const time = (f) => {
   const t0 = performance.now()
   const r = f()

@@ -10,11 +10,8 @@
 import * as os from "node:os"
 import { performance } from "node:perf_hooks"
 import { decodeTrackerFile, encodeTrackerFile, StabilityTracker } from "../../packages/tiers/dist/index.js"
+import { arg, median, rng } from "../support.mjs"
 
-const arg = (name, fallback) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
 const SIZES = arg("sizes", "1000,10000,50000").split(",").map(Number)
 const UPDATES = Number(arg("updates", "50"))
 const WARMUP = Number(arg("warmup", "20"))
@@ -22,14 +19,6 @@ const POLICIES = arg("policies", "threshold,gated,flux").split(",")
 const ROUNDS = Number(arg("rounds", "3"))
 const JSON_OUT = process.argv.includes("--json")
 const CHANGE_RATE = 0.01
-
-// Deterministic PRNG (mulberry32) so every run sees the same workload.
-const rng = (seed) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 /** A repository-shaped mix: 70 % symbol entries, 20 % selected files, 9 % history, URLs, tree, system. */
 const universe = (size, random) => {
@@ -46,11 +35,6 @@ const universe = (size, random) => {
   return items
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]
 
 const measure = (policy, size) => {

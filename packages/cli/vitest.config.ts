@@ -1,14 +1,11 @@
-import { defineConfig } from "vitest/config"
+import { mergeConfig } from "vitest/config"
+import shared from "../../vitest.shared.ts"
 
-export default defineConfig({
-  resolve: { conditions: ["@strata/source"] },
-  ssr: { resolve: { conditions: ["@strata/source"] } },
+export default mergeConfig(shared, {
   test: {
-    include: ["test/**/*.test.ts"],
     // Builds dist/ (and stale dependencies) before the end-to-end tests spawn dist/bin.js.
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: "threads"
+    hookTimeout: 120_000
   }
 })

@@ -1,15 +1,12 @@
-import { defineConfig } from "vitest/config"
+import { mergeConfig } from "vitest/config"
+import shared from "../../vitest.shared.ts"
 
-export default defineConfig({
-  resolve: { conditions: ["@strata/source"] },
-  ssr: { resolve: { conditions: ["@strata/source"] } },
+export default mergeConfig(shared, {
   test: {
-    include: ["test/**/*.test.ts"],
     // Builds dist/ for the child processes, and starts a throwaway PostgreSQL cluster
     // unless STRATA_TEST_PG_URL names one.
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: "threads"
+    hookTimeout: 120_000
   }
 })

@@ -5,12 +5,13 @@
 // says what arrived, and every state file under .strata/ (history, tracker, session,
 // journal, last request) is byte-identical before and after.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
-import type { ServerResponse } from "node:http"
+import type { Reply } from "@strata/test-support/http"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let server: Awaited<ReturnType<typeof startFakeProvider>>
@@ -83,14 +84,14 @@ const OPENAI_HEAD = [
 ]
 const TEXT_CHARS = "Pricing lives in quote(), which applies the tariff and a surcharge".length
 
-const streamHead = (res: ServerResponse, provider: "anthropic" | "openai") => {
+const streamHead = (res: Reply, provider: "anthropic" | "openai") => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
   for (const chunk of provider === "anthropic" ? ANTHROPIC_HEAD : OPENAI_HEAD) res.write(chunk)
 }
 
 interface Fault {
   readonly name: string
-  readonly answer: (res: ServerResponse) => void
+  readonly answer: (res: Reply) => void
   /** The error line chat prints. */
   readonly error: RegExp
   readonly args?: ReadonlyArray<string>

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { spawn } from "node:child_process"
-import { BIN, runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { BIN, runBin } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""

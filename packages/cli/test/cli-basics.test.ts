@@ -2,14 +2,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const cleanups: Array<() => void> = []
 afterAll(() => {
   for (const c of cleanups.splice(0)) c()
 })
 const fresh = () => {
-  const dir = tempDir()
+  const dir = tempDir("strata-cli-")
   cleanups.push(dir.cleanup)
   return dir.path
 }

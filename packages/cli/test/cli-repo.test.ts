@@ -3,7 +3,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""

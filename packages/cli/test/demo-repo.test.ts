@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process"
 import { readdirSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
 import { COMMIT_COUNT, makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
 
 const dirs = [tempDir("strata-demo-a-"), tempDir("strata-demo-b-"), tempDir("strata-demo-c-")]
 afterAll(() => dirs.forEach((d) => d.cleanup()))

@@ -1,62 +1,8 @@
-// Extracts the code samples of the Markdown docs so the test suite can compile and run
-// them. A fence's info string says what happens to it (documented in docs/index.md):
-//
-//   ```ts              typechecked as a module of its own (strict, against the packages' sources)
-//   ```ts run          typechecked, then executed (top-level await allowed; throw to fail)
-//   ```ts fragment     an excerpt that cannot stand alone: skipped, on purpose
-//   ```sh              every `strata ...` / `pnpm strata ...` line must name a real command and flags
-//   ```sh run          those lines are also executed, in order, on a fresh copy of the demo repository
-//   ```json config     parsed and validated as .strata/config.json
-//   ```json            parsed as JSON
-//   anything else      (text, diagrams, ```sh skip, other languages) is prose, not a sample
+// The docs-specific part of the sample harness: the `strata` lines of shell samples and
+// the pages it reads. Fence labels, extraction and typechecking are shared with the JSDoc
+// examples (`@strata/test-support/samples`, labels documented in docs/index.md).
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-
-export type SampleKind = "ts" | "ts-run" | "ts-fragment" | "sh" | "sh-run" | "json" | "json-config"
-
-export interface Sample {
-  readonly file: string
-  /** 1-based line of the opening fence. */
-  readonly line: number
-  readonly kind: SampleKind
-  readonly code: string
-}
-
-const TS_LANGS = new Set(["ts", "typescript", "tsx"])
-const SH_LANGS = new Set(["sh", "shell", "bash", "console"])
-
-/** The kind of a fence from its info string, or undefined for prose blocks. Pure. */
-export const classifyFence = (info: string): SampleKind | undefined => {
-  const [lang = "", ...flags] = info.trim().split(/\s+/)
-  const l = lang.toLowerCase()
-  if (TS_LANGS.has(l)) return flags.includes("fragment") ? "ts-fragment" : flags.includes("run") ? "ts-run" : "ts"
-  if (SH_LANGS.has(l)) return flags.includes("skip") ? undefined : flags.includes("run") ? "sh-run" : "sh"
-  if (l === "json") return flags.includes("fragment") ? undefined : flags.includes("config") ? "json-config" : "json"
-  return undefined
-}
-
-/** Every sample of one Markdown text. Fences of 3+ backticks or tildes; nested shorter fences stay inside. Pure. */
-export const extractSamples = (file: string, markdown: string): ReadonlyArray<Sample> => {
-  const samples: Array<Sample> = []
-  const lines = markdown.split("\n")
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^( {0,3})(`{3,}|~{3,})(.*)$/.exec(lines[i]!)
-    if (open === null) continue
-    const fence = open[2]!
-    const info = open[3]!
-    const body: Array<string> = []
-    let j = i + 1
-    for (; j < lines.length; j++) {
-      const close = new RegExp(`^ {0,3}${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`)
-      if (close.test(lines[j]!)) break
-      body.push(lines[j]!)
-    }
-    const kind = classifyFence(info)
-    if (kind !== undefined) samples.push({ file, line: i + 1, kind, code: body.join("\n") + "\n" })
-    i = j
-  }
-  return samples
-}
 
 /**
  * The `strata` invocations of a shell sample: lines (after `$ ` prompts and `VAR=x`

@@ -1,14 +1,14 @@
 // Every code sample in docs/ (and the root README) is compiled or run here; see the fence
 // markers in docs-samples.ts and docs/index.md ("Writing docs").
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import ts from "typescript"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { classifyFence, extractSamples, typecheckSandbox, writeSandbox, type Sample } from "@strata/test-support/samples"
+import { afterAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { parseConfigFile } from "../src/config.ts"
-import { classifyFence, docPages, extractSamples, strataInvocations, type Sample } from "./docs-samples.ts"
+import { docPages, strataInvocations } from "./docs-samples.ts"
 import { REPO_ROOT, runBin } from "./support.ts"
 
 describe("sample extraction", () => {
@@ -16,6 +16,7 @@ describe("sample extraction", () => {
     expect(classifyFence("ts")).toBe("ts")
     expect(classifyFence("typescript run")).toBe("ts-run")
     expect(classifyFence("ts fragment")).toBe("ts-fragment")
+    expect(classifyFence("ts no-run")).toBe("ts-no-run")
     expect(classifyFence("sh")).toBe("sh")
     expect(classifyFence("bash run")).toBe("sh-run")
     expect(classifyFence("sh skip")).toBeUndefined()
@@ -53,32 +54,9 @@ const byKind = (...kinds: ReadonlyArray<Sample["kind"]>) => samples.filter((s) =
 
 // Samples are written to a temp dir whose node_modules links to the workspace packages,
 // so `import ... from "@strata/core"` resolves to source through the @strata/source condition.
-let sandbox = ""
-const fileOf = new Map<Sample, string>()
 const CLI_DIR = resolve(REPO_ROOT, "packages", "cli")
-
-beforeAll(() => {
-  sandbox = mkdtempSync(join(tmpdir(), "strata-docs-"))
-  const nm = join(sandbox, "node_modules")
-  mkdirSync(join(nm, "@strata"), { recursive: true })
-  mkdirSync(join(nm, "@effect"), { recursive: true })
-  for (const pkg of ["core", "tiers", "symbols", "providers", "store", "cli"]) symlinkSync(join(REPO_ROOT, "packages", pkg), join(nm, "@strata", pkg), "dir")
-  symlinkSync(join(CLI_DIR, "node_modules", "effect"), join(nm, "effect"), "dir")
-  symlinkSync(join(CLI_DIR, "node_modules", "@effect", "platform-node"), join(nm, "@effect", "platform-node"), "dir")
-  writeFileSync(join(sandbox, "package.json"), JSON.stringify({ type: "module", private: true }))
-  for (const s of byKind("ts", "ts-run")) {
-    const name = `${s.file.replace(/[^A-Za-z0-9]+/g, "_")}_L${s.line}.ts`
-    const path = join(sandbox, name)
-    // A sample without imports or exports would be a script sharing one global scope.
-    const isModule = /^\s*(import|export)\s/m.test(s.code)
-    writeFileSync(path, isModule ? s.code : `${s.code}\nexport {}\n`)
-    fileOf.set(s, path)
-  }
-})
-
-afterAll(() => {
-  if (sandbox !== "") rmSync(sandbox, { recursive: true, force: true })
-})
+const sandbox = writeSandbox({ repoRoot: REPO_ROOT, samples: byKind("ts", "ts-run", "ts-no-run"), resolveFrom: () => CLI_DIR })
+afterAll(() => sandbox.dispose())
 
 describe("docs samples", () => {
   it("there are samples to check (the harness is wired to the real pages)", () => {
@@ -87,36 +65,12 @@ describe("docs samples", () => {
   })
 
   it("every ```ts sample typechecks (strict, against the packages' sources)", () => {
-    const files = [...fileOf.values()]
-    if (files.length === 0) return
-    const parsed = ts.getParsedCommandLineOfConfigFile(join(CLI_DIR, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })
-    if (parsed === undefined) throw new Error("cannot read packages/cli/tsconfig.json")
-    const options: ts.CompilerOptions = {
-      ...parsed.options,
-      noEmit: true,
-      // Samples show values without always using them.
-      noUnusedLocals: false,
-      noUnusedParameters: false,
-      typeRoots: [join(REPO_ROOT, "node_modules", "@types")],
-      types: ["node"]
-    }
-    delete options.rootDir
-    const program = ts.createProgram(files, options)
-    const sampleOf = new Map([...fileOf].map(([s, f]) => [f, s]))
-    const problems = ts
-      .getPreEmitDiagnostics(program)
-      .filter((d) => d.file !== undefined && sampleOf.has(d.file.fileName))
-      .map((d) => {
-        const s = sampleOf.get(d.file!.fileName)!
-        const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0)
-        return `${s.file}:${s.line + 1 + line}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
-      })
-    expect(problems, "Fix the sample, or mark an excerpt ```ts fragment (see docs/index.md)").toEqual([])
+    expect(typecheckSandbox(sandbox, join(CLI_DIR, "tsconfig.json"), REPO_ROOT), "Fix the sample, or mark an excerpt ```ts fragment (see docs/index.md)").toEqual([])
   }, 180_000)
 
   for (const s of byKind("ts-run")) {
     it(`runs ${where(s)}`, async () => {
-      await import(pathToFileURL(fileOf.get(s)!).href)
+      await import(pathToFileURL(sandbox.fileOf.get(s)!).href)
     })
   }
 

@@ -5,7 +5,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { compareRequests, explainLines, parseRequestFile, type RequestFile } from "../src/run/explain.ts"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const MODEL = "claude-sonnet-4-5"
 const text = (label: string, tokens: number) => `${label} `.repeat(Math.ceil((tokens * 4) / (label.length + 1))).slice(0, tokens * 4)

@@ -7,7 +7,8 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSyn
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""

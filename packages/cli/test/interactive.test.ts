@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { runCli } from "../src/cli.ts"
 import { makeTestOutput } from "../src/output.ts"
-import { tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
 
 const dirs: Array<{ cleanup: () => void }> = []
 afterAll(() => dirs.forEach((d) => d.cleanup()))

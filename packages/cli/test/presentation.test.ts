@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { runCli } from "../src/cli.ts"
 import { JSON_SCHEMA_VERSION, makeTestOutput } from "../src/output.ts"
-import { tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let repo = ""

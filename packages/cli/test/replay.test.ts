@@ -11,7 +11,8 @@ import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
 import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/replay/report.ts"
 import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
 import { STRATEGIES } from "../src/replay/strategies.ts"
-import { runBin, tempDir } from "./support.ts"
+import { tempDir } from "@strata/test-support"
+import { runBin } from "./support.ts"
 
 const demo = tempDir("strata-replay-demo-")
 const awkward = tempDir("strata-replay-awkward-")

@@ -1,25 +1,9 @@
-// Test helpers: a tiny `it.effect` for vitest 4 (`@effect/vitest` 4 needs Node 22), and
-// running the built `strata` binary as a real process.
-import { Effect, Exit, Cause } from "effect"
-import { it as vitestIt } from "vitest"
+// Running the built `strata` binary as a real process (the shared helpers, `it.effect`
+// and temporary directories, are in @strata/test-support).
 import { spawn } from "node:child_process"
-import { cpSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
-type EffectTest = () => Effect.Effect<unknown, unknown, never>
-
-const run = async (body: EffectTest): Promise<void> => {
-  const exit = await Effect.runPromiseExit(body())
-  if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
-}
-
-export const it = Object.assign(vitestIt, {
-  effect: (name: string, body: EffectTest, timeout?: number) => vitestIt(name, () => run(body), timeout)
-})
-
-// --- Spawning the built binary -------------------------------------------------------
 /** packages/cli/dist/bin.js, built by test/globalSetup.ts. */
 export const BIN = resolve(fileURLToPath(new URL("..", import.meta.url)), "dist", "bin.js")
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)))
@@ -60,16 +44,3 @@ export const runBin = (
     })
     child.stdin.end(options.input ?? "")
   })
-
-/** A fresh temporary directory, removed by the returned cleanup. */
-export const tempDir = (prefix = "strata-cli-"): { readonly path: string; readonly cleanup: () => void } => {
-  const path = mkdtempSync(join(tmpdir(), prefix))
-  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
-}
-
-/** Copy a directory (the demo repository, with its .git) into a fresh temp dir. */
-export const copyDir = (from: string): { readonly path: string; readonly cleanup: () => void } => {
-  const dir = tempDir("strata-demo-")
-  cpSync(from, dir.path, { recursive: true })
-  return dir
-}

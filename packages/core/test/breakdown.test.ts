@@ -13,7 +13,7 @@ import {
   type AssemblyInput,
   type TierChange
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { newLog, stubSymbolIndex, stubTracker, testLayer, type StubRepo } from "./pipeline-stubs.ts"
 
 const repo: StubRepo = {

@@ -11,7 +11,7 @@ import {
   SUMMARY_PREFIX,
   type CompactionPrompt
 } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const SUMMARY = JSON.stringify({ boundary_index: null, boundary_reason: "one topic", confidence: 0.2, summary: "We set up CI; lint passes." })
 

@@ -33,7 +33,7 @@ import {
   verbatimStart
 } from "../src/index.ts"
 import { ContextManager } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 // One token per character plus 4 per message: easy to reason about.
 const counter = makeCustomCounter("test", (t) => t.length)

@@ -16,7 +16,7 @@ import {
   type TrackedItem,
   type TrackerSnapshot
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let root: string
 beforeAll(() => {

@@ -13,7 +13,7 @@ import {
   PathOutsideRepo
 } from "../src/index.ts"
 import { Tracker } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let base: string
 let root: string

@@ -17,7 +17,7 @@ import {
   PathOutsideRepo
 } from "../src/index.ts"
 import { RepoFiles } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let base: string
 let root: string

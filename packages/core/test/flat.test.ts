@@ -15,7 +15,7 @@ import {
   URL_CONTEXT_HEADER,
   withReminder
 } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const full: FlatAssemblyInput = {
   systemPrompt: "You are Strata's assistant.",

@@ -23,7 +23,7 @@ import {
   type ToolCallPart,
   type ToolResultOutput
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let root: string
 beforeAll(() => {

@@ -17,7 +17,7 @@ import {
   writeInsideRepo,
   writeInsideRepoSync
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let base = ""
 afterEach(() => {

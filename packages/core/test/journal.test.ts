@@ -35,7 +35,7 @@ import {
   type TrackedItem,
   type TrackerSnapshot
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { charCounter, journalTestLayer, stubSymbolIndex, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
 
 // ---------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import {
   type JournalMemory,
   type Message
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { journalTestLayer, stubSymbolIndex, stubTracker, type StubRepo } from "./pipeline-stubs.ts"
 
 const repoAt = (turn: number): StubRepo => ({

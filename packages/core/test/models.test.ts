@@ -15,7 +15,7 @@ import {
   unknownModelWarning
 } from "../src/index.ts"
 import { assemble, Pipeline, Tokenizer } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 describe("normalizeModelId", () => {
   it.each([

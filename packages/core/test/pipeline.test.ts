@@ -32,7 +32,7 @@ import {
   type TierChange,
   sha256
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { charCounter, newLog, stubSymbolIndex, stubTracker, stubTrackerLayer, testLayer, type StubRepo, type StubTrackerOptions } from "./pipeline-stubs.ts"
 
 const repo: StubRepo = {

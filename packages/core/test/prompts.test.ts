@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect } from "vitest"
 import { BUNDLED_PROMPTS_DIR, InvalidInput, PromptNotFound, Prompts } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 let dir: string
 beforeEach(() => {

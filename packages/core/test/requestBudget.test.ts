@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { describe, expect } from "vitest"
 import { FileContext, makeEstimatingCounter, shedFiles, tokenBudget } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const counter = makeEstimatingCounter()
 

@@ -15,7 +15,7 @@ import {
   Tracker,
   type TrackerSnapshot
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const tmp = (prefix: string) => Effect.promise(() => mkdtemp(join(tmpdir(), prefix)))
 const fixedClock = (ms: number): Clock.Clock => ({

@@ -16,7 +16,7 @@ import {
   MESSAGE_OVERHEAD_TOKENS,
   LIST_OVERHEAD_TOKENS
 } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 describe("encodingForModel", () => {
   it.each([

@@ -11,7 +11,7 @@ import {
   Tokenizer,
   type MemoryStateInput
 } from "../src/effect.ts"
-import { it } from "./support.ts"
+import { it, layer } from "@strata/test-support"
 
 const state: MemoryStateInput = {
   chunks: [
@@ -22,7 +22,8 @@ const state: MemoryStateInput = {
 
 const withEstimate = ContextBuilderService.layer.pipe(Layer.provide(Tokenizer.layerEstimate))
 
-describe("ContextBuilderService", () => {
+// The service is stateless: one build of its layer serves every test of the block.
+layer(withEstimate)("ContextBuilderService (estimated counts)", (it) => {
   it.effect("builds what the pure builder builds", () =>
     Effect.gen(function* () {
       const builder = yield* ContextBuilderService
@@ -30,7 +31,19 @@ describe("ContextBuilderService", () => {
       expect(result).toEqual(createContextBuilder().build(state, { maxTokens: 1000 }))
       const history = yield* builder.toHistory(state)
       expect(history.chunkIds).toEqual([["u1"], ["a1"]])
-    }).pipe(Effect.provide(withEstimate)))
+    }))
+
+  it.effect("a malformed state fails with InvalidInput naming the field", () =>
+    Effect.gen(function* () {
+      const builder = yield* ContextBuilderService
+      const error = yield* Effect.flip(builder.build({ chunks: [{ id: "", type: "AGENT", content: "x" }] }))
+      expect(error).toBeInstanceOf(InvalidInput)
+      expect(error._tag).toBe("InvalidInput")
+      expect(error.message).toContain('at ["chunks"][0]["id"]')
+    }))
+})
+
+describe("ContextBuilderService", () => {
 
   it.effect("counts with the Tokenizer service", () => {
     const words = makeCustomCounter("words", (t) => t.split(" ").length, { exact: true })
@@ -40,15 +53,6 @@ describe("ContextBuilderService", () => {
       expect(result.tokenCount).toBe(words.countMessages(result.messages))
     }).pipe(Effect.provide(ContextBuilderService.layer.pipe(Layer.provide(Tokenizer.layerFrom(words)))))
   })
-
-  it.effect("a malformed state fails with InvalidInput naming the field", () =>
-    Effect.gen(function* () {
-      const builder = yield* ContextBuilderService
-      const error = yield* Effect.flip(builder.build({ chunks: [{ id: "", type: "AGENT", content: "x" }] }))
-      expect(error).toBeInstanceOf(InvalidInput)
-      expect(error._tag).toBe("InvalidInput")
-      expect(error.message).toContain('at ["chunks"][0]["id"]')
-    }).pipe(Effect.provide(withEstimate)))
 
   it.effect("a renderer that throws is a defect, not a typed failure", () =>
     Effect.gen(function* () {

@@ -95,6 +95,7 @@ export type AnthropicUsage = typeof AnthropicUsage.Type
  *
  * @example
  * ```ts
+ * import { decodeAnthropicUsage } from "@strata/providers"
  * decodeAnthropicUsage({ input_tokens: 20, cache_read_input_tokens: 4000, cache_creation_input_tokens: 0, output_tokens: 50 })
  * // { input: 20, cacheRead: 4000, cacheWrite: 0, output: 50 }
  * ```
@@ -285,6 +286,7 @@ export const foldStreamUsage = (format: UsageFormat, acc: CacheUsage | undefined
  *
  * @example
  * ```ts
+ * import { usageFromStream } from "@strata/providers"
  * usageFromStream("anthropic", [
  *   { type: "message_start", message: { usage: { input_tokens: 10, cache_read_input_tokens: 2048, output_tokens: 1 } } },
  *   { type: "message_delta", usage: { output_tokens: 42 } }
@@ -380,6 +382,7 @@ export const computeCost = (usage: CacheUsage, limits: ModelLimits, options: Cos
  *
  * @example
  * ```ts
+ * import { costOf } from "@strata/providers"
  * costOf("openai", "gpt-4o", { input: 500, cacheRead: 1_536, cacheWrite: 0, output: 100 })?.total
  * ```
  */
@@ -417,6 +420,7 @@ export type AiSdkUsage = typeof AiSdkUsage.Type
  *
  * @example
  * ```ts
+ * import { decodeAiSdkUsage } from "@strata/providers"
  * decodeAiSdkUsage({ inputTokens: { total: 5000, noCache: 200, cacheRead: 4000, cacheWrite: 800 }, outputTokens: { total: 90 } })
  * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 90 }
  * ```

@@ -6,7 +6,7 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { afterEach, describe, expect } from "vitest"
 import { LlmClient, simpleBody, type LlmClientOptions, type LlmError, type LlmProvider } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { eventStream, json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"
 
 let server: TestServer | undefined

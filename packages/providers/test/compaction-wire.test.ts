@@ -29,7 +29,7 @@ import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect } from "vitest"
 import { compactionModelLayer, LlmClient, type LlmClientOptions } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { json, sse, startServer, type Recorded, type Reply, type TestServer } from "./wire-server.ts"
 
 type Provider = "anthropic" | "openai"

@@ -3,7 +3,7 @@ import { Placement, type NeutralRequest } from "@strata/core"
 import { describe, expect } from "vitest"
 import { AnthropicPlacement, placeAnthropic, serializeBody, type AnthropicBody, type ToolDefinition } from "../src/index.ts"
 import { bigRequest, seedRequest, textOf } from "./plugins-fixtures.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const SONNET = "claude-sonnet-4-5-20250929"
 

@@ -16,7 +16,7 @@ import {
   type LlmError
 } from "../src/index.ts"
 import { neutralRequest } from "./sim-helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"
 
 const MODEL = "claude-sonnet-4-5"

@@ -12,7 +12,7 @@ import {
   type BedrockNativeUsage
 } from "../src/index.ts"
 import { neutralRequest } from "./sim-helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { eventStream, json, startServer, type Handler, type Reply, type TestServer } from "./wire-server.ts"
 
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"

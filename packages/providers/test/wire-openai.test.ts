@@ -13,7 +13,7 @@ import {
   type OpenAIChatNativeUsage
 } from "../src/index.ts"
 import { neutralRequest } from "./sim-helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 import { json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"
 
 let server: TestServer | undefined

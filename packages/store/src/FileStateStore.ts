@@ -138,6 +138,400 @@ class Vanished {
   readonly _tag = "Vanished"
 }
 
+/** What every part of a file store shares: where it lives, how it reports failures, its write hook. */
+interface FileStore {
+  readonly root: string
+  /** This machine's name, in lock files: a lock of a dead process on this host is taken over. */
+  readonly host: string
+  readonly describe: string
+  readonly hook: (point: FileWritePoint) => void
+  readonly failure: (operation: string, error: unknown, retryable?: boolean) => StateStoreError
+  readonly io: <A>(operation: string, f: () => Promise<A>) => Effect.Effect<A, StateStoreError>
+}
+
+/** The nearest existing ancestor of `p` (or `p`), symlinks resolved, must stay inside the root. */
+const checkInside = (store: FileStore, p: string) =>
+  Effect.gen(function* () {
+    const root = store.root
+    let probe = p
+    for (;;) {
+      const real = yield* Effect.promise(() => fs.realpath(probe).then((r) => r, (e: unknown) => (errorCode(e) === "ENOENT" ? undefined : "")))
+      if (real === "") return yield* new PathOutsideRepo({ path: p, root })
+      if (real !== undefined) {
+        if (!isInside(root, real)) return yield* new PathOutsideRepo({ path: p, root })
+        return
+      }
+      const up = path.dirname(probe)
+      if (up === probe) return
+      probe = up
+    }
+  })
+
+// --- file-system steps -------------------------------------------------------------------
+
+const syncDir = (store: FileStore, dir: string) =>
+  store.io("sync the session directory", async () => {
+    store.hook("dir-sync")
+    const handle = await fs.open(dir, "r")
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  })
+
+/** Read a regular file without following a symlink; undefined when it does not exist. */
+const readNoFollow = (store: FileStore, file: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      let handle: fs.FileHandle
+      try {
+        handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW)
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") return undefined
+        if (errorCode(error) === "ELOOP") return "symlink" as const
+        throw error
+      }
+      try {
+        return await handle.readFile()
+      } finally {
+        await handle.close()
+      }
+    },
+    catch: (e) => store.failure(`read ${file}`, e)
+  })
+
+const tempName = (dir: string) => path.join(dir, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`)
+
+/**
+ * Make `name` hold `bytes`, durably: temp file, fsync, link into place (fails when the
+ * name exists, so two writers can never both create one version), unlink the temp,
+ * fsync the directory. False when the name was taken.
+ */
+const createDurably = (store: FileStore, dir: string, name: string, bytes: Buffer) =>
+  Effect.gen(function* () {
+    const { hook } = store
+    const tmp = tempName(dir)
+    const created = yield* store.io(`write ${name}`, async () => {
+      hook("temp-write")
+      const handle = await fs.open(tmp, "wx", 0o644)
+      try {
+        await handle.writeFile(bytes)
+        hook("temp-sync")
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      try {
+        hook("link")
+        await fs.link(tmp, path.join(dir, name))
+        return true
+      } catch (error) {
+        if (errorCode(error) === "EEXIST") return false
+        throw error
+      } finally {
+        hook("temp-unlink")
+        await fs.unlink(tmp).catch(() => undefined)
+      }
+    })
+    if (created) yield* syncDir(store, dir)
+    return created
+  })
+
+// --- the lock ----------------------------------------------------------------------------
+
+/** How long a commit waits for the lock, and when a holder's lock counts as abandoned. */
+interface LockTimes {
+  readonly lockTimeoutMs: number
+  readonly staleLockMs: number
+}
+
+const lockOf = (dir: string) => path.join(dir, "lock")
+
+/** Who holds a lock file, as far as its (possibly torn) content says. */
+interface LockOwner {
+  readonly pid?: unknown
+  readonly host?: unknown
+  readonly at?: unknown
+}
+
+const ownerOf = (holder: string): LockOwner => {
+  try {
+    return JSON.parse(holder) as LockOwner
+  } catch {
+    return {}
+  }
+}
+
+/** Move a stale lock aside, then check we moved the lock we judged stale; put back one we did not. */
+const stealLock = (store: FileStore, lock: string, holder: string) =>
+  Effect.promise(async () => {
+    const aside = `${lock}.stale-${randomBytes(6).toString("hex")}`
+    store.hook("lock-steal")
+    const moved = await fs.rename(lock, aside).then(() => true, () => false)
+    if (!moved) return
+    const content = await fs.readFile(aside, "utf8").catch(() => undefined)
+    if (content !== holder) await fs.link(aside, lock).catch(() => undefined)
+    await fs.unlink(aside).catch(() => undefined)
+  })
+
+const acquireLock = (store: FileStore, times: LockTimes, dir: string) =>
+  Effect.gen(function* () {
+    const lock = lockOf(dir)
+    const host = store.host
+    const start = yield* Clock.currentTimeMillis
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      const token = JSON.stringify({ pid: process.pid, host, at: now, nonce: randomBytes(8).toString("hex") })
+      const created = yield* Effect.promise(() => {
+        store.hook("lock")
+        return fs.writeFile(lock, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error)
+      })
+      if (created === "ok") return token
+      if (errorCode(created) !== "EEXIST") return yield* store.failure("take the session lock", created)
+      const holder = yield* Effect.promise(() => fs.readFile(lock, "utf8").catch(() => undefined))
+      if (holder === undefined) continue
+      const owner = ownerOf(holder)
+      const pid = typeof owner.pid === "number" ? owner.pid : undefined
+      // A lock file without a readable time (torn by a crash) ages from its mtime.
+      const at =
+        typeof owner.at === "number" ? owner.at : yield* Effect.promise(() => fs.stat(lock).then((s) => s.mtimeMs, () => now))
+      const dead = pid !== undefined && owner.host === host && !processAlive(pid)
+      if (dead || now - at > times.staleLockMs) {
+        yield* stealLock(store, lock, holder)
+        continue
+      }
+      if (now - start >= times.lockTimeoutMs) {
+        const who = pid === undefined ? "another process" : `process ${pid}${owner.host === host ? "" : ` on ${String(owner.host)}`}`
+        return yield* new StateStoreError({
+          store: store.describe,
+          operation: "take the session lock",
+          reason: `${who} has held ${lock} for ${Math.round((now - at) / 1000)} s; try again, or delete the lock file if no Strata process is running`,
+          retryable: true
+        })
+      }
+      yield* Effect.sleep(2 + Math.floor(Math.random() * 8))
+    }
+  })
+
+const releaseLock = (store: FileStore, dir: string, token: string) =>
+  Effect.promise(async () => {
+    const content = await fs.readFile(lockOf(dir), "utf8").catch(() => undefined)
+    if (content === token) {
+      store.hook("unlock")
+      await fs.unlink(lockOf(dir)).catch(() => undefined)
+    }
+  })
+
+const withLock = <A, E>(store: FileStore, times: LockTimes, dir: string, body: Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(acquireLock(store, times, dir), () => body, (token) => releaseLock(store, dir, token))
+
+// --- reading the log -----------------------------------------------------------------------
+
+/** The versions of the session's checkpoints (newest first) and of its turn records. */
+const listLog = (store: FileStore, dir: string) =>
+  Effect.map(
+    store.io("list the session directory", () => fs.readdir(dir).catch((e: unknown) => (errorCode(e) === "ENOENT" ? [] : Promise.reject(e)))),
+    (names) => {
+      const snapshots: Array<number> = []
+      const turnFiles = new Set<number>()
+      for (const name of names) {
+        const parsed = parseLogFileName(name)
+        if (parsed === undefined) continue
+        if (parsed.kind === "snapshot") snapshots.push(parsed.version)
+        else turnFiles.add(parsed.version)
+      }
+      snapshots.sort((a, b) => b - a)
+      return { snapshots, turnFiles }
+    }
+  )
+
+/** One log file decoded, with its size; fails with `Vanished` when it disappeared since the listing. */
+const readRecord = (store: FileStore, dir: string, name: string) =>
+  Effect.gen(function* () {
+    const bytes = yield* readNoFollow(store, path.join(dir, name))
+    if (bytes === undefined) return yield* Effect.fail(new Vanished())
+    if (bytes === "symlink") return { _tag: "Corrupt" as const, reason: "a symbolic link (refused)", size: 0 }
+    return { ...decodeStoredRecord(bytes), size: bytes.length }
+  })
+
+const readLogOnce = (store: FileStore, key: SessionKey, dir: string): Effect.Effect<LogState, StateStoreError | Vanished> =>
+  Effect.gen(function* () {
+    const { snapshots, turnFiles } = yield* listLog(store, dir)
+    const warnings: Array<string> = []
+    const corrupt: Array<string> = []
+    const read = (name: string) => readRecord(store, dir, name)
+
+    let state = emptyState(key)
+    let turns: Array<string> = []
+    let checkpoint = 0
+    let checkpointBytes = 0
+    for (const version of snapshots) {
+      const name = snapshotFileName(version)
+      const got = yield* read(name)
+      if (got._tag === "Record" && got.record.kind === "snapshot" && got.record.version === version) {
+        const r: SnapshotRecord = got.record
+        state = { session: key, version, history: r.history, tracker: r.tracker, journal: r.journal, record: r.record }
+        turns = [...r.recentTurns]
+        checkpoint = version
+        checkpointBytes = got.size
+        break
+      }
+      warnings.push(`checkpoint ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); using an older one`)
+      corrupt.push(name)
+    }
+    if (checkpoint === 0 && turnFiles.size > 0 && !turnFiles.has(1)) {
+      warnings.push(`the session's first records are gone and no checkpoint is usable; its state restarts from its oldest record`)
+    }
+    let logBytes = 0
+    let logRecords = 0
+    for (;;) {
+      const next = state.version + 1
+      if (!turnFiles.has(next)) {
+        const later = [...turnFiles].filter((v) => v > next).length
+        if (later > 0 && corrupt.length === 0) {
+          warnings.push(`${later} record(s) after version ${state.version} are not linked to it and were ignored`)
+        }
+        break
+      }
+      const name = turnFileName(next)
+      const got = yield* read(name)
+      if (got._tag === "Corrupt" || got.record.kind === "snapshot" || got.record.version !== next) {
+        const later = [...turnFiles].filter((v) => v > next).length
+        warnings.push(
+          `record ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); the session continues from version ${state.version}` +
+            (later > 0 ? `, ignoring ${later} later record(s)` : "")
+        )
+        corrupt.push(name)
+        break
+      }
+      const record: StoredRecord = got.record
+      state = record.kind === "turn" ? applyTurn(state, record) : applyRewrite(state, record)
+      turns.push(record.turnId)
+      logBytes += got.size
+      logRecords += 1
+    }
+    return { state, turns, warnings, corrupt, checkpoint, checkpointBytes, logBytes, logRecords }
+  })
+
+const readLog = (store: FileStore, key: SessionKey, dir: string): Effect.Effect<LogState, StateStoreError> =>
+  Effect.gen(function* () {
+    for (let attempt = 1; ; attempt++) {
+      const result = yield* Effect.result(readLogOnce(store, key, dir))
+      if (result._tag === "Success") return result.success
+      if (result.failure instanceof Vanished) {
+        if (attempt < MAX_LOAD_ATTEMPTS) continue
+        return yield* store.failure("load the session", "its files kept changing while being read", true)
+      }
+      return yield* result.failure
+    }
+  })
+
+// --- commits -------------------------------------------------------------------------------
+
+/** When a commit also writes a checkpoint: by bytes since the last one, or by record count. */
+interface CheckpointPolicy {
+  readonly checkpointMin: number
+  readonly checkpointEvery: number
+}
+
+/** Under the lock: remove temp files and stale-lock leftovers of crashed writers, set corrupt files aside. */
+const tidy = (store: FileStore, dir: string, log: LogState) =>
+  store.io("clean the session directory", async () => {
+    const names = await fs.readdir(dir)
+    for (const name of names) {
+      if (name.startsWith(".tmp-") || name.startsWith("lock.stale-")) {
+        store.hook("cleanup")
+        await fs.unlink(path.join(dir, name)).catch(() => undefined)
+      }
+    }
+    for (const name of log.corrupt) {
+      store.hook("quarantine")
+      await fs.rename(path.join(dir, name), path.join(dir, `${name}.corrupt-${randomBytes(4).toString("hex")}`)).catch(() => undefined)
+    }
+  })
+
+/** Write a checkpoint of `state` and prune what the previous checkpoint made redundant. */
+const checkpointAfter = (
+  store: FileStore,
+  policy: CheckpointPolicy,
+  dir: string,
+  log: LogState,
+  state: StateSnapshot,
+  turns: ReadonlyArray<string>,
+  recordBytes: number
+) =>
+  Effect.gen(function* () {
+    const logBytes = log.logBytes + recordBytes
+    // Checkpoint when reading the records would cost more than reading a checkpoint
+    // (so a load reads at most about twice the state), or when they get many.
+    if (logBytes < Math.max(policy.checkpointMin, log.checkpointBytes) && log.logRecords + 1 < policy.checkpointEvery) return
+    const bytes = encodeStoredRecord({
+      kind: "snapshot",
+      version: state.version,
+      session: state.session,
+      history: state.history,
+      tracker: state.tracker,
+      journal: state.journal,
+      record: state.record,
+      recentTurns: turns.slice(-RECENT_TURNS)
+    })
+    const written = yield* createDurably(store, dir, snapshotFileName(state.version), bytes)
+    if (!written) return
+    // Keep the previous checkpoint and the records after it: if this one is ever
+    // found corrupt, the state is rebuilt from them, nothing lost.
+    const keepFrom = log.checkpoint
+    yield* store.io("prune old records", async () => {
+      for (const name of await fs.readdir(dir)) {
+        const parsed = parseLogFileName(name)
+        if (parsed === undefined) continue
+        if ((parsed.kind === "turn" && parsed.version <= keepFrom) || (parsed.kind === "snapshot" && parsed.version < keepFrom)) {
+          store.hook("prune")
+          await fs.unlink(path.join(dir, name)).catch(() => undefined)
+        }
+      }
+    })
+  })
+
+/** One commit of a store's settings: the lock times and the checkpoint policy. */
+interface CommitSettings extends LockTimes, CheckpointPolicy {}
+
+/** Under the lock: append `record` as the next version unless the base moved or the turn already counted. */
+const appendRecord = (
+  store: FileStore,
+  settings: CommitSettings,
+  key: SessionKey,
+  dir: string,
+  commit: { readonly baseVersion: number; readonly turnId: string; readonly record: (version: number) => StoredRecord; readonly apply: (state: StateSnapshot) => StateSnapshot }
+): Effect.Effect<CommitResult, StateConflict | StateStoreError> =>
+  Effect.gen(function* () {
+    const { baseVersion, turnId } = commit
+    const log = yield* readLog(store, key, dir)
+    yield* tidy(store, dir, log)
+    if (log.turns.includes(turnId)) return { version: log.state.version, duplicate: true }
+    const conflict = (actual: number) =>
+      new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual })
+    if (log.state.version !== baseVersion) return yield* conflict(log.state.version)
+    const version = baseVersion + 1
+    const bytes = encodeStoredRecord(commit.record(version))
+    const created = yield* createDurably(store, dir, turnFileName(version), bytes)
+    // Taken: another writer holds a lock it took over from us (we stalled past staleLockMs).
+    if (!created) return yield* conflict(version)
+    const names = yield* store.io("list the session directory", () => fs.readdir(dir))
+    if (names.some((n) => parseLogFileName(n)?.kind === "snapshot" && (parseLogFileName(n)?.version ?? 0) >= version)) {
+      // Checkpointed past us by such a writer: the record may be ignored. A retry
+      // with the same turn id finds out whether it counted.
+      return yield* conflict(version)
+    }
+    const turns = [...log.turns, turnId]
+    // The turn is durable now; a checkpoint that fails (a full disk) is retried by a
+    // later commit and must not report this one as failed.
+    yield* checkpointAfter(store, settings, dir, log, commit.apply(log.state), turns, bytes.length).pipe(
+      Effect.catch((error) => Effect.logWarning(`skipped a checkpoint of ${formatSessionKey(key)}: ${error.message}`))
+    )
+    return { version, duplicate: false }
+  })
+
 /**
  * Build a file store's service.
  *
@@ -155,14 +549,13 @@ class Vanished {
  */
 export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effect<StateStore["Service"], StateStoreError | PathOutsideRepo> =>
   Effect.gen(function* () {
-    const lockTimeoutMs = options.lockTimeoutMs ?? 15_000
-    const staleLockMs = options.staleLockMs ?? 10_000
-    const checkpointMin = options.checkpointBytes ?? 262_144
-    const checkpointEvery = Math.max(1, options.checkpointEvery ?? 256)
-    const host = os.hostname()
-    const hook = options.beforeWrite ?? (() => {})
+    const settings: CommitSettings = {
+      lockTimeoutMs: options.lockTimeoutMs ?? 15_000,
+      staleLockMs: options.staleLockMs ?? 10_000,
+      checkpointMin: options.checkpointBytes ?? 262_144,
+      checkpointEvery: Math.max(1, options.checkpointEvery ?? 256)
+    }
     const describe = `files under ${path.join(options.repoRoot, options.directory ?? path.join(".strata", "state"))}`
-
     const failure = (operation: string, error: unknown, retryable = false) =>
       new StateStoreError({ store: describe, operation, reason: reasonOf(error), retryable })
     const io = <A>(operation: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => failure(operation, e) })
@@ -170,308 +563,10 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
     const root = yield* io("resolve the repository root", () => fs.realpath(options.repoRoot))
     const base = path.resolve(root, options.directory ?? path.join(".strata", "state"))
     if (!isInside(root, base)) return yield* new PathOutsideRepo({ path: base, root })
-
-    /** The nearest existing ancestor of `p` (or `p`), symlinks resolved, must stay inside the root. */
-    const checkInside = (p: string) =>
-      Effect.gen(function* () {
-        let probe = p
-        for (;;) {
-          const real = yield* Effect.promise(() => fs.realpath(probe).then((r) => r, (e: unknown) => (errorCode(e) === "ENOENT" ? undefined : "")))
-          if (real === "") return yield* new PathOutsideRepo({ path: p, root })
-          if (real !== undefined) {
-            if (!isInside(root, real)) return yield* new PathOutsideRepo({ path: p, root })
-            return
-          }
-          const up = path.dirname(probe)
-          if (up === probe) return
-          probe = up
-        }
-      })
-
-    yield* checkInside(base)
+    const store: FileStore = { root, host: os.hostname(), describe, hook: options.beforeWrite ?? (() => {}), failure, io }
+    yield* checkInside(store, base)
 
     const dirOf = (key: SessionKey) => path.join(base, sessionDirectoryName(key))
-
-    // --- file-system steps -------------------------------------------------------------
-
-    const syncDir = (dir: string) =>
-      io("sync the session directory", async () => {
-        hook("dir-sync")
-        const handle = await fs.open(dir, "r")
-        try {
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
-      })
-
-    /** Read a regular file without following a symlink; undefined when it does not exist. */
-    const readNoFollow = (file: string) =>
-      Effect.tryPromise({
-        try: async () => {
-          let handle: fs.FileHandle
-          try {
-            handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW)
-          } catch (error) {
-            if (errorCode(error) === "ENOENT") return undefined
-            if (errorCode(error) === "ELOOP") return "symlink" as const
-            throw error
-          }
-          try {
-            return await handle.readFile()
-          } finally {
-            await handle.close()
-          }
-        },
-        catch: (e) => failure(`read ${file}`, e)
-      })
-
-    const tempName = (dir: string) => path.join(dir, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`)
-
-    /**
-     * Make `name` hold `bytes`, durably: temp file, fsync, link into place (fails when the
-     * name exists, so two writers can never both create one version), unlink the temp,
-     * fsync the directory. False when the name was taken.
-     */
-    const createDurably = (dir: string, name: string, bytes: Buffer) =>
-      Effect.gen(function* () {
-        const tmp = tempName(dir)
-        const created = yield* io(`write ${name}`, async () => {
-          hook("temp-write")
-          const handle = await fs.open(tmp, "wx", 0o644)
-          try {
-            await handle.writeFile(bytes)
-            hook("temp-sync")
-            await handle.sync()
-          } finally {
-            await handle.close()
-          }
-          try {
-            hook("link")
-            await fs.link(tmp, path.join(dir, name))
-            return true
-          } catch (error) {
-            if (errorCode(error) === "EEXIST") return false
-            throw error
-          } finally {
-            hook("temp-unlink")
-            await fs.unlink(tmp).catch(() => undefined)
-          }
-        })
-        if (created) yield* syncDir(dir)
-        return created
-      })
-
-    // --- the lock ----------------------------------------------------------------------
-
-    const lockOf = (dir: string) => path.join(dir, "lock")
-
-    const acquireLock = (dir: string) =>
-      Effect.gen(function* () {
-        const lock = lockOf(dir)
-        const start = yield* Clock.currentTimeMillis
-        for (;;) {
-          const now = yield* Clock.currentTimeMillis
-          const token = JSON.stringify({ pid: process.pid, host, at: now, nonce: randomBytes(8).toString("hex") })
-          const created = yield* Effect.promise(() => {
-            hook("lock")
-            return fs.writeFile(lock, token, { flag: "wx" }).then(() => "ok" as const, (error: unknown) => error)
-          })
-          if (created === "ok") return token
-          if (errorCode(created) !== "EEXIST") return yield* failure("take the session lock", created)
-          const holder = yield* Effect.promise(() => fs.readFile(lock, "utf8").catch(() => undefined))
-          if (holder === undefined) continue
-          let owner: { readonly pid?: unknown; readonly host?: unknown; readonly at?: unknown } = {}
-          try {
-            owner = JSON.parse(holder) as typeof owner
-          } catch {
-            owner = {}
-          }
-          const pid = typeof owner.pid === "number" ? owner.pid : undefined
-          // A lock file without a readable time (torn by a crash) ages from its mtime.
-          const at =
-            typeof owner.at === "number" ? owner.at : yield* Effect.promise(() => fs.stat(lock).then((s) => s.mtimeMs, () => now))
-          const dead = pid !== undefined && owner.host === host && !processAlive(pid)
-          if (dead || now - at > staleLockMs) {
-            // Move it aside, then check we moved the lock we judged stale; put back one we did not.
-            const aside = `${lock}.stale-${randomBytes(6).toString("hex")}`
-            yield* Effect.promise(async () => {
-              hook("lock-steal")
-              const moved = await fs.rename(lock, aside).then(() => true, () => false)
-              if (!moved) return
-              const content = await fs.readFile(aside, "utf8").catch(() => undefined)
-              if (content !== holder) await fs.link(aside, lock).catch(() => undefined)
-              await fs.unlink(aside).catch(() => undefined)
-            })
-            continue
-          }
-          if (now - start >= lockTimeoutMs) {
-            const who = pid === undefined ? "another process" : `process ${pid}${owner.host === host ? "" : ` on ${String(owner.host)}`}`
-            return yield* new StateStoreError({
-              store: describe,
-              operation: "take the session lock",
-              reason: `${who} has held ${lock} for ${Math.round((now - at) / 1000)} s; try again, or delete the lock file if no Strata process is running`,
-              retryable: true
-            })
-          }
-          yield* Effect.sleep(2 + Math.floor(Math.random() * 8))
-        }
-      })
-
-    const releaseLock = (dir: string, token: string) =>
-      Effect.promise(async () => {
-        const content = await fs.readFile(lockOf(dir), "utf8").catch(() => undefined)
-        if (content === token) {
-          hook("unlock")
-          await fs.unlink(lockOf(dir)).catch(() => undefined)
-        }
-      })
-
-    const withLock = <A, E>(dir: string, body: Effect.Effect<A, E>) =>
-      Effect.acquireUseRelease(acquireLock(dir), () => body, (token) => releaseLock(dir, token))
-
-    // --- reading the log -----------------------------------------------------------------
-
-    const readLogOnce = (key: SessionKey, dir: string): Effect.Effect<LogState, StateStoreError | Vanished> =>
-      Effect.gen(function* () {
-        const names = yield* io("list the session directory", () =>
-          fs.readdir(dir).catch((e: unknown) => (errorCode(e) === "ENOENT" ? [] : Promise.reject(e)))
-        )
-        const snapshots: Array<number> = []
-        const turnFiles = new Set<number>()
-        for (const name of names) {
-          const parsed = parseLogFileName(name)
-          if (parsed === undefined) continue
-          if (parsed.kind === "snapshot") snapshots.push(parsed.version)
-          else turnFiles.add(parsed.version)
-        }
-        snapshots.sort((a, b) => b - a)
-        const warnings: Array<string> = []
-        const corrupt: Array<string> = []
-        const read = (name: string) =>
-          Effect.gen(function* () {
-            const bytes = yield* readNoFollow(path.join(dir, name))
-            if (bytes === undefined) return yield* Effect.fail(new Vanished())
-            if (bytes === "symlink") return { _tag: "Corrupt" as const, reason: "a symbolic link (refused)", size: 0 }
-            return { ...decodeStoredRecord(bytes), size: bytes.length }
-          })
-
-        let state = emptyState(key)
-        let turns: Array<string> = []
-        let checkpoint = 0
-        let checkpointBytes = 0
-        for (const version of snapshots) {
-          const name = snapshotFileName(version)
-          const got = yield* read(name)
-          if (got._tag === "Record" && got.record.kind === "snapshot" && got.record.version === version) {
-            const r: SnapshotRecord = got.record
-            state = { session: key, version, history: r.history, tracker: r.tracker, journal: r.journal, record: r.record }
-            turns = [...r.recentTurns]
-            checkpoint = version
-            checkpointBytes = got.size
-            break
-          }
-          warnings.push(`checkpoint ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); using an older one`)
-          corrupt.push(name)
-        }
-        if (checkpoint === 0 && turnFiles.size > 0 && !turnFiles.has(1)) {
-          warnings.push(`the session's first records are gone and no checkpoint is usable; its state restarts from its oldest record`)
-        }
-        let logBytes = 0
-        let logRecords = 0
-        for (;;) {
-          const next = state.version + 1
-          if (!turnFiles.has(next)) {
-            const later = [...turnFiles].filter((v) => v > next).length
-            if (later > 0 && corrupt.length === 0) {
-              warnings.push(`${later} record(s) after version ${state.version} are not linked to it and were ignored`)
-            }
-            break
-          }
-          const name = turnFileName(next)
-          const got = yield* read(name)
-          if (got._tag === "Corrupt" || got.record.kind === "snapshot" || got.record.version !== next) {
-            const later = [...turnFiles].filter((v) => v > next).length
-            warnings.push(
-              `record ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); the session continues from version ${state.version}` +
-                (later > 0 ? `, ignoring ${later} later record(s)` : "")
-            )
-            corrupt.push(name)
-            break
-          }
-          const record: StoredRecord = got.record
-          state = record.kind === "turn" ? applyTurn(state, record) : applyRewrite(state, record)
-          turns.push(record.turnId)
-          logBytes += got.size
-          logRecords += 1
-        }
-        return { state, turns, warnings, corrupt, checkpoint, checkpointBytes, logBytes, logRecords }
-      })
-
-    const readLog = (key: SessionKey, dir: string): Effect.Effect<LogState, StateStoreError> =>
-      Effect.gen(function* () {
-        for (let attempt = 1; ; attempt++) {
-          const result = yield* Effect.result(readLogOnce(key, dir))
-          if (result._tag === "Success") return result.success
-          if (result.failure instanceof Vanished) {
-            if (attempt < MAX_LOAD_ATTEMPTS) continue
-            return yield* failure("load the session", "its files kept changing while being read", true)
-          }
-          return yield* result.failure
-        }
-      })
-
-    // --- commits ---------------------------------------------------------------------------
-
-    /** Under the lock: remove temp files and stale-lock leftovers of crashed writers, set corrupt files aside. */
-    const tidy = (dir: string, log: LogState) =>
-      io("clean the session directory", async () => {
-        const names = await fs.readdir(dir)
-        for (const name of names) {
-          if (name.startsWith(".tmp-") || name.startsWith("lock.stale-")) {
-            hook("cleanup")
-            await fs.unlink(path.join(dir, name)).catch(() => undefined)
-          }
-        }
-        for (const name of log.corrupt) {
-          hook("quarantine")
-          await fs.rename(path.join(dir, name), path.join(dir, `${name}.corrupt-${randomBytes(4).toString("hex")}`)).catch(() => undefined)
-        }
-      })
-
-    /** Write a checkpoint of `state` and prune what the previous checkpoint made redundant. */
-    const checkpointAfter = (dir: string, log: LogState, state: StateSnapshot, turns: ReadonlyArray<string>, recordBytes: number) =>
-      Effect.gen(function* () {
-        const logBytes = log.logBytes + recordBytes
-        // Checkpoint when reading the records would cost more than reading a checkpoint
-        // (so a load reads at most about twice the state), or when they get many.
-        if (logBytes < Math.max(checkpointMin, log.checkpointBytes) && log.logRecords + 1 < checkpointEvery) return
-        const bytes = encodeStoredRecord({
-          kind: "snapshot",
-          version: state.version,
-          session: state.session,
-          history: state.history,
-          tracker: state.tracker,
-          journal: state.journal,
-          record: state.record,
-          recentTurns: turns.slice(-RECENT_TURNS)
-        })
-        const written = yield* createDurably(dir, snapshotFileName(state.version), bytes)
-        if (!written) return
-        // Keep the previous checkpoint and the records after it: if this one is ever
-        // found corrupt, the state is rebuilt from them, nothing lost.
-        const keepFrom = log.checkpoint
-        yield* io("prune old records", async () => {
-          for (const name of await fs.readdir(dir)) {
-            const parsed = parseLogFileName(name)
-            if (parsed === undefined) continue
-            if ((parsed.kind === "turn" && parsed.version <= keepFrom) || (parsed.kind === "snapshot" && parsed.version < keepFrom)) {
-              hook("prune")
-              await fs.unlink(path.join(dir, name)).catch(() => undefined)
-            }
-          }
-        })
-      })
 
     const commitRecord = (
       key: SessionKey,
@@ -482,49 +577,21 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
     ): Effect.Effect<CommitResult, StateConflict | StateStoreError | PathOutsideRepo> =>
       Effect.gen(function* () {
         const dir = dirOf(key)
-        yield* checkInside(dir)
+        yield* checkInside(store, dir)
         yield* io("create the session directory", async () => {
-          hook("mkdir")
+          store.hook("mkdir")
           await fs.mkdir(dir, { recursive: true })
         })
-        yield* checkInside(dir)
-        return yield* withLock(
-          dir,
-          Effect.gen(function* () {
-            const log = yield* readLog(key, dir)
-            yield* tidy(dir, log)
-            if (log.turns.includes(turnId)) return { version: log.state.version, duplicate: true }
-            const conflict = (actual: number) =>
-              new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual })
-            if (log.state.version !== baseVersion) return yield* conflict(log.state.version)
-            const version = baseVersion + 1
-            const bytes = encodeStoredRecord(record(version))
-            const created = yield* createDurably(dir, turnFileName(version), bytes)
-            // Taken: another writer holds a lock it took over from us (we stalled past staleLockMs).
-            if (!created) return yield* conflict(version)
-            const names = yield* io("list the session directory", () => fs.readdir(dir))
-            if (names.some((n) => parseLogFileName(n)?.kind === "snapshot" && (parseLogFileName(n)?.version ?? 0) >= version)) {
-              // Checkpointed past us by such a writer: the record may be ignored. A retry
-              // with the same turn id finds out whether it counted.
-              return yield* conflict(version)
-            }
-            const turns = [...log.turns, turnId]
-            // The turn is durable now; a checkpoint that fails (a full disk) is retried by a
-            // later commit and must not report this one as failed.
-            yield* checkpointAfter(dir, log, apply(log.state), turns, bytes.length).pipe(
-              Effect.catch((error) => Effect.logWarning(`skipped a checkpoint of ${formatSessionKey(key)}: ${error.message}`))
-            )
-            return { version, duplicate: false }
-          })
-        )
+        yield* checkInside(store, dir)
+        return yield* withLock(store, settings, dir, appendRecord(store, settings, key, dir, { baseVersion, turnId, record, apply }))
       })
 
     const service: StateStore["Service"] = {
       describe,
       load: Effect.fn("StateStore.load")(function* (key: SessionKey) {
         const dir = dirOf(key)
-        yield* checkInside(dir)
-        const log = yield* readLog(key, dir)
+        yield* checkInside(store, dir)
+        const log = yield* readLog(store, key, dir)
         return { snapshot: log.state, warnings: log.warnings } satisfies LoadedState
       }),
       commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {

@@ -133,6 +133,201 @@ interface SessionRow {
   readonly history_length: number
 }
 
+/** The store's tables, as a quoted schema name, e.g. `"strata"`. */
+type Tables = string
+
+/** The pool, closed with the scope; idle connections the server dropped are discarded. */
+const openPool = (options: PostgresStateStoreOptions) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const created = new pg.Pool({
+        connectionString: options.url,
+        max: options.poolSize ?? 4,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+        idleTimeoutMillis: 10_000
+      })
+      // An idle connection the server dropped (a restart) is discarded; the next query reconnects.
+      created.on("error", () => {})
+      return created
+    }),
+    (p) => Effect.promise(() => p.end().catch(() => undefined))
+  )
+
+/** Run `body` on one connection of `pool`; a connection that failed is destroyed, not reused. */
+const clientRunner = (pool: pg.Pool) => {
+  const listening = new WeakSet<pg.PoolClient>()
+  return async <A>(body: (client: pg.PoolClient) => Promise<A>): Promise<A> => {
+    const client = await pool.connect()
+    // A connection the server drops between two statements reports it on the client
+    // (the next statement fails); without a listener Node would crash the process.
+    if (!listening.has(client)) {
+      listening.add(client)
+      client.on("error", () => {})
+    }
+    try {
+      const result = await body(client)
+      client.release()
+      return result
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined)
+      client.release(isRetryablePgError(error) ? (error instanceof Error ? error : new Error(String(error))) : undefined)
+      throw error
+    }
+  }
+}
+
+/** Create or migrate the schema, under a transaction-scoped advisory lock so processes starting together apply each migration once. */
+const migrate = async (client: pg.PoolClient, schema: string, s: Tables): Promise<void> => {
+  await client.query("BEGIN")
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`strata-migrations:${schema}`])
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`
+  )
+  const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations`)).rows.map((r) => r.version))
+  const newest = Math.max(0, ...applied)
+  const known = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0
+  if (newest > known) {
+    throw new Error(`the database schema ${schema} is at migration ${newest}, newer than this Strata knows (${known}); upgrade Strata`)
+  }
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue
+    await client.query(m.sql(s))
+    await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name])
+  }
+  await client.query("COMMIT")
+}
+
+/** A session's row and current history in one read-only snapshot, undecoded. */
+const readSession = async (client: pg.PoolClient, s: Tables, key: SessionKey) => {
+  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+  const found = await client.query<SessionRow & { tracker: unknown; journal: unknown; record: unknown }>(
+    `SELECT id, version, history_epoch, history_length, tracker, journal, record FROM ${s}.sessions WHERE repository = $1 AND name = $2`,
+    [key.repository, key.name]
+  )
+  const row = found.rows[0]
+  if (row === undefined) {
+    await client.query("COMMIT")
+    return { session: key, version: 0, history: [], tracker: null, journal: null, record: null }
+  }
+  const history = await client.query<{ message: unknown }>(
+    `SELECT message FROM ${s}.history WHERE session_id = $1 AND epoch = $2 ORDER BY seq`,
+    [row.id, row.history_epoch]
+  )
+  await client.query("COMMIT")
+  if (history.rows.length !== row.history_length) {
+    throw new Error(`session ${formatSessionKey(key)} has ${history.rows.length} history rows, its record says ${row.history_length}`)
+  }
+  return {
+    session: key,
+    version: Number(row.version),
+    history: history.rows.map((r) => r.message),
+    tracker: row.tracker,
+    journal: row.journal,
+    record: row.record
+  }
+}
+
+/** One commit: a turn's appended messages, or a rewrite's whole history. */
+interface Write {
+  readonly key: SessionKey
+  readonly baseVersion: number
+  readonly turnId: string
+  readonly messages: ReadonlyArray<Message>
+  readonly rewrite: boolean
+  readonly patch: StatePatch
+}
+
+/** A statement of a commit, announced to the fault-injection hook first. */
+type Statement = <R extends pg.QueryResultRow>(point: PostgresWritePoint, sql: string, params?: ReadonlyArray<unknown>) => Promise<pg.QueryResult<R>>
+
+const currentVersion = (client: pg.PoolClient, s: Tables, key: SessionKey) =>
+  client.query<{ version: string }>(`SELECT version FROM ${s}.sessions WHERE repository = $1 AND name = $2`, [key.repository, key.name])
+
+/** Move the session row to the next version (or create it at version 1); undefined when its version is not `baseVersion`. */
+const advanceSession = async (q: Statement, s: Tables, w: Write): Promise<SessionRow | undefined> => {
+  const { key, baseVersion, patch } = w
+  const n = w.messages.length
+  const set = (value: unknown) => value !== undefined
+  const params = [
+    key.repository,
+    key.name,
+    baseVersion,
+    w.rewrite,
+    n,
+    set(patch.tracker),
+    jsonParam(patch.tracker),
+    set(patch.journal),
+    jsonParam(patch.journal),
+    set(patch.record),
+    jsonParam(patch.record)
+  ]
+  const updated = await q<SessionRow>(
+    "update-session",
+    `UPDATE ${s}.sessions SET
+       version = version + 1,
+       history_epoch = history_epoch + CASE WHEN $4 THEN 1 ELSE 0 END,
+       history_length = CASE WHEN $4 THEN $5 ELSE history_length + $5 END,
+       tracker = CASE WHEN $6 THEN $7::json ELSE tracker END,
+       journal = CASE WHEN $8 THEN $9::json ELSE journal END,
+       record = CASE WHEN $10 THEN $11::json ELSE record END,
+       updated_at = now()
+     WHERE repository = $1 AND name = $2 AND version = $3
+     RETURNING id, version, history_epoch, history_length`,
+    params
+  )
+  const row = updated.rows[0]
+  if (row !== undefined || baseVersion !== 0) return row
+  const inserted = await q<SessionRow>(
+    "insert-session",
+    `INSERT INTO ${s}.sessions (repository, name, version, history_epoch, history_length, tracker, journal, record)
+     VALUES ($1, $2, 1, 0, $3, $4::json, $5::json, $6::json)
+     ON CONFLICT (repository, name) DO NOTHING
+     RETURNING id, version, history_epoch, history_length`,
+    [key.repository, key.name, n, jsonParam(patch.tracker), jsonParam(patch.journal), jsonParam(patch.record)]
+  )
+  return inserted.rows[0]
+}
+
+/** The commit's transaction: a retried turn is answered from the turns table; a moved base is a `StateConflict`. */
+const writeSession = async (client: pg.PoolClient, s: Tables, hook: (point: PostgresWritePoint) => void, w: Write): Promise<CommitResult> => {
+  const { key, baseVersion, turnId } = w
+  const q: Statement = (point, sql, params = []) => {
+    hook(point)
+    return client.query(sql, [...params])
+  }
+  await q("begin", "BEGIN")
+  const seen = await q<{ version: string }>(
+    "check-turn",
+    `SELECT s.version FROM ${s}.turns t JOIN ${s}.sessions s ON s.id = t.session_id WHERE s.repository = $1 AND s.name = $2 AND t.turn_id = $3`,
+    [key.repository, key.name, turnId]
+  )
+  if (seen.rows[0] !== undefined) {
+    const current = await currentVersion(client, s, key)
+    await client.query("ROLLBACK")
+    return { version: Number(current.rows[0]?.version ?? seen.rows[0].version), duplicate: true }
+  }
+  const n = w.messages.length
+  const row = await advanceSession(q, s, w)
+  if (row === undefined) {
+    const current = await currentVersion(client, s, key)
+    await client.query("ROLLBACK")
+    throw new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual: Number(current.rows[0]?.version ?? 0) })
+  }
+  if (n > 0) {
+    await q(
+      "insert-history",
+      `INSERT INTO ${s}.history (session_id, epoch, seq, message)
+       SELECT $1, $2, $3 + ord::integer - 1, m FROM json_array_elements($4::json) WITH ORDINALITY AS t(m, ord)`,
+      [row.id, row.history_epoch, row.history_length - n, JSON.stringify(w.messages)]
+    )
+  }
+  if (w.rewrite) await q("prune-history", `DELETE FROM ${s}.history WHERE session_id = $1 AND epoch < $2`, [row.id, row.history_epoch])
+  await q("insert-turn", `INSERT INTO ${s}.turns (session_id, turn_id, version) VALUES ($1, $2, $3)`, [row.id, turnId, row.version])
+  await q("commit", "COMMIT")
+  return { version: Number(row.version), duplicate: false }
+}
+
 /**
  * Build the PostgreSQL store: connect, create or migrate the schema, and serve sessions.
  * The pool closes with the layer's scope.
@@ -163,198 +358,36 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     if (!IDENTIFIER.test(schema)) {
       return yield* new StateStoreError({ store: describe, operation: "open", reason: `schema name "${schema}" is not a plain lower-case identifier`, retryable: false })
     }
-    const s = `"${schema}"`
+    const s: Tables = `"${schema}"`
 
-    const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const created = new pg.Pool({
-          connectionString: options.url,
-          max: options.poolSize ?? 4,
-          connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-          idleTimeoutMillis: 10_000
-        })
-        // An idle connection the server dropped (a restart) is discarded; the next query reconnects.
-        created.on("error", () => {})
-        return created
-      }),
-      (p) => Effect.promise(() => p.end().catch(() => undefined))
-    )
-
-    /** Run `body` on one connection; a connection that failed is destroyed, not reused. */
-    const listening = new WeakSet<pg.PoolClient>()
-    const onClient = async <A>(body: (client: pg.PoolClient) => Promise<A>): Promise<A> => {
-      const client = await pool.connect()
-      // A connection the server drops between two statements reports it on the client
-      // (the next statement fails); without a listener Node would crash the process.
-      if (!listening.has(client)) {
-        listening.add(client)
-        client.on("error", () => {})
-      }
-      try {
-        const result = await body(client)
-        client.release()
-        return result
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined)
-        client.release(isRetryablePgError(error) ? (error instanceof Error ? error : new Error(String(error))) : undefined)
-        throw error
-      }
-    }
+    const onClient = clientRunner(yield* openPool(options))
     const withClient = <A>(operation: string, body: (client: pg.PoolClient) => Promise<A>): Effect.Effect<A, StateStoreError> =>
       Effect.tryPromise({ try: () => onClient(body), catch: (error) => failure(operation, error) })
 
-    // Migrations run under a transaction-scoped advisory lock, so processes starting together apply each once.
-    yield* withClient("migrate the schema", async (client) => {
-      await client.query("BEGIN")
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`strata-migrations:${schema}`])
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`
-      )
-      const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations`)).rows.map((r) => r.version))
-      const newest = Math.max(0, ...applied)
-      const known = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0
-      if (newest > known) {
-        throw new Error(`the database schema ${schema} is at migration ${newest}, newer than this Strata knows (${known}); upgrade Strata`)
-      }
-      for (const m of MIGRATIONS) {
-        if (applied.has(m.version)) continue
-        await client.query(m.sql(s))
-        await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name])
-      }
-      await client.query("COMMIT")
-    })
+    yield* withClient("migrate the schema", (client) => migrate(client, schema, s))
 
     const load = Effect.fn("StateStore.load")(function* (key: SessionKey) {
-      const raw = yield* withClient(`load ${formatSessionKey(key)}`, async (client) => {
-        await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        const found = await client.query<SessionRow & { tracker: unknown; journal: unknown; record: unknown }>(
-          `SELECT id, version, history_epoch, history_length, tracker, journal, record FROM ${s}.sessions WHERE repository = $1 AND name = $2`,
-          [key.repository, key.name]
-        )
-        const row = found.rows[0]
-        if (row === undefined) {
-          await client.query("COMMIT")
-          return { session: key, version: 0, history: [], tracker: null, journal: null, record: null }
-        }
-        const history = await client.query<{ message: unknown }>(
-          `SELECT message FROM ${s}.history WHERE session_id = $1 AND epoch = $2 ORDER BY seq`,
-          [row.id, row.history_epoch]
-        )
-        await client.query("COMMIT")
-        if (history.rows.length !== row.history_length) {
-          throw new Error(`session ${formatSessionKey(key)} has ${history.rows.length} history rows, its record says ${row.history_length}`)
-        }
-        return {
-          session: key,
-          version: Number(row.version),
-          history: history.rows.map((r) => r.message),
-          tracker: row.tracker,
-          journal: row.journal,
-          record: row.record
-        }
-      })
+      const raw = yield* withClient(`load ${formatSessionKey(key)}`, (client) => readSession(client, s, key))
       const snapshot = yield* decodeSnapshot(raw).pipe(
         Effect.mapError((issue) => new StateStoreError({ store: describe, operation: `load ${formatSessionKey(key)}`, reason: `stored state does not decode: ${issue.message}`, retryable: false }))
       )
       return { snapshot, warnings: [] } satisfies LoadedState
     })
 
-    const write = (
-      key: SessionKey,
-      baseVersion: number,
-      turnId: string,
-      messages: ReadonlyArray<Message>,
-      rewrite: boolean,
-      patch: StatePatch
-    ): Effect.Effect<CommitResult, StateConflict | StateStoreError> =>
+    const write = (w: Write): Effect.Effect<CommitResult, StateConflict | StateStoreError> =>
       Effect.tryPromise({
-        catch: (error) => (error instanceof StateConflict ? error : failure(`commit to ${formatSessionKey(key)}`, error)),
-        try: () => onClient(async (client) => {
-        const q = <R extends pg.QueryResultRow>(point: PostgresWritePoint, sql: string, params: ReadonlyArray<unknown> = []) => {
-          hook(point)
-          return client.query<R>(sql, [...params])
-        }
-        await q("begin", "BEGIN")
-        const seen = await q<{ version: string }>(
-          "check-turn",
-          `SELECT s.version FROM ${s}.turns t JOIN ${s}.sessions s ON s.id = t.session_id WHERE s.repository = $1 AND s.name = $2 AND t.turn_id = $3`,
-          [key.repository, key.name, turnId]
-        )
-        if (seen.rows[0] !== undefined) {
-          const current = await client.query<{ version: string }>(`SELECT version FROM ${s}.sessions WHERE repository = $1 AND name = $2`, [key.repository, key.name])
-          await client.query("ROLLBACK")
-          return { version: Number(current.rows[0]?.version ?? seen.rows[0].version), duplicate: true }
-        }
-        const n = messages.length
-        const set = (value: unknown) => value !== undefined
-        const params = [
-          key.repository,
-          key.name,
-          baseVersion,
-          rewrite,
-          n,
-          set(patch.tracker),
-          jsonParam(patch.tracker),
-          set(patch.journal),
-          jsonParam(patch.journal),
-          set(patch.record),
-          jsonParam(patch.record)
-        ]
-        const updated = await q<SessionRow>(
-          "update-session",
-          `UPDATE ${s}.sessions SET
-             version = version + 1,
-             history_epoch = history_epoch + CASE WHEN $4 THEN 1 ELSE 0 END,
-             history_length = CASE WHEN $4 THEN $5 ELSE history_length + $5 END,
-             tracker = CASE WHEN $6 THEN $7::json ELSE tracker END,
-             journal = CASE WHEN $8 THEN $9::json ELSE journal END,
-             record = CASE WHEN $10 THEN $11::json ELSE record END,
-             updated_at = now()
-           WHERE repository = $1 AND name = $2 AND version = $3
-           RETURNING id, version, history_epoch, history_length`,
-          params
-        )
-        let row = updated.rows[0]
-        if (row === undefined && baseVersion === 0) {
-          const inserted = await q<SessionRow>(
-            "insert-session",
-            `INSERT INTO ${s}.sessions (repository, name, version, history_epoch, history_length, tracker, journal, record)
-             VALUES ($1, $2, 1, 0, $3, $4::json, $5::json, $6::json)
-             ON CONFLICT (repository, name) DO NOTHING
-             RETURNING id, version, history_epoch, history_length`,
-            [key.repository, key.name, n, jsonParam(patch.tracker), jsonParam(patch.journal), jsonParam(patch.record)]
-          )
-          row = inserted.rows[0]
-        }
-        if (row === undefined) {
-          const current = await client.query<{ version: string }>(`SELECT version FROM ${s}.sessions WHERE repository = $1 AND name = $2`, [key.repository, key.name])
-          await client.query("ROLLBACK")
-          throw new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual: Number(current.rows[0]?.version ?? 0) })
-        }
-        if (n > 0) {
-          await q(
-            "insert-history",
-            `INSERT INTO ${s}.history (session_id, epoch, seq, message)
-             SELECT $1, $2, $3 + ord::integer - 1, m FROM json_array_elements($4::json) WITH ORDINALITY AS t(m, ord)`,
-            [row.id, row.history_epoch, row.history_length - n, JSON.stringify(messages)]
-          )
-        }
-        if (rewrite) await q("prune-history", `DELETE FROM ${s}.history WHERE session_id = $1 AND epoch < $2`, [row.id, row.history_epoch])
-        await q("insert-turn", `INSERT INTO ${s}.turns (session_id, turn_id, version) VALUES ($1, $2, $3)`, [row.id, turnId, row.version])
-        await q("commit", "COMMIT")
-        return { version: Number(row.version), duplicate: false }
-      })
+        catch: (error) => (error instanceof StateConflict ? error : failure(`commit to ${formatSessionKey(w.key)}`, error)),
+        try: () => onClient((client) => writeSession(client, s, hook, w))
       })
 
     const service: StateStore["Service"] = {
       describe,
       load,
       commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {
-        return yield* write(turn.session, turn.baseVersion, turn.turnId, turn.append, false, turn.patch)
+        return yield* write({ key: turn.session, baseVersion: turn.baseVersion, turnId: turn.turnId, messages: turn.append, rewrite: false, patch: turn.patch })
       }),
       rewriteHistory: Effect.fn("StateStore.rewriteHistory")(function* (rewrite: HistoryRewrite) {
-        return yield* write(rewrite.session, rewrite.baseVersion, rewrite.turnId, rewrite.history, true, rewrite.patch)
+        return yield* write({ key: rewrite.session, baseVersion: rewrite.baseVersion, turnId: rewrite.turnId, messages: rewrite.history, rewrite: true, patch: rewrite.patch })
       })
     }
     return service

@@ -21,7 +21,7 @@ import { Effect, Exit, Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect } from "vitest"
 import { loadOrImport } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const workerPath = join(dirname(fileURLToPath(import.meta.url)), "worker.mjs")
 

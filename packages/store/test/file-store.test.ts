@@ -9,7 +9,7 @@ import { Effect, Exit, Layer } from "effect"
 import { describe, expect } from "vitest"
 import { FileStateStore, sessionDirectoryName, type FileStateStoreOptions } from "../src/index.ts"
 import { conformance, freshKey } from "./conformance.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const repo = mkdtempSync(join(tmpdir(), "strata-file-store-"))
 

@@ -8,7 +8,7 @@ import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
 import { decodeStoredRecord, encodeStoredRecord, parseStoreSpec, redactUrl, repositoryIdentity, sessionDirectoryName, sessionKeyFor, type StoredRecord } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const recordArb: fc.Arbitrary<StoredRecord> = fc.record({
   kind: fc.constant("turn" as const),

@@ -2,11 +2,9 @@
 // package's dist/ (Node 20 runs no TypeScript): build it, and core's, when missing or
 // older than the sources. Then provide a PostgreSQL URL: STRATA_TEST_PG_URL when set,
 // otherwise a throwaway cluster on 127.0.0.1 in a temporary directory, stopped at the end.
-import { execFileSync } from "node:child_process"
-import { existsSync, readdirSync, statSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join, resolve } from "node:path"
+import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildIfStale } from "@strata/test-support/build"
 import type { TestProject } from "vitest/node"
 import { startCluster } from "../scripts/pgCluster.mjs"
 
@@ -19,22 +17,6 @@ declare module "vitest" {
 
 const here = dirname(fileURLToPath(import.meta.url))
 const storeDir = resolve(here, "..")
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
-
-const newestMtime = (dir: string): number => {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)
-  }
-  return newest
-}
-
-const buildIfStale = (pkg: string): void => {
-  const entry = join(pkg, "dist", "index.js")
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newestMtime(join(pkg, "src"))) return
-  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: pkg, stdio: "inherit" })
-}
 
 export default async function setup(project: TestProject): Promise<() => void> {
   buildIfStale(resolve(storeDir, "..", "core"))

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, inject } from "vitest"
 import { MIGRATIONS, PostgresStateStore } from "../src/index.ts"
 import { startCluster } from "../scripts/pgCluster.mjs"
 import { conformance, freshKey } from "./conformance.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const url = inject("pgUrl")
 const schema = `strata_test_${process.pid}`

@@ -6,7 +6,7 @@ import { StateStore } from "@strata/core/effect"
 import { Effect } from "effect"
 import { expect } from "vitest"
 import { FileStateStore } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 it.effect("README example: one turn committed, a stale commit refused", () =>
   Effect.gen(function* () {

@@ -123,6 +123,7 @@ export interface FormatOptions {
  *
  * @example
  * ```ts
+ * import { formatLegend } from "@strata/symbols"
  * formatLegend([{ token: "@1/", prefix: "src/app/" }])
  * // "# c=class s=struct …\n…\n# @1/=src/app/\n"
  * ```
@@ -288,8 +289,8 @@ const renderSymbol = (s: BlockSymbol, depth: number, out: Array<string>): void =
  *
  * @example
  * ```ts
- * renderBlock(blockModel({ path: "src/a.ts", symbols, refs: 2, external: ["react"], local: [] }, []))
- * // "src/a.ts: ←2\ni react\nf load(id,opts?)->Promise<void>\n"
+ * import { blockModel, renderBlock } from "@strata/symbols"
+ * renderBlock(blockModel({ path: "src/a.ts", symbols: [], refs: 2, external: ["react"], local: ["src/b.ts"] }, [])) // "src/a.ts: ←2\ni react\ni→ src/b.ts\n"
  * ```
  */
 export const renderBlock = (model: BlockModel): string => {
@@ -308,6 +309,7 @@ export const renderBlock = (model: BlockModel): string => {
  *
  * @example
  * ```ts
+ * import { formatFileTree } from "@strata/symbols"
  * formatFileTree(["src/b.ts", "README.md"]) // "README.md\nsrc/b.ts\n"
  * ```
  */

@@ -173,6 +173,9 @@ export const buildGraph = (inputs: ReadonlyArray<GraphInput>): ReferenceGraph =>
  *
  * @example
  * ```ts
+ * import { bidirectionalEdges, buildGraph } from "@strata/symbols"
+ * const file = (path: string, local: Array<string>) => ({ path, imports: { local, external: [], edges: local, bindings: new Map(), wildcards: [] }, calls: [] })
+ * const graph = buildGraph([file("src/a.ts", ["src/b.ts"]), file("src/b.ts", ["src/a.ts"]), file("src/c.ts", ["src/a.ts"])])
  * bidirectionalEdges(graph) // [["src/a.ts", "src/b.ts"]]
  * ```
  */
@@ -194,6 +197,9 @@ export const bidirectionalEdges = (graph: ReferenceGraph): Array<readonly [strin
  *
  * @example
  * ```ts
+ * import { buildGraph, connectedComponents } from "@strata/symbols"
+ * const file = (path: string, local: Array<string>) => ({ path, imports: { local, external: [], edges: local, bindings: new Map(), wildcards: [] }, calls: [] })
+ * const graph = buildGraph([file("a.ts", ["b.ts"]), file("b.ts", ["a.ts"]), file("c.ts", ["a.ts"])])
  * connectedComponents(graph, ["a.ts", "b.ts", "c.ts"]) // [["a.ts", "b.ts"], ["c.ts"]]
  * ```
  */
@@ -242,8 +248,11 @@ export interface PageRankOptions {
  *
  * @example
  * ```ts
+ * import { buildGraph, pageRank } from "@strata/symbols"
+ * const file = (path: string, local: Array<string>) => ({ path, imports: { local, external: [], edges: local, bindings: new Map(), wildcards: [] }, calls: [] })
+ * const graph = buildGraph([file("src/core.ts", []), file("src/a.ts", ["src/core.ts"]), file("src/b.ts", ["src/core.ts"])])
  * const scores = pageRank(graph)
- * scores.get("src/core.ts") // 0.31
+ * scores.get("src/core.ts")! > scores.get("src/a.ts")! // true
  * ```
  */
 export const pageRank = (graph: ReferenceGraph, options: PageRankOptions = {}): Map<string, number> => {

@@ -228,7 +228,7 @@ const CONFIG_FILES = new Set(["tsconfig.json", "jsconfig.json", "package.json", 
  * `refresh()` whenever the map is needed; unchanged files are never re-parsed.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { SymbolIndexer } from "@strata/symbols"
  * const indexer = await SymbolIndexer.create("/path/to/repo")
  * const map = await indexer.refresh()

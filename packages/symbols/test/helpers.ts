@@ -1,23 +1,13 @@
 // Fixture helpers: copy a fixture repository to a temporary directory and index it.
-import { cpSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll } from "vitest"
+import { tempDirs } from "@strata/test-support"
 import { type IndexOptions, type SymbolMap, SymbolIndexer } from "../src/index.ts"
 
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures")
 
-const made: Array<string> = []
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true })
-})
-
 /** A fresh temporary directory, removed after the test file. */
-export const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), "strata-symbols-"))
-  made.push(dir)
-  return dir
-}
+export const tempDir = tempDirs("strata-symbols-")
 
 /** A copy of fixture `name` in a temporary directory. */
 export const copyFixture = (name: string): string => {

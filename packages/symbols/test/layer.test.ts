@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { describe, expect } from "vitest"
 import { symbolIndexLayer } from "../src/index.ts"
 import { tempDir } from "./helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 describe("symbolIndexLayer", () => {
   it.effect("serves snapshots through the SymbolIndex service", () =>

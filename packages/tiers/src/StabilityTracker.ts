@@ -355,7 +355,7 @@ const purgeHistory = (tracker: StabilityTracker): TrackerResult =>
  *     { key: "tree", hash: "t", tokens: 100 }
  *   ]
  * })
- * StabilityTracker.tierOf(tracker, "symbol:src/a.ts") // "L1"
+ * StabilityTracker.tierOf(tracker, "symbol:src/a.ts") // "L0"
  * ```
  */
 const initialize = (tracker: StabilityTracker, input: InitialPlacementInput): TrackerResult => {

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { type PolicyName, TrackerLayer } from "../src/index.ts"
 import { item } from "./helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const symbols = (edit: number) => [
   item("system", "s", 600),

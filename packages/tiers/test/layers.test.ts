@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { decodeTrackerFile, makeMemoryTracker, makePersistentTracker, TrackerLayer, type TrackerStateWarning } from "../src/index.ts"
 import { item } from "./helpers.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 const tempRepo = Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "strata-tiers-")))
 const stateFile = (repo: string) => path.join(repo, ".strata", "tracker.json")

@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { StabilityTracker, TrackerLayer } from "../src/index.ts"
-import { it } from "./support.ts"
+import { it } from "@strata/test-support"
 
 describe("README", () => {
   it("pure core example prints what the README says", () => {

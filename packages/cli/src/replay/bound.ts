@@ -157,13 +157,14 @@ const advance = (
  *
  * @example
  * ```ts
+ * import { lowerBound } from "@strata/cli"
  * const usage = lowerBound(
  *   [{ t: 0, items: [{ content: "system", tokens: 1000 }, { content: "q1", tokens: 10 }] },
  *    { t: 90, items: [{ content: "system", tokens: 1000 }, { content: "q2", tokens: 10 }] }],
  *   { ttls: [{ name: "5m", seconds: 300, write: 1.25 }], read: 0.1, visibleAfter: 1 }
  * )
- * usage[0] // { cacheWrite: 1000, uncached: 10, ... }: the system prompt is written once...
- * usage[1] // { cacheRead: 1000, uncached: 10, ... }: ...and read; each question is sent once, uncached
+ * // The system prompt is written once, then read; each question is sent once, uncached:
+ * usage.map((u) => [u.cacheWrite, u.cacheRead, u.uncached]) // [[1000, 0, 10], [0, 1000, 10]]
  * ```
  */
 export const lowerBound = (requests: ReadonlyArray<BoundRequest>, pricing: BoundPricing): ReadonlyArray<BoundUsage> => {

@@ -48,6 +48,8 @@ const PLACEHOLDER = Buffer.from([0])
  *
  * @example
  * ```ts
+ * import { MemoryFileSystem } from "@strata/cli"
+ * import { SymbolIndexer } from "@strata/symbols"
  * const fs = new MemoryFileSystem("/replay")
  * fs.set([{ path: "src/a.ts", blob: "b1", content: "export const a = 1\n" }])
  * const indexer = await SymbolIndexer.create("/replay", { fs, git: false, cache: false })

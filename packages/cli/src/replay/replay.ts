@@ -132,7 +132,8 @@ export const strategiesToRun = (requested: ReadonlyArray<StrategyName> | undefin
  * every request.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { runReplay } from "@strata/cli"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.hitRate, row.vsOracle)
  * ```

@@ -21,7 +21,9 @@ const costOf = (row: StrategyRow): string => (row.usd === undefined ? int(row.eq
  * tokens carried.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { formatTable, runReplay } from "@strata/cli"
+ * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * console.log(formatTable(report.rows))
  * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs oracle  cleared  superseded
  * ```
@@ -117,7 +119,10 @@ interface Panel {
  * text: the same report gives the same bytes.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { writeFileSync } from "node:fs"
+ * import { plotSvg, runReplay } from "@strata/cli"
+ * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * writeFileSync("replay.svg", plotSvg(report))
  * ```
  */

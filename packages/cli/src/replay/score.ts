@@ -146,9 +146,12 @@ export interface Scorer {
  *
  * @example
  * ```ts
+ * import { makeScorer } from "@strata/cli"
  * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-5" })
+ * const body = { model: "claude-sonnet-4-5", max_tokens: 1024, system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hi" }] }
+ * scorer.send("segments", body, 0)
  * scorer.send("segments", body, 90)
- * scorer.scores()[0]?.cacheRead
+ * scorer.scores().map((s) => s.cacheRead > 0) // [false, true]
  * ```
  */
 export const makeScorer = (options: ScorerOptions): Scorer => {
@@ -319,8 +322,9 @@ export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
  * the replay uses) it gives the replay's table exactly.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { readFileSync } from "node:fs"
+ * import { rescoreDump } from "@strata/cli"
  * const { rows } = await rescoreDump(readFileSync("replay.jsonl", "utf8"), { provider: "anthropic", model: "claude-sonnet-4-5" })
  * ```
  */

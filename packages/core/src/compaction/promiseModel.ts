@@ -26,7 +26,7 @@ const decodeAnswer = Schema.decodeUnknownEffect(Schema.String)
  * from its `compactionModel` option; Effect users can provide it themselves.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import Anthropic from "@anthropic-ai/sdk"
  * import { compactionModelFromFunction } from "@strata/core"
  * const client = new Anthropic()

@@ -90,7 +90,7 @@ const fmt = (n: number): string => n.toLocaleString("en-US")
  * import { FileContext, makeEstimatingCounter, shedFiles } from "@strata/core"
  * const files = FileContext.of([{ path: "big.txt", content: "x".repeat(40_000) }, { path: "small.txt", content: "y" }])
  * const result = shedFiles({ files, otherTokens: 0, maxInputTokens: 8_000, counter: makeEstimatingCounter() })
- * result.dropped // [{ path: "big.txt", tokens: 10005 }]
+ * result.dropped // [{ path: "big.txt", tokens: 10004 }]
  * ```
  */
 export const shedFiles = (input: ShedInput): ShedResult => {

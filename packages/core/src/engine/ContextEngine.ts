@@ -46,7 +46,7 @@ const abortError = (signal: AbortSignal): unknown =>
  * `await using`) when done.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { createContextEngine } from "@strata/core"
  * await using engine = createContextEngine({ model: "gpt-4o", repoRoot: "." })
  * await engine.addFile("README.md")

@@ -179,12 +179,14 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
  * ```ts
  * import { Effect, Layer } from "effect"
  * import { assemble, Pipeline, Tokenizer } from "@strata/core/effect"
+ * import { TrackerLayer } from "@strata/tiers"
  * const program = Effect.gen(function* () {
  *   const result = yield* assemble({ model: "gpt-4o", prompt: "Hi", systemPrompt: "Be brief." })
  *   // ... send result.placed.body; on success:
  *   yield* result.commit
  *   return result.report
- * }).pipe(Effect.provide(Layer.mergeAll(Pipeline.layer, Tokenizer.layerEstimate, myTrackerLayer)))
+ * }).pipe(Effect.provide(Layer.mergeAll(Pipeline.layer, Tokenizer.layerEstimate, TrackerLayer.memory())))
+ * const report = await Effect.runPromise(program)
  * ```
  */
 export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyInput) {

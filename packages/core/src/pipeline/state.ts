@@ -214,7 +214,7 @@ export const withBlock = (state: AssemblyState, block: LayoutBlock): AssemblySta
  * exists (or at the end). This is how extra stages add sections between existing ones.
  *
  * @example
- * ```ts
+ * ```ts fragment
  * // Put a section between the URL context and the Working Files.
  * insertPart(state, "active", part, ["workingFiles", "history", "prompt"])
  * ```

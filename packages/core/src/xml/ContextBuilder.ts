@@ -83,8 +83,10 @@ const filterChunks = (chunks: ReadonlyArray<MemoryChunk>, options: ChunkFilterOp
  * ```ts
  * import { createContextBuilder } from "@strata/core"
  * const builder = createContextBuilder()
+ * const state = { chunks: [{ id: "c1", type: "AGENT", role: "user", content: "Fix the build" }] }
  * const result = builder.build(state, { maxTokens: 8000, systemPrompt: "You are a helpful assistant." })
- * result.messages // [{ role: "system", content: "You are a helpful assistant." }, ...]
+ * result.messages.map((m) => m.role) // ["system", "user"]
+ * result.messages[0] // { role: "system", content: "You are a helpful assistant." }
  * ```
  */
 export class ContextBuilder {
@@ -167,8 +169,18 @@ export class ContextBuilder {
    *
    * @example
    * ```ts
-   * const { system, messages, chunkIds } = builder.toHistory(state)
+   * import { createContextBuilder } from "@strata/core"
+   * const builder = createContextBuilder()
+   * const { system, messages, chunkIds } = builder.toHistory({
+   *   chunks: [
+   *     { id: "s", type: "SYSTEM", role: "system", content: "Be brief." },
+   *     { id: "q", type: "AGENT", role: "user", content: "Fix the build" },
+   *     { id: "a", type: "AGENT", role: "assistant", content: "Done." }
+   *   ]
+   * })
    * // messages[i] is history item `history:i`; its bytes change only when chunkIds[i]'s chunks do
+   * messages.map((m) => m.role) // ["user", "assistant"]
+   * chunkIds // [["q"], ["a"]]
    * ```
    */
   toHistory(state: MemoryStateInput, options: ChunkFilterOptions = {}): MemoryHistory {
@@ -233,7 +245,8 @@ export const createContextBuilder = (tokenizer?: TokenizerLike): ContextBuilder 
  * @example
  * ```ts
  * import { memoryToHistory } from "@strata/core"
- * const { messages } = memoryToHistory(state)
+ * const { messages } = memoryToHistory({ chunks: [{ id: "c1", type: "AGENT", role: "user", content: "hi" }] })
+ * messages.length // 1
  * ```
  */
 export const memoryToHistory = (state: MemoryStateInput, options: ChunkFilterOptions = {}): MemoryHistory =>
@@ -246,8 +259,11 @@ export const memoryToHistory = (state: MemoryStateInput, options: ChunkFilterOpt
  *
  * @example
  * ```ts
- * import { resultToHistory } from "@strata/core"
- * const { system, messages } = resultToHistory(builder.build(state))
+ * import { createContextBuilder, resultToHistory } from "@strata/core"
+ * const state = { chunks: [{ id: "c1", type: "AGENT", role: "user", content: "hi" }] }
+ * const { system, messages } = resultToHistory(createContextBuilder().build(state, { systemPrompt: "Be brief." }))
+ * system // "Be brief."
+ * messages.length // 1
  * ```
  */
 export const resultToHistory = (result: ContextBuildResult): { readonly system: string; readonly messages: Array<Message> } => ({

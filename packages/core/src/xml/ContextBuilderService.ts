@@ -44,6 +44,7 @@ export const makeContextBuilderService = (builder: ContextBuilder): ContextBuild
  * import { ContextBuilderService, Tokenizer } from "@strata/core/effect"
  * const program = Effect.gen(function* () {
  *   const builder = yield* ContextBuilderService
+ *   const state = { chunks: [{ id: "c1", type: "AGENT", role: "user", content: "hi" }] }
  *   return yield* builder.build(state, { maxTokens: 8000 })
  * }).pipe(Effect.provide(ContextBuilderService.layer.pipe(Layer.provide(Tokenizer.layer("gpt-4o")))))
  * ```

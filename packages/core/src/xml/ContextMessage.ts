@@ -33,8 +33,11 @@ export type ContextMessage = typeof ContextMessage.Type
  *
  * @example
  * ```ts
- * const result = builder.build(state, { maxTokens: 8000 })
- * result.includedChunkIds.length + result.excludedChunkIds.length // chunks that passed the filters
+ * import { createContextBuilder } from "@strata/core"
+ * const state = { chunks: [{ id: "c1", type: "AGENT", role: "user", content: "hi" }, { id: "c2", type: "OUTPUT", content: "x".repeat(9000) }] }
+ * const result = createContextBuilder().build(state, { maxTokens: 100 })
+ * result.includedChunkIds // ["c1"]
+ * result.excludedChunkIds // ["c2"]
  * ```
  */
 export const ContextBuildResult = Schema.Struct({
@@ -64,8 +67,9 @@ export type KeepStrategy = typeof KeepStrategy.Type
  *
  * @example
  * ```ts
- * import { ChunkType, createTokenizer } from "@strata/core"
- * builder.build(state, {
+ * import { ChunkType, createContextBuilder, createTokenizer } from "@strata/core"
+ * const state = { chunks: [{ id: "c1", type: "AGENT", role: "user", content: "hi" }] }
+ * createContextBuilder().build(state, {
  *   maxTokens: 4000,
  *   tokenizer: createTokenizer("gpt-4o"),
  *   systemPrompt: "You are an expert developer.",

@@ -23,8 +23,9 @@ const CHUNK_TYPES = {
  *
  * @example
  * ```ts
- * import { ChunkType } from "@strata/core"
- * builder.build(state, { excludeTypes: [ChunkType.OUTPUT] })
+ * import { ChunkType, createContextBuilder } from "@strata/core"
+ * const state = { chunks: [{ id: "c1", type: ChunkType.AGENT, role: "user", content: "hi" }, { id: "c2", type: ChunkType.OUTPUT, content: "42" }] }
+ * createContextBuilder().build(state, { excludeTypes: [ChunkType.OUTPUT] }).includedChunkIds // ["c1"]
  * ```
  */
 export const ChunkType = Object.assign(Schema.Enum(CHUNK_TYPES).annotate({ identifier: "ChunkType" }), CHUNK_TYPES)
@@ -165,7 +166,7 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof 
  * @example
  * ```ts
  * import { decodeMemoryState } from "@strata/core"
- * decodeMemoryState({ chunks: [{ id: "c1", type: "AGENT", content: "hi" }] }).chunks[0].metadata // {}
+ * decodeMemoryState({ chunks: [{ id: "c1", type: "AGENT", content: "hi" }] }).chunks[0]?.metadata // {}
  * ```
  */
 export const decodeMemoryState = (input: unknown): MemoryState => {

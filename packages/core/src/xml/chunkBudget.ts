@@ -35,6 +35,7 @@ export interface BudgetCosts {
  *
  * @example
  * ```ts
+ * import { assignUnits } from "./chunkBudget.ts"
  * assignUnits([undefined, "c1", undefined, "c1"]) // [0, 1, 2, 1]
  * ```
  */

@@ -20,6 +20,7 @@ const usesCompletionTokens = (model: string): boolean => /^(?:openai\/)?(?:o\d|g
  *
  * @example
  * ```ts
+ * import { simpleBody } from "@strata/providers"
  * simpleBody("anthropic", { model: "claude-haiku-4-5", system: "Be brief.", messages: [{ role: "user", content: "hi" }], maxTokens: 64 })
  * // { model: "claude-haiku-4-5", max_tokens: 64, system: "Be brief.", messages: [{ role: "user", content: "hi" }] }
  * ```

@@ -40,6 +40,7 @@ export const isRetryable = (f: Failure): boolean => {
  *
  * @example
  * ```ts
+ * import { retryAfterMs } from "@strata/providers"
  * retryAfterMs({ kind: "http", detail: "", retryAfterHeader: "2" }, 0) // 2000
  * ```
  */

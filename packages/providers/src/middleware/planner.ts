@@ -108,6 +108,133 @@ const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
   return n
 }
 
+/** A marker the planner would like to set: its role and the block it would sit on (-1: none). */
+interface Candidate {
+  readonly role: MarkerRole
+  readonly block: number
+}
+
+type Block = AiSdkPromptBlock & { readonly tokens: number }
+
+/** Forget expired entries, then the newest block whose prefix is still cached (-1: none). */
+const newestCachedBlock = (entries: Map<string, Entry>, hashes: ReadonlyArray<string>, at: number): number => {
+  for (const [key, e] of entries) if (e.expiresAt <= at) entries.delete(key)
+  for (let i = hashes.length - 1; i >= 0; i--) if (entries.has(hashes[i]!)) return i
+  return -1
+}
+
+/**
+ * The markers worth setting, most valuable first: on the cached prefix read back, at the
+ * end (unless recent calls kept rewriting), where a rewrite left the prefix stable, and at
+ * the end of the system prompt. Bedrock takes markers at message ends only; thinking
+ * blocks cannot carry one.
+ */
+const candidatesFor = (
+  state: {
+    readonly prompt: Prompt
+    readonly blocks: ReadonlyArray<Block>
+    readonly target: NativeTarget
+    readonly readBlock: number
+    readonly shared: number
+    readonly previous: ReadonlyArray<string> | undefined
+    readonly trailing: boolean
+    readonly lookback: number
+  }
+): Array<Candidate> => {
+  const { blocks, readBlock, shared, previous, trailing } = state
+  const markable = (i: number) =>
+    i >= 0 && i < blocks.length && blocks[i]!.kind !== "reasoning" && (state.target === "anthropic" || blocks[i]!.messageEnd)
+  const lastMarkableBefore = (end: number) => {
+    let i = end - 1
+    while (i >= 0 && !markable(i)) i--
+    return i
+  }
+  const candidates: Array<Candidate> = []
+  const last = blocks.length - 1
+  if (readBlock >= 0 && markable(readBlock) && !(trailing && last - readBlock < state.lookback)) candidates.push({ role: "read", block: readBlock })
+  if (trailing && markable(last)) candidates.push({ role: "trailing", block: last })
+  if (previous !== undefined && shared < previous.length && shared > 0) candidates.push({ role: "stable", block: lastMarkableBefore(shared) })
+  let systemEnd = -1
+  for (let i = 0; i < blocks.length && state.prompt[blocks[i]!.message]!.role === "system"; i++) systemEnd = i
+  if (systemEnd >= 0) candidates.push({ role: "system", block: systemEnd })
+  return candidates
+}
+
+/**
+ * The candidates that fit, in order, each noted in `skipped` when it does not: a free
+ * slot, and the model's minimum, which applies to the whole prefix (Anthropic) or to
+ * each checkpoint's segment since the previous one (Bedrock); a set is kept only if
+ * every marker passes. Sorted by block.
+ */
+const chooseMarkers = (
+  candidates: ReadonlyArray<Candidate>,
+  cumulative: ReadonlyArray<number>,
+  limits: ModelLimits,
+  perCheckpoint: boolean,
+  slots: number,
+  skipped: Array<string>
+): Array<Candidate> => {
+  const fits = (set: ReadonlyArray<number>): boolean => {
+    let before = 0
+    for (const b of [...set].sort((x, y) => x - y)) {
+      const tokens = cumulative[b]!
+      if ((perCheckpoint ? tokens - before : tokens) < limits.minCacheTokens) return false
+      before = tokens
+    }
+    return true
+  }
+  const chosen: Array<Candidate> = []
+  for (const c of candidates) {
+    if (c.block < 0 || chosen.some((m) => m.block === c.block)) continue
+    if (slots === 0) {
+      skipped.push(`${c.role}: no marker slot left (${limits.family} allows ${limits.maxBreakpoints})`)
+      continue
+    }
+    if (!fits([...chosen.map((m) => m.block), c.block])) {
+      const tokens = Math.round(cumulative[c.block]!)
+      skipped.push(perCheckpoint
+        ? `${c.role}: with the breakpoints kept, a checkpoint (prefix ${tokens} tokens) would hold less than ${limits.family}'s ${limits.minCacheTokens}-token minimum per checkpoint`
+        : `${c.role}: the prefix of ${tokens} tokens is below ${limits.family}'s ${limits.minCacheTokens}-token minimum`)
+      continue
+    }
+    chosen.push(c)
+    slots--
+  }
+  return chosen.sort((a, b) => a.block - b.block)
+}
+
+/** The chosen markers with their TTLs, which must not increase along the prefix: an earlier marker takes the longest later TTL. */
+const withTtls = (
+  chosen: ReadonlyArray<Candidate>,
+  blocks: ReadonlyArray<Block>,
+  cumulative: ReadonlyArray<number>,
+  ttl: "5m" | "1h",
+  prefixTtl: "5m" | "1h"
+): Array<PlannedMarker> => {
+  const ttls = chosen.map((c) => (c.role === "system" || c.role === "stable" ? prefixTtl : ttl))
+  for (let i = ttls.length - 2; i >= 0; i--) if (ttls[i + 1] === "1h") ttls[i] = "1h"
+  return chosen.map((c, i): PlannedMarker => {
+    const b = blocks[c.block]!
+    const messageLevel = b.messageEnd
+    return { role: c.role, message: b.message, part: messageLevel ? -1 : b.part, block: c.block, tokens: Math.round(cumulative[c.block]!), ttl: ttls[i]! }
+  })
+}
+
+/** What the provider will do with the request: refresh the entry it reads and write one at every marker above it. */
+const recordEntries = (entries: Map<string, Entry>, markers: ReadonlyArray<PlannedMarker>, hashes: ReadonlyArray<string>, readBlock: number, at: number): void => {
+  for (const m of markers) {
+    const seconds = TTL_SECONDS[m.ttl]
+    const key = hashes[m.block]!
+    const e = entries.get(key)
+    if (e === undefined || e.seconds <= seconds) entries.set(key, { expiresAt: at + seconds, seconds })
+    else e.expiresAt = at + e.seconds
+  }
+  if (readBlock >= 0) {
+    const e = entries.get(hashes[readBlock]!)
+    if (e !== undefined) e.expiresAt = Math.max(e.expiresAt, at + e.seconds)
+  }
+}
+
 /**
  * Make a planner. It keeps the previous call's blocks and the entries its markers
  * wrote (with their expiry), and nothing else.
@@ -116,7 +243,11 @@ const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
  * ```ts
  * import { makeCachePlanner } from "@strata/providers"
  * const planner = makeCachePlanner({ target: "anthropic", model: "claude-sonnet-4-5" })
- * planner.plan(prompt, Date.now() / 1000).markers // [{ role: "trailing", message: 7, ... }]
+ * const prompt = [
+ *   { role: "system", content: "You review TypeScript. ".repeat(400) },
+ *   { role: "user", content: [{ type: "text", text: "Review src/a.ts." }] }
+ * ]
+ * planner.plan(prompt, Date.now() / 1000).markers.map((m) => m.message) // [0, 1]
  * ```
  */
 export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => {
@@ -149,91 +280,18 @@ export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => 
       else rewrites = 0
     }
 
-    for (const [key, e] of entries) if (e.expiresAt <= at) entries.delete(key)
-    let readBlock = -1
-    for (let i = hashes.length - 1; i >= 0; i--) {
-      if (entries.has(hashes[i]!)) {
-        readBlock = i
-        break
-      }
-    }
-
-    // Candidate positions, most valuable first. Bedrock takes markers at message ends only.
-    // Thinking blocks cannot carry a marker.
-    const markable = (i: number) =>
-      i >= 0 && i < blocks.length && blocks[i]!.kind !== "reasoning" && (options.target === "anthropic" || blocks[i]!.messageEnd)
-    const lastMarkableBefore = (end: number) => {
-      let i = end - 1
-      while (i >= 0 && !markable(i)) i--
-      return i
-    }
-    const candidates: Array<{ role: MarkerRole; block: number }> = []
-    const last = blocks.length - 1
+    const readBlock = newestCachedBlock(entries, hashes, at)
     const trailing = rewrites < rewritesLimit
     if (!trailing) skipped.push(`trailing: the last ${rewrites} calls rewrote the previous call's messages, so a write at the end would not be read`)
-    if (readBlock >= 0 && markable(readBlock) && !(trailing && last - readBlock < lookback)) candidates.push({ role: "read", block: readBlock })
-    if (trailing && markable(last)) candidates.push({ role: "trailing", block: last })
-    if (previous !== undefined && shared < previous.length && shared > 0) candidates.push({ role: "stable", block: lastMarkableBefore(shared) })
-    let systemEnd = -1
-    for (let i = 0; i < blocks.length && prompt[blocks[i]!.message]!.role === "system"; i++) systemEnd = i
-    if (systemEnd >= 0) candidates.push({ role: "system", block: systemEnd })
+    const candidates = candidatesFor({ prompt, blocks, target: options.target, readBlock, shared, previous, trailing, lookback })
 
     const existing = countMarkers(prompt, options.target)
-    let slots = Math.max(0, limits.maxBreakpoints - existing)
+    const slots = Math.max(0, limits.maxBreakpoints - existing)
     if (existing > 0) skipped.push(`${existing} marker${existing === 1 ? "" : "s"} set by the application take${existing === 1 ? "s" : ""} ${existing} of ${limits.maxBreakpoints} slots`)
 
-    // The minimum applies to the whole prefix (Anthropic) or to each checkpoint's
-    // segment since the previous one (Bedrock); a set is kept only if every marker passes.
-    const fits = (set: ReadonlyArray<number>): boolean => {
-      let before = 0
-      for (const b of [...set].sort((x, y) => x - y)) {
-        const tokens = cumulative[b]!
-        if ((perCheckpoint ? tokens - before : tokens) < limits.minCacheTokens) return false
-        before = tokens
-      }
-      return true
-    }
-    const chosen: Array<{ role: MarkerRole; block: number }> = []
-    for (const c of candidates) {
-      if (c.block < 0 || chosen.some((m) => m.block === c.block)) continue
-      if (slots === 0) {
-        skipped.push(`${c.role}: no marker slot left (${limits.family} allows ${limits.maxBreakpoints})`)
-        continue
-      }
-      if (!fits([...chosen.map((m) => m.block), c.block])) {
-        const tokens = Math.round(cumulative[c.block]!)
-        skipped.push(perCheckpoint
-          ? `${c.role}: with the breakpoints kept, a checkpoint (prefix ${tokens} tokens) would hold less than ${limits.family}'s ${limits.minCacheTokens}-token minimum per checkpoint`
-          : `${c.role}: the prefix of ${tokens} tokens is below ${limits.family}'s ${limits.minCacheTokens}-token minimum`)
-        continue
-      }
-      chosen.push(c)
-      slots--
-    }
-    chosen.sort((a, b) => a.block - b.block)
-
-    // TTLs must not increase along the prefix: an earlier marker takes the longest later TTL.
-    const ttls = chosen.map((c) => (c.role === "system" || c.role === "stable" ? prefixTtl : ttl))
-    for (let i = ttls.length - 2; i >= 0; i--) if (ttls[i + 1] === "1h") ttls[i] = "1h"
-
-    const markers = chosen.map((c, i): PlannedMarker => {
-      const b = blocks[c.block]!
-      const messageLevel = b.messageEnd
-      return { role: c.role, message: b.message, part: messageLevel ? -1 : b.part, block: c.block, tokens: Math.round(cumulative[c.block]!), ttl: ttls[i]! }
-    })
-
-    // The provider refreshes the entry it reads and writes one at every marker above it.
-    for (const m of markers) {
-      const seconds = TTL_SECONDS[m.ttl]
-      const key = hashes[m.block]!
-      const e = entries.get(key)
-      if (e === undefined || e.seconds <= seconds) entries.set(key, { expiresAt: at + seconds, seconds })
-      else e.expiresAt = at + e.seconds
-    }
-    if (readBlock >= 0) {
-      const e = entries.get(hashes[readBlock]!)
-      if (e !== undefined) e.expiresAt = Math.max(e.expiresAt, at + e.seconds)
-    }
+    const chosen = chooseMarkers(candidates, cumulative, limits, perCheckpoint, slots, skipped)
+    const markers = withTtls(chosen, blocks, cumulative, ttl, prefixTtl)
+    recordEntries(entries, markers, hashes, readBlock, at)
     previous = hashes
     return { markers, existing, sharedBlocks: shared, readBlock, promptTokens: Math.round(total), skipped }
   }

@@ -275,7 +275,8 @@ export const converseBodyOf = (prompt: Prompt, model: string, extra: Readonly<Re
  * @example
  * ```ts
  * import { nativeBodyOf } from "@strata/providers"
- * nativeBodyOf([{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "hi" }] }], "anthropic", "claude-sonnet-4-5")
+ * const prompt = [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "hi" }] }]
+ * nativeBodyOf(prompt, "anthropic", "claude-sonnet-4-5")
  * // { model: "claude-sonnet-4-5", system: [{ type: "text", text: "Be brief." }], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
  * ```
  */

@@ -134,14 +134,14 @@ const systemText = (prompt: Prompt): string =>
  * A cache middleware for the AI SDK. One line to adopt:
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { anthropic } from "@ai-sdk/anthropic"
  * import { generateText, wrapLanguageModel } from "ai"
  * import { strataCache } from "@strata/providers"
  *
  * const cache = strataCache()
  * const model = wrapLanguageModel({ model: anthropic("claude-sonnet-4-5"), middleware: cache })
- * await generateText({ model, messages })
+ * await generateText({ model, messages: [{ role: "user", content: "What does src/a.ts export?" }] })
  * cache.report() // { requests: 1, usage: { input, cacheRead, cacheWrite, output }, hitRate, sessions }
  * ```
  */
@@ -264,9 +264,14 @@ export interface CachedBodiesOptions extends Omit<StrataCacheOptions, "target" |
  * @example
  * ```ts
  * import { cachedPromptBodies, makeSimulator } from "@strata/providers"
+ * const system = { role: "system", content: "You review TypeScript. ".repeat(400) }
+ * const prompts = [
+ *   [system, { role: "user", content: [{ type: "text", text: "Review src/a.ts." }] }],
+ *   [system, { role: "user", content: [{ type: "text", text: "Review src/b.ts." }] }]
+ * ]
  * const bodies = cachedPromptBodies(prompts, { target: "anthropic", model: "claude-sonnet-4-5", extra: { max_tokens: 1024 } })
  * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
- * bodies.forEach((body, i) => sim.send(body, i * 30))
+ * bodies.map((body, i) => sim.send(body, i * 30).usage.cacheRead > 0) // [false, true]
  * ```
  */
 export const cachedPromptBodies = (prompts: ReadonlyArray<Prompt>, options: CachedBodiesOptions): Array<Record<string, unknown>> => {

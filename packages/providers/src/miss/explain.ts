@@ -256,55 +256,65 @@ const compareReported = (expected: CacheUsage, reported: CacheUsage): string | u
     : `the provider read ${r}% of the prompt, more than the ${e}% the previous request alone explains: an earlier request (or another session with the same prefix) left an entry`
 }
 
-/**
- * Explain why a request read less from the prompt cache than the request before it
- * left there. Pure: both bodies are simulated offline, nothing is sent.
- *
- * @example
- * ```ts
- * import { explainMiss } from "@strata/providers"
- * const why = explainMiss(previousBody, nextBody, { previousAt: 0, nextAt: 420 })
- * why.reason // { kind: "ttl-expired", idleSeconds: 420, ttlSeconds: 300 }
- * why.summary // "miss: cache expired: 420 s idle, longer than the 300 s TTL; read 0 of 9,112 tokens (9,050 attainable)"
- * ```
- */
-export const explainMiss = (previous: unknown, next: unknown, options: ExplainMissOptions = {}): MissExplanation => {
-  const format = options.format ?? detectFormat(next)
-  const { nativeFormat, prevBody, nextBody, prev, nxt } = walkPair(previous, next, format, options)
-  const provider = SIM_PROVIDER[nativeFormat]
-  const prevModel = prev.model ?? options.model ?? ""
-  const model = nxt.model ?? options.model ?? prevModel
-  const divergence = firstDivergence(prev, nxt)
-  const d = divergence.block
-  let sharedTokens = 0
-  for (let i = 0; i < d; i++) sharedTokens += nxt.blocks[i]!.tokens
+/** When the two requests were sent, in seconds; the next one at least `previousAt`. */
+interface PairTimes {
+  readonly previousAt: number
+  readonly nextAt: number
+}
 
-  // The simulator's view: what the next request reads after the previous one, and with each rule relaxed.
-  const previousAt = options.previousAt ?? 0
-  const nextAt = options.nextAt ?? previousAt + 2
-  const gap = nextAt - previousAt
-  const limits = lookupModel(provider, model, options.asOf === undefined ? {} : { asOf: options.asOf })
+/**
+ * The simulator's view of the pair under `limits`: what the next request reads after the
+ * previous one as sent, sent in time, with no minimum, with no lookback limit, and sent
+ * in time with no lookback limit. The simulators make an entry readable 1 s after its
+ * request; 2 s later is "in time".
+ */
+const simulatePair = (
+  provider: SimProvider,
+  model: string,
+  bodies: { readonly prevBody: unknown; readonly nextBody: unknown },
+  limits: ModelLimits,
+  times: PairTimes,
+  countTokens: ExplainMissOptions["countTokens"]
+) => {
+  const { previousAt, nextAt } = times
   const simulate = (l: ModelLimits, at: number): PairRun => {
-    const sim = makeSimulator(provider, { model: provider === "gemini" ? model.replace(/^models\//, "") : model, limits: l, ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }) })
+    const sim = makeSimulator(provider, { model: provider === "gemini" ? model.replace(/^models\//, "") : model, limits: l, ...(countTokens === undefined ? {} : { countTokens }) })
     try {
-      const first = sim.send(prevBody, previousAt)
-      return { first, second: sim.send(nextBody, Math.max(at, previousAt)) }
+      const first = sim.send(bodies.prevBody, previousAt)
+      return { first, second: sim.send(bodies.nextBody, Math.max(at, previousAt)) }
     } catch (error) {
       return { first: undefined, second: undefined, error: error instanceof Error ? error.message : String(error) }
     }
   }
   const unlimited: ModelLimits = { ...limits, lookback: { unit: limits.lookback?.unit ?? "blocks", count: 1_000_000 } }
   const actual = simulate(limits, nextAt)
-  // The simulators make an entry readable 1 s after its request; 2 s later is "in time".
-  const timely = gap === 2 ? actual : simulate(limits, previousAt + 2)
-  const relaxedMin = simulate({ ...limits, minCacheTokens: 0 }, nextAt)
-  const relaxedLookback = simulate(unlimited, nextAt)
+  return {
+    actual,
+    timely: nextAt - previousAt === 2 ? actual : simulate(limits, previousAt + 2),
+    relaxedMin: simulate({ ...limits, minCacheTokens: 0 }, nextAt),
+    relaxedLookback: simulate(unlimited, nextAt),
+    unlimitedTimely: simulate(unlimited, previousAt + 2)
+  }
+}
+
+type PairRuns = ReturnType<typeof simulatePair>
+
+/** The first cause that explains the loss, from the widest to the narrowest. */
+const missReason = (input: {
+  readonly prev: WalkedBody
+  readonly nxt: WalkedBody
+  readonly prevModel: string
+  readonly model: string
+  readonly divergence: ReturnType<typeof firstDivergence>
+  readonly limits: ModelLimits
+  readonly runs: PairRuns
+  readonly gap: number
+}): MissReason => {
+  const { prev, nxt, prevModel, model, divergence, limits, runs, gap } = input
+  const { actual, timely, relaxedMin, relaxedLookback } = runs
+  const d = divergence.block
   const read = readOf(actual)
   const more = (r: PairRun) => readOf(r) > read + 0.5
-  // What the previous request left that the next could read, were it sent in time with no lookback limit.
-  const attainable = Math.max(read, readOf(timely), readOf(simulate(unlimited, previousAt + 2)))
-  const expected = actual.second?.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
-
   // Marker-based caches write only at breakpoints; automatic ones at every block above the minimum.
   const markerBased = !limits.automatic
   const writes = actual.first?.trace.writes ?? []
@@ -323,30 +333,65 @@ export const explainMiss = (previous: unknown, next: unknown, options: ExplainMi
   let lostToChange = 0
   for (const b of nxt.blocks.slice(d)) if (cachedAfterChange.has(b.identity)) lostToChange += b.tokens
 
-  // The first cause that explains the loss, from the widest to the narrowest.
-  let reason: MissReason
-  if (prevModel !== "" && model !== "" && prevModel !== model) {
-    reason = { kind: "model-changed", from: prevModel, to: model }
-  } else if (writes.length === 0) {
-    reason = markerBased && prev.markers.length === 0 ? { kind: "no-breakpoint", request: "previous" } : belowMinimum()
-  } else if (more(timely)) {
-    reason = gap < 1.5 ? { kind: "not-yet-written", gapSeconds: gap } : { kind: "ttl-expired", idleSeconds: gap, ttlSeconds: limits.ttls[0]?.seconds ?? 300 }
-  } else if (more(relaxedLookback)) {
+  if (prevModel !== "" && model !== "" && prevModel !== model) return { kind: "model-changed", from: prevModel, to: model }
+  if (writes.length === 0) return markerBased && prev.markers.length === 0 ? { kind: "no-breakpoint", request: "previous" } : belowMinimum()
+  if (more(timely)) {
+    return gap < 1.5 ? { kind: "not-yet-written", gapSeconds: gap } : { kind: "ttl-expired", idleSeconds: gap, ttlSeconds: limits.ttls[0]?.seconds ?? 300 }
+  }
+  if (more(relaxedLookback)) {
     const entry = relaxedLookback.second?.trace.hitBlock ?? -1
     const after = nxt.markers.filter((m) => m >= entry)
     const distance = after.length === 0 ? nxt.blocks.length - 1 - entry : Math.min(...after) - entry
-    reason = { kind: "beyond-lookback", distance, window: limits.lookback?.count ?? 20 }
-  } else if (markerBased && nxt.markers.length === 0 && read === 0 && lastEntry < d) {
-    reason = { kind: "no-breakpoint", request: "next" }
-  } else if (lostToChange > 0) {
-    reason = divergence.bySettings ? { kind: "settings-changed", fields: divergence.settings } : divergenceReason(prev, nxt, d)
-  } else if (more(relaxedMin)) {
-    reason = belowMinimum()
-  } else if (markerBased && lastEntry < Math.min(d, prev.blocks.length) - 1) {
-    reason = { kind: "uncached-tail", lastBreakpoint: prev.blocks[lastEntry]?.path ?? `block ${lastEntry}` }
-  } else {
-    reason = { kind: "none" }
+    return { kind: "beyond-lookback", distance, window: limits.lookback?.count ?? 20 }
   }
+  if (markerBased && nxt.markers.length === 0 && read === 0 && lastEntry < d) return { kind: "no-breakpoint", request: "next" }
+  if (lostToChange > 0) return divergence.bySettings ? { kind: "settings-changed", fields: divergence.settings } : divergenceReason(prev, nxt, d)
+  if (more(relaxedMin)) return belowMinimum()
+  if (markerBased && lastEntry < Math.min(d, prev.blocks.length) - 1) {
+    return { kind: "uncached-tail", lastBreakpoint: prev.blocks[lastEntry]?.path ?? `block ${lastEntry}` }
+  }
+  return { kind: "none" }
+}
+
+/**
+ * Explain why a request read less from the prompt cache than the request before it
+ * left there. Pure: both bodies are simulated offline, nothing is sent.
+ *
+ * @example
+ * ```ts
+ * import { explainMiss } from "@strata/providers"
+ * const body = (question: string) => ({
+ *   model: "claude-sonnet-4-5", max_tokens: 1024,
+ *   system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }],
+ *   messages: [{ role: "user", content: question }]
+ * })
+ * const why = explainMiss(body("Review src/a.ts."), body("Review src/b.ts."), { previousAt: 0, nextAt: 420 })
+ * why.reason // { kind: "ttl-expired", idleSeconds: 420, ttlSeconds: 300 }
+ * why.summary // "miss: cache expired: 420 s idle, longer than the 300 s TTL; read 0 of 2,304 tokens (2,300 attainable)"
+ * ```
+ */
+export const explainMiss = (previous: unknown, next: unknown, options: ExplainMissOptions = {}): MissExplanation => {
+  const format = options.format ?? detectFormat(next)
+  const { nativeFormat, prevBody, nextBody, prev, nxt } = walkPair(previous, next, format, options)
+  const provider = SIM_PROVIDER[nativeFormat]
+  const prevModel = prev.model ?? options.model ?? ""
+  const model = nxt.model ?? options.model ?? prevModel
+  const divergence = firstDivergence(prev, nxt)
+  const d = divergence.block
+  let sharedTokens = 0
+  for (let i = 0; i < d; i++) sharedTokens += nxt.blocks[i]!.tokens
+
+  const previousAt = options.previousAt ?? 0
+  const nextAt = options.nextAt ?? previousAt + 2
+  const gap = nextAt - previousAt
+  const limits = lookupModel(provider, model, options.asOf === undefined ? {} : { asOf: options.asOf })
+  const runs = simulatePair(provider, model, { prevBody, nextBody }, limits, { previousAt, nextAt }, options.countTokens)
+  const { actual } = runs
+  const read = readOf(actual)
+  // What the previous request left that the next could read, were it sent in time with no lookback limit.
+  const attainable = Math.max(read, readOf(runs.timely), readOf(runs.unlimitedTimely))
+  const expected = actual.second?.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
+  const reason = missReason({ prev, nxt, prevModel, model, divergence, limits, runs, gap })
 
   const verdict: MissExplanation["verdict"] = reason.kind === "none" ? "hit" : read > 0 ? "partial" : "miss"
   const hitBlock = actual.second?.trace.hitBlock ?? -1

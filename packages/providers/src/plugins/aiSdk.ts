@@ -180,8 +180,12 @@ const assistantPart = (provider: string, target: AiSdkTarget, m: CleanMessage, p
  * prefix sizes count them.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { anthropic } from "@ai-sdk/anthropic"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeAiSdk } from "@strata/providers"
+ * import { generateText } from "ai"
+ * declare const request: NeutralRequest // from assemble()
  * const { body } = placeAiSdk(request, { target: "anthropic" })
  * // body: { system: [{ role: "system", content, providerOptions }], messages: [...] }
  * await generateText({ model: anthropic("claude-sonnet-4-5"), ...body })
@@ -265,6 +269,7 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
  *
  * @example
  * ```ts
+ * import { AiSdkPlacement } from "@strata/providers"
  * const layer = AiSdkPlacement.layer({ target: "bedrock" })
  * ```
  */

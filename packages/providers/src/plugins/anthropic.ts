@@ -305,8 +305,11 @@ export const planAnthropic = (
  * cannot be expressed (no user message, an unsupported image).
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import Anthropic from "@anthropic-ai/sdk"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeAnthropic } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body, breakpoints, dropped } = placeAnthropic(request, { ttl: "1h", maxTokens: 1024 })
  * await new Anthropic().messages.create(body)
  * ```
@@ -342,6 +345,7 @@ export const placeAnthropic = (request: NeutralRequest, options: AnthropicOption
  *
  * @example
  * ```ts
+ * import { AnthropicPlacement } from "@strata/providers"
  * const layer = AnthropicPlacement.layer({ ttl: "1h" })
  * ```
  */

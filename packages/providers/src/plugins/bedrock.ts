@@ -158,8 +158,11 @@ const contentBlock = (provider: string, part: MessagePart): BedrockContentBlock 
  * expressed (no message, an image given by URL).
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeBedrockConverse } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body } = placeBedrockConverse(request, { model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
  * await new BedrockRuntimeClient({}).send(new ConverseCommand(body))
  * ```
@@ -248,9 +251,13 @@ export interface BedrockInvokeBody {
  * automatic top-level marker is never emitted: InvokeModel does not accept it.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { BedrockRuntimeClient, InvokeModelCommand } from "@aws-sdk/client-bedrock-runtime"
+ * import type { NeutralRequest } from "@strata/core"
+ * import { invokeModelInput, placeBedrockInvoke } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const placed = placeBedrockInvoke(request, { model: "anthropic.claude-sonnet-4-5-20250929-v1:0" })
- * await client.send(new InvokeModelCommand(invokeModelInput(placed, "anthropic.claude-sonnet-4-5-20250929-v1:0")))
+ * await new BedrockRuntimeClient({}).send(new InvokeModelCommand(invokeModelInput(placed, "anthropic.claude-sonnet-4-5-20250929-v1:0")))
  * ```
  */
 export const placeBedrockInvoke = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<BedrockInvokeBody> => {
@@ -288,6 +295,7 @@ export const invokeModelInput = (
  *
  * @example
  * ```ts
+ * import { BedrockPlacement } from "@strata/providers"
  * const layer = BedrockPlacement.layer({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
  * ```
  */

@@ -92,6 +92,7 @@ export const result = <Body>(
  *
  * @example
  * ```ts
+ * import { placeAnthropic, placementLayer } from "@strata/providers"
  * const layer = placementLayer("anthropic", (request) => placeAnthropic(request, { ttl: "1h" }))
  * ```
  */

@@ -184,11 +184,15 @@ const renderContents = (provider: string, messages: ReadonlyArray<CleanMessage>,
  * Build Gemini `generateContent` parameters (for `ai.models.generateContent(body)`).
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { GoogleGenAI } from "@google/genai"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeGemini } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
+ * const ai = new GoogleGenAI({})
  * const first = placeGemini(request, { explicitCache: {} })
  * const cache = await ai.caches.create(first.cache!.create)
- * const { body } = placeGemini(request, { explicitCache: { name: cache.name } })
+ * const { body } = placeGemini(request, { explicitCache: { name: cache.name! } })
  * await ai.models.generateContent(body)
  * ```
  */
@@ -289,6 +293,7 @@ export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}
  *
  * @example
  * ```ts
+ * import { GeminiPlacement } from "@strata/providers"
  * const layer = GeminiPlacement.layer({ model: "gemini-2.5-flash" })
  * ```
  */

@@ -393,8 +393,11 @@ const responsesTurn = (turn: OpenAITurn): { items: Array<OpenAIResponsesInput>; 
  * Build a Chat Completions body.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import OpenAI from "openai"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeOpenAIChat } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body } = placeOpenAIChat(request, { promptCacheKey: "session-42" })
  * await new OpenAI().chat.completions.create(body)
  * ```
@@ -421,8 +424,11 @@ export const placeOpenAIChat = (request: NeutralRequest, options: OpenAIOptions 
  * so GPT-5.6+ breakpoints can mark them.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import OpenAI from "openai"
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeOpenAIResponses } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body } = placeOpenAIResponses(request, { model: "gpt-5.6", cacheMode: "explicit" })
  * await new OpenAI().responses.create(body)
  * ```
@@ -451,6 +457,7 @@ export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOpt
  *
  * @example
  * ```ts
+ * import { OpenAIPlacement } from "@strata/providers"
  * const layer = OpenAIPlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */

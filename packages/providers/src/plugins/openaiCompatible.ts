@@ -72,6 +72,7 @@ export interface CompatOptions extends CommonOptions {
  *
  * @example
  * ```ts
+ * import { upstreamOf } from "@strata/providers"
  * upstreamOf("openrouter/anthropic/claude-sonnet-4.5") // "anthropic"
  * upstreamOf("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0") // "bedrock"
  * ```
@@ -149,8 +150,10 @@ const toolCallsOf = (m: CleanMessage): Array<OpenAIChatToolCall> =>
  * Build the seeds' OpenAI-compatible body with `cache_control` markers.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeOpenAICompatible } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5" })
  * await fetch("http://localhost:4000/v1/chat/completions", { method: "POST", body: JSON.stringify(body) })
  * ```
@@ -224,6 +227,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
  *
  * @example
  * ```ts
+ * import { OpenAICompatiblePlacement } from "@strata/providers"
  * const layer = OpenAICompatiblePlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */

@@ -44,8 +44,10 @@ export const isPluginName = (name: string): name is PluginName => (PLUGIN_NAMES 
  * Place a request with the plugin of that name.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import type { NeutralRequest } from "@strata/core"
  * import { placeWith } from "@strata/providers"
+ * declare const request: NeutralRequest // from assemble()
  * const { body, breakpoints } = placeWith("bedrock", request, { maxTokens: 1024 })
  * ```
  */
@@ -72,6 +74,7 @@ export const placeWith = <N extends PluginName>(
  *
  * @example
  * ```ts
+ * import { placementLayerFor } from "@strata/providers"
  * const layer = placementLayerFor("openai", { promptCacheKey: "session-42" })
  * ```
  */

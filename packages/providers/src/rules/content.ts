@@ -28,6 +28,7 @@ export const isBlank = (text: string): boolean => text.trim().length === 0
  *
  * @example
  * ```ts
+ * import { cleanParts } from "@strata/providers"
  * cleanParts({ role: "user", content: "" }) // []
  * cleanParts({ role: "user", content: "hi" }) // [{ type: "text", text: "hi" }]
  * ```

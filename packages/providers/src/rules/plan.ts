@@ -102,10 +102,22 @@ const provenanceOf = (limits: ModelLimits, field: "ttls" | "minCacheTokens"): st
  *
  * @example
  * ```ts
+ * import type { NeutralRequest } from "@strata/core"
  * import { lookupModel, planBreakpoints } from "@strata/providers"
+ * const system = { role: "system", content: "You review TypeScript. ".repeat(400) } as const
+ * const notes = { role: "user", content: "Notes: keep edits small." } as const
+ * const request: NeutralRequest = {
+ *   model: "claude-sonnet-4-5",
+ *   blocks: [
+ *     { tier: "L0", messages: [system], items: [], tokens: 2000 },
+ *     { tier: "L1", messages: [notes], items: [], tokens: 10 }
+ *   ],
+ *   messages: [system, notes, { role: "user", content: "Review src/a.ts." }],
+ *   breakpoints: [{ tier: "L0", messageIndex: 0 }, { tier: "L1", messageIndex: 1 }]
+ * }
  * const plan = planBreakpoints(request, { limits: lookupModel("anthropic", request.model) })
- * plan.breakpoints // at most 4, each at a prefix >= the model minimum
- * plan.dropped // [{ tier: "L3", reason: "prefix of 812 tokens is below ..." }]
+ * plan.breakpoints.map((b) => b.tier) // at most 4, each at a prefix >= the model minimum
+ * plan.dropped.map((d) => d.tier) // a block too small to be worth a cache entry of its own
  * ```
  */
 export const planBreakpoints = (request: NeutralRequest, options: PlanOptions): BreakpointPlan => {

@@ -53,7 +53,15 @@ export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> =>
  *
  * @example
  * ```ts
- * prefixTokens(request, 300)[request.breakpoints[0].messageIndex] // tokens up to the first breakpoint
+ * import type { NeutralRequest } from "@strata/core"
+ * import { prefixTokens } from "@strata/providers"
+ * const request: NeutralRequest = {
+ *   model: "claude-sonnet-4-5",
+ *   blocks: [],
+ *   messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }],
+ *   breakpoints: [{ tier: "L0", messageIndex: 0 }]
+ * }
+ * prefixTokens(request, 300) // tokens up to and including each message, after 300 tokens of tools
  * ```
  */
 export const prefixTokens = (request: NeutralRequest, leadingTokens = 0): ReadonlyArray<number> => {

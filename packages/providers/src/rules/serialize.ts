@@ -15,6 +15,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
  *
  * @example
  * ```ts
+ * import { canonicalize } from "@strata/providers"
  * JSON.stringify(canonicalize({ b: 1, a: { d: 2, c: 3 } })) // '{"a":{"c":3,"d":2},"b":1}'
  * ```
  */
@@ -35,7 +36,8 @@ export const canonicalize = <A>(value: A): A => {
  *
  * @example
  * ```ts
- * serializeBody(anthropic.place(request).body) // identical bytes for identical requests
+ * import { serializeBody } from "@strata/providers"
+ * serializeBody({ model: "m", system: "s", image: new Uint8Array([1, 2]) }) // '{"model":"m","system":"s","image":"AQI="}'
  * ```
  */
 export const serializeBody = (body: unknown): string =>

@@ -38,6 +38,8 @@ export const SIM_PROVIDERS: ReadonlyArray<SimProvider> = ["anthropic", "bedrock"
  * ```ts
  * import { makeSimulator } from "@strata/providers"
  * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
+ * const system = [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }]
+ * const requests = ["Review src/a.ts.", "Review src/b.ts."].map((q) => ({ model: "claude-sonnet-4-5", max_tokens: 1024, system, messages: [{ role: "user", content: q }] }))
  * for (const [t, body] of requests.entries()) console.log(sim.send(body, t * 30).usage)
  * ```
  */

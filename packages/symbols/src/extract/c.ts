@@ -7,7 +7,7 @@
  */
 import type { ImportInfo, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType, splitCallee } from "./common.ts"
 
 const WRAPPERS = new Set(["pointer_declarator", "reference_declarator", "array_declarator", "parenthesized_declarator", "attributed_declarator"])
 
@@ -271,15 +271,10 @@ export const readCCallee: CalleeReader = (node) => {
     case "identifier":
     case "type_identifier":
       return { name: node.text, qualifier: "" }
-    case "qualified_identifier": {
-      const text = node.text.replace(/\s+/g, "")
-      const at = text.lastIndexOf("::")
-      return { name: text.slice(at + 2), qualifier: text.slice(0, at) }
-    }
-    case "field_expression": {
-      const argument = node.childForFieldName("argument")
-      return { name: fieldText(node, "field"), qualifier: argument?.type === "identifier" ? argument.text : "" }
-    }
+    case "qualified_identifier":
+      return splitCallee(node.text.replace(/\s+/g, ""), "::")
+    case "field_expression":
+      return memberCallee(node, "field", "argument")
     case "template_function":
     case "template_type": {
       const name = node.childForFieldName("name")

@@ -35,6 +35,7 @@ const MAX_TYPE_CHARS = 60
  *
  * @example
  * ```ts
+ * import { normalizeType } from "@strata/symbols"
  * normalizeType("Promise< Map<string,\n  number> >") // "Promise<Map<string,number>>"
  * ```
  */
@@ -55,6 +56,7 @@ const MAX_BASE_CHARS = 40
  *
  * @example
  * ```ts
+ * import { normalizeBase } from "./common.ts"
  * normalizeBase("Schema.TaggedError<E>()(\"E\", { a: Schema.String, b: Schema.Number })") // "Schema.TaggedError<…>"
  * ```
  */
@@ -161,7 +163,25 @@ const spansOf = (drafts: ReadonlyArray<Draft>, prefix: string, out: Array<Span>)
  * Reads the callee name and qualifier from a captured node (`capture` is the query's
  * capture name, so one reader can treat `@jsx` apart from `@callee`); undefined to skip.
  */
-export type CalleeReader = (node: TSNode, capture: string) => { readonly name: string; readonly qualifier: string } | undefined
+export type CalleeReader = (node: TSNode, capture: string) => Callee | undefined
+
+/** A call's target: its name, and what it is called on (`""` when nothing or not a plain name). */
+export interface Callee {
+  readonly name: string
+  readonly qualifier: string
+}
+
+/** A callee written out whole, `qualifier<separator>name` (`a.b.C`, `ns::f`): split at the last separator. */
+export const splitCallee = (text: string, separator: string): Callee => {
+  const at = text.lastIndexOf(separator)
+  return { name: text.slice(at + separator.length), qualifier: text.slice(0, at) }
+}
+
+/** A member call `x.f()`: the member's name, qualified by the receiver when that is a plain identifier. */
+export const memberCallee = (node: TSNode, member: string, receiver: string): Callee => {
+  const on = node.childForFieldName(receiver)
+  return { name: fieldText(node, member), qualifier: on?.type === "identifier" ? on.text : "" }
+}
 
 /**
  * Run `query` (whose captures are callee nodes) and attribute each call to the

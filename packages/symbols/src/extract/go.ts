@@ -5,7 +5,7 @@
  */
 import type { ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
 
 const goParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -138,10 +138,8 @@ export const readGoCallee: CalleeReader = (node) => {
     case "identifier":
     case "type_identifier":
       return { name: node.text, qualifier: "" }
-    case "selector_expression": {
-      const operand = node.childForFieldName("operand")
-      return { name: fieldText(node, "field"), qualifier: operand?.type === "identifier" ? operand.text : "" }
-    }
+    case "selector_expression":
+      return memberCallee(node, "field", "operand")
     case "qualified_type":
       return { name: fieldText(node, "name"), qualifier: fieldText(node, "package") }
     case "generic_type": {

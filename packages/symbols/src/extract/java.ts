@@ -5,7 +5,7 @@
  */
 import type { ImportInfo, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, named, normalizeBase, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType, splitCallee } from "./common.ts"
 
 const javaParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -112,21 +112,16 @@ export const JAVA_CALLS = `
 
 export const readJavaCallee: CalleeReader = (node) => {
   switch (node.type) {
-    case "method_invocation": {
-      const object = node.childForFieldName("object")
-      return { name: fieldText(node, "name"), qualifier: object?.type === "identifier" ? object.text : "" }
-    }
+    case "method_invocation":
+      return memberCallee(node, "name", "object")
     case "type_identifier":
       return { name: node.text, qualifier: "" }
     case "generic_type": {
       const inner = named(node)[0]
       return inner === undefined ? undefined : readJavaCallee(inner, "callee")
     }
-    case "scoped_type_identifier": {
-      const text = node.text
-      const dot = text.lastIndexOf(".")
-      return { name: text.slice(dot + 1), qualifier: text.slice(0, dot) }
-    }
+    case "scoped_type_identifier":
+      return splitCallee(node.text, ".")
     default:
       return undefined
   }

@@ -6,7 +6,7 @@
  */
 import type { ImportInfo, ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, named, normalizeBase, normalizeType } from "./common.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
 
 const rustParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []
@@ -186,10 +186,8 @@ export const readRustCallee: CalleeReader = (node) => {
       const path = node.childForFieldName("path")
       return { name: fieldText(node, "name"), qualifier: path === null ? "" : path.text.replace(/\s+/g, "").replace(/<.*$/s, "") }
     }
-    case "field_expression": {
-      const value = node.childForFieldName("value")
-      return { name: fieldText(node, "field"), qualifier: value?.type === "identifier" ? value.text : "" }
-    }
+    case "field_expression":
+      return memberCallee(node, "field", "value")
     case "generic_function": {
       const inner = node.childForFieldName("function")
       return inner === null ? undefined : readRustCallee(inner, "callee")

@@ -6,7 +6,7 @@
  */
 import type { ImportInfo, ImportName, Param } from "../model.ts"
 import type { TSNode } from "../parser.ts"
-import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType, tokens } from "./common.ts"
+import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType, splitCallee, tokens } from "./common.ts"
 
 const FUNCTION_VALUES = new Set(["arrow_function", "function_expression", "function", "generator_function"])
 const CLASS_VALUES = new Set(["class", "class_expression"])
@@ -389,11 +389,8 @@ export const readTsCallee: CalleeReader = (node, capture) => {
       return { name: property.text, qualifier: dottedName(node.childForFieldName("object"), MEMBER, "object", "property") }
     }
     case "nested_identifier":
-    case "member_expression_jsx": {
-      const text = node.text
-      const dot = text.lastIndexOf(".")
-      return { name: text.slice(dot + 1), qualifier: text.slice(0, dot) }
-    }
+    case "member_expression_jsx":
+      return splitCallee(node.text, ".")
     default:
       return undefined
   }

@@ -16,7 +16,9 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   symbols: ["core"],
   providers: ["core"],
   store: ["core"],
-  cli: ["core", "tiers", "symbols", "providers", "store"]
+  cli: ["core", "tiers", "symbols", "providers", "store"],
+  // Test helpers: imported by tests only, never by a package's sources.
+  "test-support": []
 }
 
 interface SourceFile {

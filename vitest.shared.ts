@@ -1,0 +1,14 @@
+// The vitest settings every package shares; a package's vitest.config.ts merges what only
+// it needs (a global setup, longer timeouts). Tests live under test/, workspace imports
+// resolve to the packages' sources (the `@strata/source` export condition).
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  resolve: { conditions: ["@strata/source"] },
+  ssr: { resolve: { conditions: ["@strata/source"] } },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    pool: "threads"
+  }
+})
