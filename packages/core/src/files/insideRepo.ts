@@ -519,7 +519,7 @@ export const removeInsideRepo = (root: string, path: string): Effect.Effect<void
  * `node:fs` (the symbol index passes its own seam).
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { isBareRepository } from "@strata/core"
  * isBareRepository("/srv/git/project.git") // true
  * ```
@@ -547,7 +547,7 @@ const MAX_COPIES = 1000
  * copy's path, in the form `path` was given.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { Effect } from "effect"
  * import { keepDamagedCopy } from "@strata/core"
  * await Effect.runPromise(keepDamagedCopy(".", ".strata/tracker.json", "{ not json")) // ".strata/tracker.json.bad.1"
