@@ -6,7 +6,7 @@
  */
 import { Effect, Option, Ref } from "effect"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
-import { FILE_TREE_HEADER } from "../assembly/headers.ts"
+import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../assembly/headers.ts"
 import { counted, SECTION_SEPARATOR, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
@@ -166,7 +166,7 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
   const treeTokens = map === undefined || map.fileTree.length === 0 ? 0 : counter.count(map.fileTree) + counter.count(FILE_TREE_HEADER)
   const cut = map === undefined
     ? undefined
-    : cutMap({ blocks, ranked: () => mapRanking(map), legendTokens: counter.count(map.legend), treeTokens, budgetTokens: limits.mapTokens })
+    : cutMap({ blocks, ranked: () => mapRanking(map), legendTokens: counter.count(map.legend) + counter.count(REPO_MAP_HEADER), treeTokens, budgetTokens: limits.mapTokens })
   const symbolMap = map?.symbolFiles
     .filter((p) => !selected.has(p) && (cut?.files === undefined || cut.files.has(p)))
     .flatMap((p) => map.block(p)?.replace(/\n$/, "") ?? [])

@@ -39,19 +39,32 @@ export const selectMapFiles = (
 }
 
 /**
- * The files with a symbol block, most referenced first: the index's own ranking when it
- * has one (`@strata/symbols` ranks by PageRank over the reference graph, as `strata map
- * --budget` does), else by incoming reference count; ties by path.
+ * The files with a symbol block, most referenced first: by incoming reference count (the
+ * `←N` of each block: how many other files use it), ties by path. Counts change only for
+ * the files an edit touches, so the order, and a cut map with it, stays put between
+ * requests; a global score such as PageRank moves every file a little on every edit.
  *
  * @example
  * ```ts
  * import { mapRanking } from "@strata/core"
- * // mapRanking(snapshot) -> ["src/core.ts", "src/util.ts", ...]
+ * mapRanking({ symbolFiles: ["a.ts", "b.ts", "c.ts"], refCounts: new Map([["b.ts", 4], ["c.ts", 4]]) }) // ["b.ts", "c.ts", "a.ts"]
  * ```
  */
-export const mapRanking = (map: Pick<SymbolMapSnapshot, "symbolFiles" | "refCounts" | "ranked">): ReadonlyArray<string> =>
-  map.ranked ??
-  [...map.symbolFiles].sort((a, b) => (map.refCounts.get(b) ?? 0) - (map.refCounts.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0))
+export const mapRanking = (map: Pick<SymbolMapSnapshot, "symbolFiles" | "refCounts">): ReadonlyArray<string> => {
+  const known = rankings.get(map.refCounts)
+  if (known !== undefined && known.files === map.symbolFiles) return known.ranked
+  // Counts looked up once each: a 20,000-file map sorts in a few milliseconds.
+  const files = map.symbolFiles
+  const counts = files.map((path) => map.refCounts.get(path) ?? 0)
+  const order = files.map((_, i) => i)
+  order.sort((a, b) => counts[b]! - counts[a]! || (files[a]! < files[b]! ? -1 : files[a]! > files[b]! ? 1 : 0))
+  const ranked = order.map((i) => files[i]!)
+  rankings.set(map.refCounts, { files, ranked })
+  return ranked
+}
+
+// An index keeps its counts while the reference graph is unchanged: rank them once.
+const rankings = new WeakMap<ReadonlyMap<string, number>, { readonly files: ReadonlyArray<string>; readonly ranked: ReadonlyArray<string> }>()
 
 /** What `cutMap` decides from. */
 export interface MapCutInput {

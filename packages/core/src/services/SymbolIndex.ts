@@ -39,12 +39,6 @@ export interface SymbolMapSnapshot {
   readonly components: ReadonlyArray<ReadonlyArray<string>>
   /** Incoming reference count per file: the number of distinct other files referencing it. */
   readonly refCounts: ReadonlyMap<string, number>
-  /**
-   * `symbolFiles`, most referenced first, when the index ranks them (`@strata/symbols`:
-   * PageRank over the reference graph). The map budget keeps blocks in this order;
-   * without it, by `refCounts`.
-   */
-  readonly ranked?: ReadonlyArray<string>
   /** Files skipped or partly parsed, with reasons. */
   readonly problems: ReadonlyArray<IndexProblem>
 }

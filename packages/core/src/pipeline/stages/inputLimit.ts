@@ -22,9 +22,14 @@ export class InputLimitStage extends Context.Service<InputLimitStage, Stage>()("
 /**
  * The default stage. A request under the line is passed on as it is (no byte changes).
  * Over it, each step leaves out just enough (by the items' counts), lays the request out
- * again and measures it, until it is under or nothing of that kind is left. With the
- * layout's memory set aside first when that makes the request smaller (the journal
- * layout then rebuilds its frozen tiers: superseded copies and journaled files go).
+ * again and measures it, until it is under or nothing of that kind is left.
+ *
+ * A layout with memory (the journal's frozen tiers and journal) shows what it froze
+ * whatever the state says, so shedding a frozen block changes nothing there. Such a
+ * request is first planned afresh (a rebuild drops superseded copies) and taken when
+ * that alone fits; else files are shed from the Working Files without a rebuild; and
+ * only when that is not enough is it rebuilt and shed in full. A rebuild for this says
+ * `over the input limit`.
  */
 export const inputLimit: Stage = {
   name: "inputLimit",
@@ -34,49 +39,73 @@ export const inputLimit: Stage = {
       const allowed = limits.shedLimitTokens - limits.outputReserveTokens
       const before = requestTokens(state)
       if (before <= allowed) return state
-      let s = state
-      let tokens = before
-      // Planned without the layout's memory (a rebuild), when that is smaller: say why.
-      let forgot = false
-      const because = (planned: AssemblyState): AssemblyState =>
-        forgot && planned.journal !== undefined ? { ...planned, journal: { ...planned.journal, rebuild: "over the input limit" } } : planned
-      if (s.journalMemory !== undefined) {
-        const fresh = yield* s.layout.plan({ ...s, journalMemory: undefined })
-        const freshTokens = requestTokens(fresh)
-        if (freshTokens < tokens) {
-          forgot = true
-          s = because(fresh)
-          tokens = freshTokens
-        }
+      let shed: Shed
+      if (state.journalMemory === undefined) {
+        shed = yield* shedAll(state, allowed, (s) => s.layout.plan(s))
+      } else {
+        // Planned without the layout's memory: the journal layout rebuilds, and says why.
+        const afresh = (s: AssemblyState) =>
+          Effect.map(s.layout.plan({ ...s, journalMemory: undefined }), (planned) =>
+            planned.journal === undefined ? planned : { ...planned, journal: { ...planned.journal, rebuild: "over the input limit" as const } })
+        const fresh = yield* afresh(state)
+        const appended = fits(fresh, allowed) ? undefined : yield* shedFiles(state, allowed, (s) => s.layout.plan(s))
+        shed = fits(fresh, allowed)
+          ? { state: fresh, files: [], symbols: [], treeTokens: 0 }
+          : appended !== undefined && fits(appended.state, allowed)
+          ? appended
+          : yield* shedAll(fresh, allowed, afresh)
       }
-      const replan = (next: AssemblyState) => Effect.map(next.layout.plan(next), because)
-      const shedFiles: Array<LeftOutItem> = []
-      const files = [...s.files].sort((a, b) => b.tokens - a.tokens || (a.path < b.path ? -1 : 1))
-      while (tokens > allowed && shedFiles.length < files.length) {
-        const dropped = enough(files.slice(shedFiles.length), tokens - allowed)
-        shedFiles.push(...dropped.map((f) => ({ path: f.path, tokens: f.tokens })))
-        s = yield* replan(withoutFiles(s, new Set(shedFiles.map((f) => f.path))))
-        tokens = requestTokens(s)
-      }
-      const shedSymbols: Array<LeftOutItem> = []
-      const blocks = leastReferencedFirst(s)
-      while (tokens > allowed && shedSymbols.length < blocks.length) {
-        const dropped = enough(blocks.slice(shedSymbols.length), tokens - allowed)
-        shedSymbols.push(...dropped.map((e) => ({ path: e.path, tokens: e.tokens })))
-        s = yield* replan(withoutSymbols(s, new Set(shedSymbols.map((e) => e.path))))
-        tokens = requestTokens(s)
-      }
-      let treeTokens = 0
-      const tree = s.symbols.tree
-      if (tokens > allowed && tree !== undefined) {
-        s = yield* replan({ ...s, symbols: { ...s.symbols, tree: undefined } })
-        treeTokens = Math.max(0, tokens - requestTokens(s))
-        tokens = requestTokens(s)
-      }
-      const leftOut = { ...s.leftOut, files: shedFiles, symbols: shedSymbols, treeTokens }
-      return { ...s, leftOut, warnings: [...s.warnings, shedWarning(limits, before, tokens, leftOut)] }
+      const tokens = requestTokens(shed.state)
+      const leftOut = { ...shed.state.leftOut, files: shed.files, symbols: shed.symbols, treeTokens: shed.treeTokens }
+      return { ...shed.state, leftOut, warnings: [...shed.state.warnings, shedWarning(limits, before, tokens, leftOut)] }
     })
 }
+
+/** A state with what was shed to reach it. */
+interface Shed {
+  readonly state: AssemblyState
+  readonly files: ReadonlyArray<LeftOutItem>
+  readonly symbols: ReadonlyArray<LeftOutItem>
+  readonly treeTokens: number
+}
+
+type Plan = (state: AssemblyState) => Effect.Effect<AssemblyState>
+
+const fits = (state: AssemblyState, allowed: number): boolean => requestTokens(state) <= allowed
+
+/** Selected files out, largest first (ties by path), until the request fits or none is left. */
+const shedFiles = Effect.fnUntraced(function* (state: AssemblyState, allowed: number, plan: Plan) {
+  let s = state
+  let tokens = requestTokens(s)
+  const files = [...s.files].sort((a, b) => b.tokens - a.tokens || (a.path < b.path ? -1 : 1))
+  const out: Array<LeftOutItem> = []
+  while (tokens > allowed && out.length < files.length) {
+    for (const f of enough(files.slice(out.length), tokens - allowed)) out.push({ path: f.path, tokens: f.tokens })
+    s = yield* plan(withoutFiles(s, new Set(out.map((f) => f.path))))
+    tokens = requestTokens(s)
+  }
+  return { state: s, files: out, symbols: [], treeTokens: 0 } satisfies Shed
+})
+
+/** Files, then the least referenced symbol blocks, then the file tree, until the request fits. */
+const shedAll = Effect.fnUntraced(function* (state: AssemblyState, allowed: number, plan: Plan) {
+  const afterFiles = yield* shedFiles(state, allowed, plan)
+  let s = afterFiles.state
+  let tokens = requestTokens(s)
+  const symbols: Array<LeftOutItem> = []
+  const blocks = leastReferencedFirst(s)
+  while (tokens > allowed && symbols.length < blocks.length) {
+    for (const e of enough(blocks.slice(symbols.length), tokens - allowed)) symbols.push({ path: e.path, tokens: e.tokens })
+    s = yield* plan(withoutSymbols(s, new Set(symbols.map((e) => e.path))))
+    tokens = requestTokens(s)
+  }
+  let treeTokens = 0
+  if (tokens > allowed && s.symbols.tree !== undefined) {
+    s = yield* plan({ ...s, symbols: { ...s.symbols, tree: undefined } })
+    treeTokens = Math.max(0, tokens - requestTokens(s))
+  }
+  return { state: s, files: afterFiles.files, symbols, treeTokens } satisfies Shed
+})
 
 /** The request's tokens as the layout would send it now (the review context, added after the layout, counted too). */
 const requestTokens = (state: AssemblyState): number => {

@@ -6,7 +6,7 @@
  * `initialize`, uncommitted until the request succeeds).
  */
 import { Context, Effect, Layer } from "effect"
-import { FILE_TREE_HEADER } from "../../assembly/headers.ts"
+import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../../assembly/headers.ts"
 import { SECTION_SEPARATOR, type Counted } from "../../assembly/parts.ts"
 import { ItemKeys, type Item } from "../../domain/Item.ts"
 import { CACHED_TIERS, type CachedTier } from "../../domain/Tier.ts"
@@ -88,10 +88,18 @@ const withinBudget = (
   counter: TokenCounter
 ) => {
   const separator = counter.count(SECTION_SEPARATOR)
+  const treeTokens = tree === undefined ? 0 : tree.tokens + counter.count(FILE_TREE_HEADER)
+  // The legend goes under the map's header; both count, as the report's "legend" does.
+  const legendTokens = legend.text === "" ? 0 : legend.tokens + counter.count(REPO_MAP_HEADER)
+  let mapTokens = legendTokens + treeTokens
+  for (const e of entries) mapTokens += e.tokens + separator
+  // The usual case, a map within its budget: nothing to rank or cut.
+  if (mapTokens <= budgetTokens) {
+    return { kept: entries, keptTree: tree, leftOut: { budgetTokens, mapTokens, files: 0, fileTokens: 0, treeTokens: 0 } }
+  }
   const blocks = new Map<string, number>()
   for (const e of entries) blocks.set(e.path, e.tokens + separator)
-  const treeTokens = tree === undefined ? 0 : tree.tokens + counter.count(FILE_TREE_HEADER)
-  const cut = cutMap({ blocks, ranked, legendTokens: legend.tokens, treeTokens, budgetTokens })
+  const cut = cutMap({ blocks, ranked, legendTokens, treeTokens, budgetTokens })
   const files = cut.files
   return {
     kept: files === undefined ? entries : entries.filter((e) => files.has(e.path)),
