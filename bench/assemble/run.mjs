@@ -134,6 +134,7 @@ try {
     [Core.SymbolDataStage, Core.makeSymbolData()],
     [Core.HistoryTiersStage, Core.historyTiers],
     [Core.LayoutPlanStage, Core.layoutPlan],
+    [Core.InputLimitStage, Core.inputLimit],
     [Core.L0BlockStage, Core.l0Block],
     [Core.CachedBlocksStage, Core.cachedBlocks],
     [Core.ActiveBlockStage, Core.activeBlock],

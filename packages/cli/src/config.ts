@@ -23,8 +23,10 @@ const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** Token and size budgets. Every field is optional in the file. */
 export const Budgets = Schema.Struct({
-  /** Token budget of the symbol map; absent means the whole map. */
+  /** Token budget of the repository map (legend, file tree, symbol blocks); absent means derived from the model's input limit. */
   mapTokens: Schema.optionalKey(PositiveInt),
+  /** The model's input limit; absent means the model table's (set it for a model the table does not know). */
+  maxInputTokens: Schema.optionalKey(PositiveInt),
   /** Largest file (bytes) that may be added to context. */
   maxFileBytes: Schema.optionalKey(PositiveInt),
   /** History tokens that trigger compaction; 0 turns compaction off. */
@@ -70,7 +72,10 @@ export interface ResolvedConfig {
   readonly model: string
   readonly policy: PolicyName
   readonly budgets: {
+    /** null: derived from the model's input limit. */
     readonly mapTokens: number | null
+    /** null: the model table's limit. */
+    readonly maxInputTokens: number | null
     readonly maxFileBytes: number
     readonly compactionTokens: number
     readonly cacheTargetTokens: number
@@ -96,7 +101,7 @@ export const DEFAULT_MODELS: Readonly<Record<ProviderName, string>> = {
 export const DEFAULTS = {
   provider: "anthropic" as ProviderName,
   policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
-  budgets: { mapTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
+  budgets: { mapTokens: null, maxInputTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
   prompts: null,
   timeoutMs: 60_000
 } as const
@@ -140,6 +145,7 @@ export const ENV_VARS = {
   model: "STRATA_MODEL",
   policy: "STRATA_POLICY",
   mapTokens: "STRATA_MAP_TOKENS",
+  maxInputTokens: "STRATA_MAX_INPUT_TOKENS",
   maxFileBytes: "STRATA_MAX_FILE_BYTES",
   compactionTokens: "STRATA_COMPACTION_TOKENS",
   cacheTargetTokens: "STRATA_CACHE_TARGET_TOKENS",
@@ -277,12 +283,13 @@ export const resolveConfig = (input: {
   const policy = pick("policy", flags.policy, envChoice(env, ENV_VARS.policy, POLICIES), file?.policy, DEFAULTS.policy)
   const b = file?.budgets
   const mapTokens = pick<number | null>("budgets.mapTokens", flags.mapTokens, envInt(env, ENV_VARS.mapTokens, 1), b?.mapTokens, DEFAULTS.budgets.mapTokens)
+  const maxInputTokens = pick<number | null>("budgets.maxInputTokens", undefined, envInt(env, ENV_VARS.maxInputTokens, 1), b?.maxInputTokens, DEFAULTS.budgets.maxInputTokens)
   const maxFileBytes = pick("budgets.maxFileBytes", undefined, envInt(env, ENV_VARS.maxFileBytes, 1), b?.maxFileBytes, DEFAULTS.budgets.maxFileBytes)
   const compactionTokens = pick("budgets.compactionTokens", undefined, envInt(env, ENV_VARS.compactionTokens, 0), b?.compactionTokens, DEFAULTS.budgets.compactionTokens)
   const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
   const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
-  return { provider, model, policy, budgets: { mapTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, sources }
+  return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, sources }
 }
 
 /** The file `strata init` writes: every field explicit, so a user sees what they can change. */
@@ -293,6 +300,7 @@ export const initialConfigFile = (config: ResolvedConfig): ConfigFile => ({
   policy: config.policy,
   budgets: {
     ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
+    ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens }),
     maxFileBytes: config.budgets.maxFileBytes,
     compactionTokens: config.budgets.compactionTokens,
     cacheTargetTokens: config.budgets.cacheTargetTokens

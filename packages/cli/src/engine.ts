@@ -14,6 +14,7 @@ import {
   Pipeline,
   Prompts,
   RepoFiles,
+  requestLimits,
   SessionStore,
   SymbolIndex,
   SymbolIndexError,
@@ -162,6 +163,11 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
     })
     const layer = Layer.mergeAll(
       Pipeline.layer,
+      // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
+      requestLimits({
+        ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
+        ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens })
+      }),
       sessionLayer,
       tokenizerLayer,
       Layer.succeed(SymbolIndex, { snapshot }),

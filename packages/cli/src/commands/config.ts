@@ -4,22 +4,28 @@
  */
 import { Effect } from "effect"
 import { Command } from "effect/cli"
+import { resolveRequestLimits } from "@strata/core"
 import { CONFIG_PATH, commandContext } from "../context.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
 
-/** Flatten the resolved config into `key = value` rows, in a fixed order. Pure. */
-export const configRows = (config: import("../config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => [
-  ["provider", config.provider],
-  ["model", config.model],
-  ["policy", config.policy],
-  ["budgets.mapTokens", config.budgets.mapTokens === null ? "(whole map)" : String(config.budgets.mapTokens)],
-  ["budgets.maxFileBytes", String(config.budgets.maxFileBytes)],
-  ["budgets.compactionTokens", String(config.budgets.compactionTokens)],
-  ["budgets.cacheTargetTokens", String(config.budgets.cacheTargetTokens)],
-  ["prompts", config.prompts ?? "(bundled defaults)"],
-  ["timeoutMs", String(config.timeoutMs)]
-]
+/** Flatten the resolved config into `key = value` rows, in a fixed order; derived budgets show their value. Pure. */
+export const configRows = (config: import("../config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => {
+  const { budgets } = config
+  const limits = resolveRequestLimits(config.model, budgets.maxInputTokens === null ? {} : { maxInputTokens: budgets.maxInputTokens })
+  return [
+    ["provider", config.provider],
+    ["model", config.model],
+    ["policy", config.policy],
+    ["budgets.mapTokens", budgets.mapTokens === null ? `${limits.mapTokens} (from the model's input limit)` : String(budgets.mapTokens)],
+    ["budgets.maxInputTokens", budgets.maxInputTokens === null ? `${limits.maxInputTokens} (the model's)` : String(budgets.maxInputTokens)],
+    ["budgets.maxFileBytes", String(budgets.maxFileBytes)],
+    ["budgets.compactionTokens", String(budgets.compactionTokens)],
+    ["budgets.cacheTargetTokens", String(budgets.cacheTargetTokens)],
+    ["prompts", config.prompts ?? "(bundled defaults)"],
+    ["timeoutMs", String(config.timeoutMs)]
+  ]
+}
 
 export const config = Command.make(
   "config",

@@ -54,7 +54,7 @@ export const init = Command.make(
     provider: providerFlag,
     model: modelFlag,
     policy: policyFlag,
-    mapTokens: Flag.Int("map-tokens").pipe(Flag.withDescription("Token budget of the symbol map (default: the whole map)"), Flag.optional),
+    mapTokens: Flag.Int("map-tokens").pipe(Flag.withDescription("Token budget of the repository map in requests (default: derived from the model's input limit)"), Flag.optional),
     prompts: Flag.String("prompts").pipe(Flag.withDescription("Prompts folder, relative to the repository (default: .strata/prompts)"), Flag.optional),
     yes: Flag.Boolean("yes").pipe(Flag.withAlias("y"), Flag.withDescription("Add .strata/ to .gitignore without asking"), Flag.withDefault(false)),
     force: Flag.Boolean("force").pipe(Flag.withDescription("Overwrite an existing .strata/config.json"), Flag.withDefault(false))

@@ -12,7 +12,7 @@ export const map = Command.make(
   "map",
   {
     budget: Flag.Int("budget").pipe(
-      Flag.withDescription("Token budget: keep the most referenced files' blocks that fit (default: budgets.mapTokens, else the whole map)"),
+      Flag.withDescription("Print a map of at most N tokens: the legend and the most referenced files' blocks that fit (default: the map a request carries, cut to budgets.mapTokens or the budget derived from the model)"),
       Flag.optional
     )
   },
@@ -24,11 +24,11 @@ export const map = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Print the repository's symbol map as the model sees it: a legend, then one block per file with its classes, functions, imports and incoming-reference counts. With a budget, the most referenced files are kept."
+    "Print the repository's symbol map as the model sees it: a legend, then one block per file with its classes, functions, imports and incoming-reference counts. A map larger than its budget (budgets.mapTokens, by default derived from the model's input limit) keeps its most referenced files, as requests do."
   ),
   Command.withShortDescription("The symbol map the model sees"),
   Command.withExamples([
-    { command: "strata map", description: "The whole map" },
+    { command: "strata map", description: "The map a request carries" },
     { command: "strata map --budget 2000", description: "Cut to 2,000 tokens, most referenced files first" },
     { command: "strata map --json | jq '.files[0]'", description: "Blocks as JSON" }
   ])

@@ -158,7 +158,7 @@ const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArr
     const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
     const report = (yield* assemble(input)).report
     const lastMiss = yield* lastMissReason(prepared.ctx.root, session)
-    for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss }), output.errStyle)) yield* output.err(line)
+    for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss, maxInputTokens: prepared.ctx.config.budgets.maxInputTokens }), output.errStyle)) yield* output.err(line)
   })
 
 const chatTurn = (
@@ -187,7 +187,7 @@ const chatTurn = (
         yield* output.out(s.bold(`(dry run) would send ${result.request.messages.length} messages, ${formatTokens(result.report.totalTokens)} tokens to ${ctx.config.provider} ${ctx.config.model}`))
         for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
         yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
-        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }, { width: output.columns }), s)) yield* output.out(line)
+        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
         yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
       }
       const dryRequest: StoredRequest = { provider: ctx.config.provider, model: ctx.config.model, at, body: result.placed.body }
@@ -233,7 +233,7 @@ const chatTurn = (
       const s = output.style
       yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
       if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
-      if (!noHud) for (const line of colourChanges(hudLines(result.report, next, { width: output.columns }), s)) yield* output.out(line)
+      if (!noHud) for (const line of colourChanges(hudLines(result.report, next, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
     }
     return { reply, usage, session: next } satisfies Turn
   })

@@ -19,7 +19,13 @@ import { prepare, warn } from "./shared.ts"
 export const hudLines = (
   report: TierReport,
   session: SessionFile,
-  options: { readonly ascii?: boolean; readonly width?: number | undefined; readonly lastMiss?: string | undefined } = {}
+  options: {
+    readonly ascii?: boolean
+    readonly width?: number | undefined
+    readonly lastMiss?: string | undefined
+    /** `budgets.maxInputTokens` when configured (null: the model's). */
+    readonly maxInputTokens?: number | null | undefined
+  } = {}
 ): ReadonlyArray<string> => {
   const boxOptions = { ...(options.ascii === undefined ? {} : { ascii: options.ascii }), ...(options.width === undefined ? {} : { width: options.width }) }
   const last = session.last
@@ -35,6 +41,7 @@ export const hudLines = (
     ...renderCacheBlocks(shown, boxOptions),
     ...renderTokenBreakdown({
       report: shown,
+      ...(options.maxInputTokens === undefined || options.maxInputTokens === null ? {} : { maxInputTokens: options.maxInputTokens }),
       ...(usage === undefined ? {} : { lastRequest: usage }),
       ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } }),
       lastMiss: options.lastMiss
@@ -69,7 +76,7 @@ export const runHud = (flags: HudFlags) =>
     }
     const s = output.style
     yield* output.out(s.bold(`Strata HUD for ${ctx.root}`) + s.dim(session.turns === 0 ? " (no requests yet: the first request would look like this)" : ` (after ${session.turns} request${session.turns === 1 ? "" : "s"})`))
-    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, width: output.columns, lastMiss }), s)) yield* output.out(line)
+    for (const line of colourChanges(hudLines(report, session, { ascii: flags.ascii, width: output.columns, lastMiss, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
   })
 
 /** The readable form of a breakdown. Pure. */

@@ -3,24 +3,53 @@
  * packages behind it take a while to import; `strata --help` should not wait for them).
  */
 import { Effect } from "effect"
-import { FILE_TREE_HEADER, REPO_MAP_HEADER, Tokenizer } from "@strata/core/effect"
+import { cutMap, mapRanking, FILE_TREE_HEADER, REPO_MAP_HEADER, resolveRequestLimits, SECTION_SEPARATOR, Tokenizer } from "@strata/core/effect"
 import { jsonDocument, Output } from "../output.ts"
 import { prepare } from "./shared.ts"
 
 export const runMap = (budget: number | undefined) =>
   Effect.gen(function* () {
-    const { ctx, engine } = yield* prepare(budget === undefined ? {} : { mapTokens: budget }, { dryRun: false })
+    const { ctx, engine } = yield* prepare({}, { dryRun: false })
     const output = yield* Output
     const result = yield* Effect.gen(function* () {
       const symbols = yield* engine.symbolMap
       const tokenizer = yield* Tokenizer
-      const limit = ctx.config.budgets.mapTokens
-      if (limit === null) {
-        const text = symbols.render()
-        return { text, files: symbols.symbolFiles, omitted: 0, tokens: tokenizer.count(text), symbols }
+      if (budget !== undefined) {
+        // A map of at most N tokens (legend and blocks), as asked.
+        const cut = symbols.budgeted({ budgetTokens: budget, countTokens: (t) => tokenizer.count(t) })
+        return { text: cut.text, files: cut.files, omitted: cut.omitted, tokens: cut.tokens, symbols, budget: { tokens: budget, from: "flag" as const }, treeLeftOut: false }
       }
-      const cut = symbols.budgeted({ budgetTokens: limit, countTokens: (t) => tokenizer.count(t) })
-      return { text: cut.text, files: cut.files, omitted: cut.omitted, tokens: cut.tokens, symbols }
+      // The map the model sees: cut to the map budget exactly as a request's is.
+      const { budgets } = ctx.config
+      const limits = resolveRequestLimits(ctx.config.model, {
+        ...(budgets.mapTokens === null ? {} : { mapTokens: budgets.mapTokens }),
+        ...(budgets.maxInputTokens === null ? {} : { maxInputTokens: budgets.maxInputTokens })
+      })
+      const separator = tokenizer.count(SECTION_SEPARATOR)
+      const blocks = new Map<string, number>()
+      for (const path of symbols.symbolFiles) {
+        const text = (symbols.block(path) ?? "").replace(/\n$/, "")
+        if (text !== "") blocks.set(path, tokenizer.count(text) + separator)
+      }
+      const cut = cutMap({
+        blocks,
+        ranked: () => mapRanking(symbols),
+        legendTokens: tokenizer.count(symbols.legend) + tokenizer.count(REPO_MAP_HEADER),
+        treeTokens: symbols.fileTree === "" ? 0 : tokenizer.count(symbols.fileTree) + tokenizer.count(FILE_TREE_HEADER),
+        budgetTokens: limits.mapTokens
+      })
+      const chosen = cut.files
+      const files = chosen === undefined ? symbols.symbolFiles : symbols.symbolFiles.filter((p) => chosen.has(p))
+      const text = chosen === undefined ? symbols.render() : symbols.render(new Set(symbols.symbolFiles.filter((p) => !chosen.has(p))))
+      return {
+        text,
+        files,
+        omitted: cut.leftOutFiles,
+        tokens: tokenizer.count(text),
+        symbols,
+        budget: { tokens: limits.mapTokens, from: limits.mapBudget },
+        treeLeftOut: cut.treeLeftOut
+      }
     }).pipe(Effect.provide(engine.layer))
     const { symbols } = result
     if (ctx.json) {
@@ -31,6 +60,8 @@ export const runMap = (budget: number | undefined) =>
             files: result.files.map((path) => ({ path, references: symbols.refCounts.get(path) ?? 0, block: symbols.block(path) ?? "" })),
             omitted: result.omitted,
             tokens: result.tokens,
+            budget: result.budget,
+            treeLeftOut: result.treeLeftOut,
             model: ctx.config.model,
             problems: symbols.problems
           },
@@ -41,8 +72,10 @@ export const runMap = (budget: number | undefined) =>
     }
     yield* output.out(REPO_MAP_HEADER + result.text.replace(/\n+$/, ""))
     const s = output.errStyle
-    const cut = result.omitted > 0 ? `; ${result.omitted} less referenced files left out by the ${ctx.config.budgets.mapTokens}-token budget` : ""
-    yield* output.err(s.dim(`${result.files.length} files, ${result.tokens.toLocaleString("en-US")} tokens (${ctx.config.model})${cut}`))
+    const from = result.budget.from === "model" ? ` (derived from ${ctx.config.model}'s input limit)` : ""
+    const cut = result.omitted > 0 ? `; ${result.omitted} less referenced files left out by the ${result.budget.tokens.toLocaleString("en-US")}-token map budget${from}` : ""
+    const tree = result.treeLeftOut ? "; the file tree takes more than half the budget, so requests leave it out" : ""
+    yield* output.err(s.dim(`${result.files.length} files, ${result.tokens.toLocaleString("en-US")} tokens (${ctx.config.model})${cut}${tree}`))
     for (const p of symbols.problems) yield* output.err(s.yellow(`skipped ${p.path}: ${p.reason}`))
   })
 

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { blockTokens, emptyCachedTiers } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
 import { isCachedTier, Tier, TIER_NAMES, TIERS } from "../domain/Tier.ts"
-import { isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
+import { isDemotion, isPromotion, LeftOutItem, type LayoutSummary, type LeftOut } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
   type: Schema.String,
@@ -27,6 +27,33 @@ export const BreakdownBlock = Schema.Struct({
   contents: Schema.Array(BreakdownContent)
 })
 export type BreakdownBlock = typeof BreakdownBlock.Type
+
+/** What the request left out to stay within its budgets (`report.leftOut`, in the breakdown's spelling). */
+export const BreakdownLeftOut = Schema.Struct({
+  /** The map budget's cut: its budget and where it came from, the whole map's tokens, the files and tree it left out. */
+  map: Schema.NullOr(Schema.Struct({
+    budget_tokens: Schema.Number,
+    budget: Schema.Literals(["configured", "model"]),
+    map_tokens: Schema.Number,
+    files: Schema.Number,
+    file_tokens: Schema.Number,
+    tree_tokens: Schema.Number
+  })),
+  /** Files, symbol blocks and the file tree shed to stay under the input limit. */
+  files: Schema.Array(LeftOutItem),
+  symbols: Schema.Array(LeftOutItem),
+  tree_tokens: Schema.Number
+})
+export type BreakdownLeftOut = typeof BreakdownLeftOut.Type
+
+const breakdownLeftOut = (l: LeftOut): BreakdownLeftOut => ({
+  map: l.map === undefined
+    ? null
+    : { budget_tokens: l.map.budgetTokens, budget: l.map.budget, map_tokens: l.map.mapTokens, files: l.map.files, file_tokens: l.map.fileTokens, tree_tokens: l.map.treeTokens },
+  files: l.files,
+  symbols: l.symbols,
+  tree_tokens: l.treeTokens
+})
 
 /**
  * The seed 003 Phase 5 breakdown. `promotions` and `demotions` are the item keys the last
@@ -51,7 +78,9 @@ export const ContextBreakdown = Schema.Struct({
   demotions: Schema.Array(Schema.String),
   empty_tiers_this_request: Schema.Number,
   empty_tiers_session_total: Schema.Number,
-  changes: Schema.Array(TierChange)
+  changes: Schema.Array(TierChange),
+  /** Present only when the map budget or shedding left something out of the request. */
+  left_out: Schema.optionalKey(BreakdownLeftOut)
 })
 export type ContextBreakdown = typeof ContextBreakdown.Type
 
@@ -107,6 +136,7 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
     demotions: s.changes.filter(isDemotion).map((c) => c.key),
     empty_tiers_this_request: empty,
     empty_tiers_session_total: s.emptyTiersBefore + empty,
-    changes: s.changes
+    changes: s.changes,
+    ...(s.leftOut === undefined ? {} : { left_out: breakdownLeftOut(s.leftOut) })
   }
 }

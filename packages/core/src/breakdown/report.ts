@@ -39,6 +39,41 @@ export const TokenCategories = Schema.Struct({
 })
 export type TokenCategories = typeof TokenCategories.Type
 
+/** One item left out of a request, with its tokens. */
+export const LeftOutItem = Schema.Struct({ path: Schema.String, tokens: Schema.Number })
+export type LeftOutItem = typeof LeftOutItem.Type
+
+/** What the repository map's budget left out of a request (the `symbolData` stage). */
+export const MapLeftOut = Schema.Struct({
+  budgetTokens: Schema.Number,
+  /** `configured` (you set `mapTokens`) or `model` (derived from the model's input limit). */
+  budget: Schema.Literals(["configured", "model"]),
+  /** The whole map: legend, file tree and every block (with separators). */
+  mapTokens: Schema.Number,
+  /** Files whose symbol blocks did not fit, and the tokens of those blocks. */
+  files: Schema.Number,
+  fileTokens: Schema.Number,
+  /** The file tree's tokens when it did not fit (0 when it is in the request). */
+  treeTokens: Schema.Number
+})
+export type MapLeftOut = typeof MapLeftOut.Type
+
+/**
+ * What a request left out to stay within its budgets: the map budget's cut and what the
+ * `inputLimit` stage shed. In `report.leftOut`, the breakdown's `left_out` and the HUD
+ * when anything was left out.
+ */
+export const LeftOut = Schema.Struct({
+  map: Schema.UndefinedOr(MapLeftOut),
+  /** Selected files shed from this request, largest first. */
+  files: Schema.Array(LeftOutItem),
+  /** Symbol blocks shed from this request, least referenced first. */
+  symbols: Schema.Array(LeftOutItem),
+  /** The file tree's tokens when shedding removed it (0 when it did not). */
+  treeTokens: Schema.Number
+})
+export type LeftOut = typeof LeftOut.Type
+
 /**
  * What one assembly put where.
  *
@@ -65,7 +100,9 @@ export const TierReport = Schema.Struct({
   /** Items it moves to a less stable tier (a changed hash sends an item to active). */
   demotions: Schema.Array(TierChange),
   /** Every change, initial placement and removals included. */
-  changes: Schema.Array(TierChange)
+  changes: Schema.Array(TierChange),
+  /** What the map budget and shedding left out of the request; absent when nothing was. */
+  leftOut: Schema.optionalKey(LeftOut)
 })
 export type TierReport = typeof TierReport.Type
 
@@ -78,6 +115,8 @@ export interface LayoutSummary {
   readonly changes: ReadonlyArray<TierChange>
   /** Empty tiers over the session before this request. */
   readonly emptyTiersBefore: number
+  /** What the request left out, when anything was. */
+  readonly leftOut?: LeftOut | undefined
 }
 
 /** A change that moves an existing item to a more stable tier. */
@@ -148,6 +187,7 @@ export const tierReport = (s: LayoutSummary): TierReport => {
     emptyTiersSession: s.emptyTiersBefore + empty,
     promotions: s.changes.filter(isPromotion),
     demotions: s.changes.filter(isDemotion),
-    changes: s.changes
+    changes: s.changes,
+    ...(s.leftOut === undefined ? {} : { leftOut: s.leftOut })
   }
 }

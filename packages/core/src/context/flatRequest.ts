@@ -8,6 +8,7 @@ import { assembleMessages } from "../pipeline/layouts/flat.ts"
 import { limitUrls, type ImageInput } from "../assembly/normalize.ts"
 import type { Message } from "../domain/Message.ts"
 import { unknownModelWarning } from "../models/modelTable.ts"
+import { RequestLimits, RequestTooLarge, resolveRequestLimits } from "../pipeline/requestLimits.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { ShedFile } from "./requestBudget.ts"
 import { ContextManager } from "./ContextManager.ts"
@@ -36,7 +37,8 @@ export interface FlatRequest {
 /**
  * Assemble a flat request from the manager's history and files. Files are shed
  * (largest first, removed from context) when the request would pass 90% of the
- * model's input limit.
+ * model's input limit; a request still over the limit (with the output reserve) fails
+ * with `RequestTooLarge`.
  *
  * @example
  * ```ts
@@ -70,9 +72,28 @@ export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest
   if (shed.warning !== undefined) warnings.push(shed.warning)
   const state = yield* manager.state
   const messages = assembleMessages({ ...base, files: state.files.entries(), history: state.history })
+  const tokens = manager.counter.countMessages(messages)
+  // Shedding keeps files out; what remains (history, a large map or prompt) must still fit.
+  const limits = resolveRequestLimits(manager.model, { ...(yield* RequestLimits), maxInputTokens: manager.maxInputTokens })
+  if (tokens + limits.outputReserveTokens > limits.maxInputTokens) {
+    const c = manager.counter
+    const historyTokens = c.countMessages(state.history)
+    const fileTokens = state.files.countTokens(c)
+    const mapTokens = [input.symbolLegend, input.symbolMap, input.fileTree].reduce((n, t) => n + (t === undefined ? 0 : c.count(t)), 0)
+    return yield* new RequestTooLarge({
+      model: limits.model,
+      maxInputTokens: limits.maxInputTokens,
+      outputReserveTokens: limits.outputReserveTokens,
+      requestTokens: tokens,
+      historyTokens,
+      fileTokens,
+      mapTokens,
+      otherTokens: Math.max(0, tokens - historyTokens - fileTokens - mapTokens)
+    })
+  }
   return {
     messages,
-    tokens: manager.counter.countMessages(messages),
+    tokens,
     warnings,
     shed: shed.dropped
   } satisfies FlatRequest

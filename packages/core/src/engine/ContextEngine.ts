@@ -287,7 +287,8 @@ export class ContextEngine implements AsyncDisposable {
   /**
    * A flat (non-tiered) request from the session: system prompt and symbol map, file
    * tree, URLs, Working Files, history, prompt + reminder. Sheds files first when the
-   * request would pass 90% of the input limit; warnings say what happened.
+   * request would pass 90% of the input limit; warnings say what happened. Throws
+   * `RequestTooLarge` when it is still over the limit (the history, most often).
    */
   async assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
     return this.#warnOnce(await this.run(assembleFlatRequest(input), options))
@@ -298,7 +299,9 @@ export class ContextEngine implements AsyncDisposable {
    * prompts re-read, the symbol map from a provided `SymbolIndex`, tiers from a provided
    * `Tracker` (without one: flat fallback), the body from the provided `Placement`
    * (default: OpenAI-compatible with `cache_control`). Call `commit()` once the provider
-   * call succeeded; a failed request skips it and the tracker stays as it was.
+   * call succeeded; a failed request skips it and the tracker stays as it was. The map is
+   * cut to its budget, files and map blocks are shed over 90% of the input limit, and a
+   * request still over the limit throws `RequestTooLarge`.
    */
   async assemble(request: SessionAssemblyRequest, options?: CallOptions): Promise<EngineAssembly> {
     const result = this.#warnOnce(await this.run(assembleSession(request), options))

@@ -10,6 +10,7 @@ import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
 import { compactionModelFromFunction, type CompactionModelFunction } from "../compaction/promiseModel.ts"
 import { ContextManager } from "../context/ContextManager.ts"
 import { Pipeline, type StageServices } from "../pipeline/index.ts"
+import { requestLimits } from "../pipeline/requestLimits.ts"
 import type { AssemblySession } from "../pipeline/assemblySession.ts"
 import { RepoFiles } from "../context/FileContext.ts"
 import { Prompts } from "../prompts/Prompts.ts"
@@ -25,8 +26,15 @@ export interface ContextEngineOptions {
   readonly repoRoot?: string | undefined
   /** Largest file `addFile` reads from disk, in bytes. Default 1 MiB. */
   readonly maxFileBytes?: number | undefined
-  /** Override the model's input limit used for budgets and shedding. */
+  /** Override the model's input limit used for budgets, shedding and the refusal of requests over it. */
   readonly maxInputTokens?: number | undefined
+  /**
+   * Token budget of the repository map (legend, file tree, symbol blocks) in assembled
+   * requests. Default: derived from the input limit (`defaultMapTokens`).
+   */
+  readonly mapTokens?: number | undefined
+  /** Tokens kept free for the reply when checking a request against the input limit. Default: 8,192 (less for a model with a small output limit or input limit). */
+  readonly outputReserveTokens?: number | undefined
   /** Folder with `system.md`, `system_extra.md`, `system_reminder.md`, `compaction.md`; bundled defaults otherwise. */
   readonly promptsDir?: string | undefined
   /** Compaction settings (trigger, verbatim window, ...); defaults as in `DEFAULT_COMPACTION_CONFIG`. */
@@ -61,6 +69,8 @@ const EngineOptionsFields = Schema.Struct({
   repoRoot: Schema.optional(NonBlank),
   maxFileBytes: Schema.optional(PositiveInt),
   maxInputTokens: Schema.optional(PositiveInt),
+  mapTokens: Schema.optional(PositiveInt),
+  outputReserveTokens: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   promptsDir: Schema.optional(NonBlank),
   sessions: Schema.optional(Schema.Union([Schema.Boolean, NonBlank]))
 })
@@ -128,6 +138,7 @@ export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<Engi
     Prompts.layer({ dir: options.promptsDir, root }),
     // The assembly pipeline's default stages; extras (stage overrides) come later and win.
     Pipeline.layer,
+    requestLimits({ maxInputTokens: options.maxInputTokens, mapTokens: options.mapTokens, outputReserveTokens: options.outputReserveTokens }),
     ...sessions,
     ...extras,
     ...(options.compactionModel === undefined ? [] : [compactionModelFromFunction(options.compactionModel)])

@@ -9,7 +9,7 @@
  */
 import type { TierChange } from "../domain/Item.ts"
 import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
-import type { TierReport } from "../breakdown/report.ts"
+import type { LeftOut, TierReport } from "../breakdown/report.ts"
 import { modelInfo } from "../models/modelTable.ts"
 
 /**
@@ -188,7 +188,9 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
     if (always || tokens !== 0) lines.push(`${`${name}:`.padEnd(12)}${formatTokens(tokens).padStart(10)}`)
   }
   const share = maxIn > 0 ? ` (${Math.round((100 * report.totalTokens) / maxIn)}%)` : ""
-  lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}`)
+  const over = report.totalTokens > maxIn ? " over the input limit" : ""
+  lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}${over}`)
+  if (report.leftOut !== undefined) lines.push(...renderLeftOut(report.leftOut))
   // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
   const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`
   const cache = (u: HudUsage) => {
@@ -205,6 +207,30 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
     lines.push(`Session total: ${usage(input.session)}${n}`)
     lines.push(`  Cache ${cache(input.session)}`)
   }
+  return lines
+}
+
+/**
+ * What the request left out to stay within its budgets, one line per cause: the map
+ * budget's cut, then what shedding left out. Nothing when nothing was left out.
+ */
+export const renderLeftOut = (leftOut: LeftOut): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  const map = leftOut.map
+  if (map !== undefined && (map.files > 0 || map.treeTokens > 0)) {
+    const what = [
+      ...(map.treeTokens > 0 ? [`file tree ${formatTokens(map.treeTokens)}`] : []),
+      ...(map.files > 0 ? [`blocks of ${plural(map.files, "file")} ${formatTokens(map.fileTokens)}`] : [])
+    ]
+    const from = map.budget === "model" ? "from the model's limit" : "configured"
+    lines.push(`${"Map budget:".padEnd(12)}${formatTokens(map.budgetTokens).padStart(10)} (${from}); left out: ${what.join(", ")}`)
+  }
+  const shed = [
+    ...(leftOut.files.length > 0 ? [`${plural(leftOut.files.length, "file")} ${leftOut.files.map((f) => `${f.path} ${formatTokens(f.tokens)}`).slice(0, 3).join(", ")}${leftOut.files.length > 3 ? ", …" : ""}`] : []),
+    ...(leftOut.symbols.length > 0 ? [`blocks of ${plural(leftOut.symbols.length, "file")} ${formatTokens(leftOut.symbols.reduce((n, i) => n + i.tokens, 0))}`] : []),
+    ...(leftOut.treeTokens > 0 ? [`file tree ${formatTokens(leftOut.treeTokens)}`] : [])
+  ]
+  if (shed.length > 0) lines.push(`${"Shed:".padEnd(12)}${shed.join("; ")} (over 90% of the input limit)`)
   return lines
 }
 

@@ -6,7 +6,8 @@
  */
 import { Effect, Option, Ref } from "effect"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
-import { counted, type LayoutBlock } from "../assembly/parts.ts"
+import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../assembly/headers.ts"
+import { counted, SECTION_SEPARATOR, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
@@ -24,6 +25,16 @@ import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
 import { assembleMessages } from "./layouts/flat.ts"
 import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
 import { seedLayout } from "./layouts/seed.ts"
+import { cutMap, mapRanking } from "./mapBudget.ts"
+import {
+  leftOutAnything,
+  mapCutWarning,
+  RequestLimits,
+  RequestTooLarge,
+  resolveRequestLimits,
+  type RequestLimitSettings,
+  type ResolvedLimits
+} from "./requestLimits.ts"
 import { seedPlacement } from "./seedPlacement.ts"
 import { selectedFiles } from "./stages/activeFiles.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
@@ -111,6 +122,7 @@ interface Setup {
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
   readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
+  readonly limits: RequestLimitSettings
 }
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
@@ -127,7 +139,8 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
     stages: yield* pipelineStages,
-    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
+    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) },
+    limits: yield* RequestLimits
   }
 })
 
@@ -135,22 +148,38 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
  * Flat fallback (seed 002 `assemble_messages`): the whole request as one uncached block,
  * with the symbol map in the system message when an index is provided.
  */
-const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices) {
+const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices, settings: RequestLimitSettings) {
   const normalized = normalize(input, counter)
   const state = initialState(input, counter, services, EMPTY_TRACKER, normalized, { layout: seedLayout, memory: undefined })
   const index = services.symbolIndex
   const map = input.useRepoMap === false || index === undefined ? undefined : yield* index.snapshot
   const files = selectedFiles(input.files ?? [])
   const selected = new Set(files.map((f) => f.path))
+  // The map within its budget, as the tiered pipeline's symbolData stage cuts it.
+  const limits = resolveRequestLimits(input.model, settings)
+  const separator = counter.count(SECTION_SEPARATOR)
+  const blocks = new Map<string, number>()
+  for (const path of map?.symbolFiles ?? []) {
+    const block = map?.block(path)
+    if (block !== undefined && block.length > 1) blocks.set(path, counter.count(block) + separator)
+  }
+  const treeTokens = map === undefined || map.fileTree.length === 0 ? 0 : counter.count(map.fileTree) + counter.count(FILE_TREE_HEADER)
+  const cut = map === undefined
+    ? undefined
+    : cutMap({ blocks, ranked: () => mapRanking(map), legendTokens: counter.count(map.legend) + counter.count(REPO_MAP_HEADER), treeTokens, budgetTokens: limits.mapTokens })
   const symbolMap = map?.symbolFiles
-    .filter((p) => !selected.has(p))
+    .filter((p) => !selected.has(p) && (cut?.files === undefined || cut.files.has(p)))
     .flatMap((p) => map.block(p)?.replace(/\n$/, "") ?? [])
     .join("\n\n")
+  const mapLeftOut = cut === undefined
+    ? undefined
+    : { budgetTokens: limits.mapTokens, budget: limits.mapBudget, mapTokens: cut.mapTokens, files: cut.leftOutFiles, fileTokens: cut.leftOutTokens, treeTokens: cut.treeLeftOut ? treeTokens : 0 }
+  const warning = mapLeftOut === undefined ? undefined : mapCutWarning(mapLeftOut, limits)
   const messages = assembleMessages({
     systemPrompt: input.systemPrompt,
     symbolLegend: map?.legend,
     symbolMap,
-    fileTree: map?.fileTree,
+    fileTree: cut?.treeLeftOut === true ? undefined : map?.fileTree,
     urlContext: normalized.urls.map((u) => u.content.text),
     files,
     history: input.history ?? [],
@@ -160,7 +189,12 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
   })
   const tokens = counter.countMessages(messages) - LIST_OVERHEAD_TOKENS
   const block: LayoutBlock = { tier: "active", parts: [{ name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }] }
-  return { ...state, blocks: [block] }
+  return {
+    ...state,
+    blocks: [block],
+    leftOut: { ...state.leftOut, map: mapLeftOut },
+    warnings: warning === undefined ? state.warnings : [...state.warnings, warning]
+  }
 })
 
 const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: ReadonlyArray<TierChange>, emptyTiersBefore: number): LayoutSummary => ({
@@ -169,8 +203,32 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
   blocks: state.blocks,
   thresholds: state.tracker.thresholds,
   changes,
-  emptyTiersBefore
+  emptyTiersBefore,
+  ...(leftOutAnything(state.leftOut) ? { leftOut: state.leftOut } : {})
 })
+
+/**
+ * The runner's last word on size: a request whose tokens and output reserve pass the
+ * model's input limit is refused, whatever the stages did (a replaced stage, an extra
+ * one adding content, flat assembly, history too large to shed).
+ */
+const withinInputLimit = (report: TierReport, limits: ResolvedLimits): Effect.Effect<void, RequestTooLarge> => {
+  if (report.totalTokens + limits.outputReserveTokens <= limits.maxInputTokens) return Effect.void
+  const c = report.categories
+  const mapTokens = c.legend + c.symbols + c.tree
+  return Effect.fail(
+    new RequestTooLarge({
+      model: limits.model,
+      maxInputTokens: limits.maxInputTokens,
+      outputReserveTokens: limits.outputReserveTokens,
+      requestTokens: report.totalTokens,
+      historyTokens: c.history,
+      fileTokens: c.files,
+      mapTokens,
+      otherTokens: report.totalTokens - c.history - c.files - mapTokens
+    })
+  )
+}
 
 /**
  * Assemble one request through the pipeline's stages.
@@ -190,12 +248,15 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
  * ```
  */
 export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyInput) {
-  const { counter, services, tracker, session, emptyTiersBefore, stages, layout } = yield* setup
+  const { counter, services, tracker, session, emptyTiersBefore, stages, layout, limits } = yield* setup
+  const resolved = resolveRequestLimits(input.model, limits)
   if (Option.isNone(tracker)) {
-    const flat = yield* flatState(input, counter, services)
+    const flat = yield* flatState(input, counter, services, limits)
     const state = yield* (yield* PlacementStage).run(flat)
     const summary = summaryOf(state, "flat", [], emptyTiersBefore)
-    return yield* result(state, "flat", summary, Effect.void)
+    const report = tierReport(summary)
+    yield* withinInputLimit(report, resolved)
+    return yield* result(state, "flat", summary, Effect.void, report)
   }
   const current = yield* tracker.value.current
   const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter), layout))
@@ -203,6 +264,7 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
   const journal = state.journal?.memory
   const summary = summaryOf(state, "tiered", pending?.changes ?? state.changes, emptyTiersBefore)
   const report = tierReport(summary)
+  yield* withinInputLimit(report, resolved)
   const commit = pending === undefined
     ? Effect.void
     : Effect.gen(function* () {
@@ -253,10 +315,10 @@ const result = (
  * ```
  */
 export const getContextBreakdown = Effect.fn("Strata.getContextBreakdown")(function* (input: AssemblyInput) {
-  const { counter, services, tracker, session, emptyTiersBefore, stages, layout } = yield* setup
+  const { counter, services, tracker, session, emptyTiersBefore, stages, layout, limits } = yield* setup
   const lastChanges = session === undefined ? [] : yield* Ref.get(session.lastChanges)
   if (Option.isNone(tracker)) {
-    const state = yield* flatState(input, counter, services)
+    const state = yield* flatState(input, counter, services, limits)
     return contextBreakdown(summaryOf(state, "flat", lastChanges, emptyTiersBefore))
   }
   const current = yield* tracker.value.current

@@ -63,6 +63,8 @@ export interface SymbolData {
   readonly tree: Entry | undefined
   /** Files that exist, for the tracker's stale-entry removal; undefined without an index. */
   readonly existingFiles: ReadonlySet<string> | undefined
+  /** Paths of `entries`, most referenced first, when known: the order the map budget keeps and `inputLimit` sheds in. */
+  readonly ranked?: () => ReadonlyArray<string>
 }
 
 export const NO_SYMBOLS: SymbolData = {

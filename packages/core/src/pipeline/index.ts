@@ -11,6 +11,7 @@ import { ActiveFilesStage } from "./stages/activeFiles.ts"
 import { CachedBlocksStage } from "./stages/cachedBlocks.ts"
 import { FileTiersStage } from "./stages/fileTiers.ts"
 import { HistoryTiersStage } from "./stages/historyTiers.ts"
+import { InputLimitStage } from "./stages/inputLimit.ts"
 import { L0BlockStage } from "./stages/l0Block.ts"
 import { LayoutPlanStage } from "./stages/layoutPlan.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
@@ -57,13 +58,14 @@ export type StageServices =
   | SymbolDataStage
   | HistoryTiersStage
   | LayoutPlanStage
+  | InputLimitStage
   | L0BlockStage
   | CachedBlocksStage
   | ActiveBlockStage
   | PlacementStage
   | TrackStage
 
-/** The stages of one request, in order: the nine seed stages and `layoutPlan`, with extra stages slotted in. */
+/** The stages of one request, in order: the nine seed stages, `layoutPlan` and `inputLimit`, with extra stages slotted in. */
 export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, StageServices> = Effect.gen(function* () {
   const stages: ReadonlyArray<Stage> = [
     yield* ActiveFilesStage, //   selected files: normalized, hashed, counted
@@ -71,6 +73,7 @@ export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, Sta
     yield* SymbolDataStage, //    symbol blocks by tier; first request: initial placement
     yield* HistoryTiersStage, //  each history message's tier
     yield* LayoutPlanStage, //    the layout's plan (journal: frozen tiers, journal, Working Files)
+    yield* InputLimitStage, //    within the model's input limit: sheds files, then map blocks
     yield* L0BlockStage, //       the layout's L0 block: the system message (+ L0 history)
     yield* CachedBlocksStage, //  the layout's L1, L2 and L3 blocks
     yield* ActiveBlockStage, //   the layout's uncached tail, ending with the prompt
@@ -102,6 +105,7 @@ export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
   SymbolDataStage.layer,
   HistoryTiersStage.layer,
   LayoutPlanStage.layer,
+  InputLimitStage.layer,
   L0BlockStage.layer,
   CachedBlocksStage.layer,
   ActiveBlockStage.layer,
@@ -136,12 +140,15 @@ export * from "./layouts/index.ts"
 export * from "./layouts/journal.ts"
 export * from "./layouts/journalPlan.ts"
 export * from "./layouts/seed.ts"
+export * from "./mapBudget.ts"
+export * from "./requestLimits.ts"
 export * from "./seedPlacement.ts"
 export * from "./stages/activeBlock.ts"
 export * from "./stages/activeFiles.ts"
 export * from "./stages/cachedBlocks.ts"
 export * from "./stages/fileTiers.ts"
 export * from "./stages/historyTiers.ts"
+export * from "./stages/inputLimit.ts"
 export * from "./stages/l0Block.ts"
 export * from "./stages/layoutPlan.ts"
 export * from "./stages/providerPlacement.ts"

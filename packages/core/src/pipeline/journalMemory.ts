@@ -55,6 +55,7 @@ export type RebuildReason =
   | "cache expired"
   | "history rewritten"
   | "stale copies"
+  | "over the input limit"
   | undefined
 
 /** What the journal layout planned for this request. */

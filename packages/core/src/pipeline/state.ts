@@ -10,12 +10,14 @@ import { InvalidInput } from "../domain/errors.ts"
 import type { TierChange } from "../domain/Item.ts"
 import { History, ImagePart } from "../domain/Message.ts"
 import { TIERS, type Tier } from "../domain/Tier.ts"
+import type { LeftOut } from "../breakdown/report.ts"
 import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
 import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
 import type { TrackerSnapshot } from "../services/Tracker.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
 import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
+import { NOTHING_LEFT_OUT, type RequestTooLarge } from "./requestLimits.ts"
 
 /** A selected file and its content (repo-relative path). */
 export const FileContent = Schema.Struct({ path: Schema.String, content: Schema.String })
@@ -118,6 +120,8 @@ export interface AssemblyState {
   readonly fileTiers: TierLists<FileEntry>
   /** symbolData */
   readonly symbols: SymbolData
+  /** symbolData and inputLimit: what the map budget cut and what shedding left out to stay within the input limit. */
+  readonly leftOut: LeftOut
   /** historyTiers: history messages by tier, in conversation order. */
   readonly historyTiers: TierLists<HistoryEntry>
   /** The layout mode's layout (`LayoutMode` picks it) and the journal layout's memory of the last committed request. */
@@ -145,7 +149,7 @@ export class StageError extends Schema.TaggedError<StageError>()("StageError", {
 }
 
 /** Anything an assembly can fail with. */
-export type AssemblyError = StageError | SymbolIndexError | PlacementError
+export type AssemblyError = StageError | SymbolIndexError | PlacementError | RequestTooLarge
 
 /**
  * One step of assembly: reads the state and returns a new one.
@@ -245,6 +249,7 @@ export const initialState = (
   files: [],
   fileTiers: emptyTierLists(),
   symbols: NO_SYMBOLS,
+  leftOut: NOTHING_LEFT_OUT,
   historyTiers: emptyTierLists(),
   layout: layout.layout,
   journalMemory: layout.memory,

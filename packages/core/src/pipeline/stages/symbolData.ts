@@ -1,15 +1,21 @@
 /**
- * Stage 3, `symbolData`: the symbol map split by tier. On the first request it places
+ * Stage 3, `symbolData`: the symbol map within its budget, split by tier. A map larger
+ * than its budget (`RequestLimits`' `mapTokens`, by default derived from the model's
+ * input limit) keeps its most referenced blocks. On the first request it places the
  * symbol entries across the cached tiers from the reference graph (the tracker's
  * `initialize`, uncommitted until the request succeeds).
  */
 import { Context, Effect, Layer } from "effect"
-import type { Counted } from "../../assembly/parts.ts"
+import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../../assembly/headers.ts"
+import { SECTION_SEPARATOR, type Counted } from "../../assembly/parts.ts"
 import { ItemKeys, type Item } from "../../domain/Item.ts"
 import { CACHED_TIERS, type CachedTier } from "../../domain/Tier.ts"
 import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
 import type { TokenCounter } from "../../tokens/TokenCounter.ts"
 import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../entries.ts"
+import { cutMap, mapRanking } from "../mapBudget.ts"
+import type { MapLeftOut } from "../../breakdown/report.ts"
+import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../requestLimits.ts"
 import type { AssemblyState, Stage } from "../state.ts"
 
 /**
@@ -44,15 +50,67 @@ export const makeSymbolData = (): Stage => {
         const tree: Entry | undefined = map.fileTree.length === 0
           ? undefined
           : cache.tree(map.fileTreeHash, map.fileTree, state.counter)
-        const data = {
+        const legend = cache.legend(map.legend, state.counter)
+        const entries = cache.entries(map, state.counter)
+        const limits = resolveRequestLimits(state.input.model, yield* RequestLimits)
+        const ranked = () => mapRanking(map)
+        const { kept, keptTree, leftOut } = withinBudget(entries, legend, tree, ranked, limits.mapTokens, state.counter)
+        const data: SymbolData = {
           ...NO_SYMBOLS,
-          legend: cache.legend(map.legend, state.counter),
-          entries: cache.entries(map, state.counter),
-          tree,
-          existingFiles: cache.fileSet(map.files)
+          legend,
+          entries: kept,
+          tree: keptTree,
+          existingFiles: cache.fileSet(map.files),
+          ranked
         }
-        return splitByTier(state, data, map, cache)
+        const cut: MapLeftOut = { ...leftOut, budget: limits.mapBudget }
+        const warning = mapCutWarning(cut, limits)
+        return splitByTier({
+          ...state,
+          leftOut: { ...state.leftOut, map: cut },
+          warnings: warning === undefined ? state.warnings : [...state.warnings, warning]
+        }, data, map, cache)
       })
+  }
+}
+
+/**
+ * The entries and tree a budget keeps. Every file's block counts, those of files in
+ * context too (they are left out of the request, not of the budget), so selecting a file
+ * never changes which other blocks the map shows.
+ */
+const withinBudget = (
+  entries: ReadonlyArray<SymbolEntry>,
+  legend: Counted,
+  tree: Entry | undefined,
+  ranked: () => ReadonlyArray<string>,
+  budgetTokens: number,
+  counter: TokenCounter
+) => {
+  const separator = counter.count(SECTION_SEPARATOR)
+  const treeTokens = tree === undefined ? 0 : tree.tokens + counter.count(FILE_TREE_HEADER)
+  // The legend goes under the map's header; both count, as the report's "legend" does.
+  const legendTokens = legend.text === "" ? 0 : legend.tokens + counter.count(REPO_MAP_HEADER)
+  let mapTokens = legendTokens + treeTokens
+  for (const e of entries) mapTokens += e.tokens + separator
+  // The usual case, a map within its budget: nothing to rank or cut.
+  if (mapTokens <= budgetTokens) {
+    return { kept: entries, keptTree: tree, leftOut: { budgetTokens, mapTokens, files: 0, fileTokens: 0, treeTokens: 0 } }
+  }
+  const blocks = new Map<string, number>()
+  for (const e of entries) blocks.set(e.path, e.tokens + separator)
+  const cut = cutMap({ blocks, ranked, legendTokens, treeTokens, budgetTokens })
+  const files = cut.files
+  return {
+    kept: files === undefined ? entries : entries.filter((e) => files.has(e.path)),
+    keptTree: cut.treeLeftOut ? undefined : tree,
+    leftOut: {
+      budgetTokens,
+      mapTokens: cut.mapTokens,
+      files: cut.leftOutFiles,
+      fileTokens: cut.leftOutTokens,
+      treeTokens: cut.treeLeftOut ? treeTokens : 0
+    }
   }
 }
 

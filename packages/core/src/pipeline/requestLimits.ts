@@ -1,0 +1,171 @@
+/**
+ * How large a request may be: the model's input limit (core's model table, or one you
+ * set), the tokens kept for the reply, seed 004's 90% line that shedding aims under, and
+ * the repository map's default budget derived from them. The `inputLimit` stage sheds to
+ * these limits and the runner refuses a request still over them with `RequestTooLarge`.
+ */
+import { Context, Layer, Schema } from "effect"
+import type { LeftOut, MapLeftOut } from "../breakdown/report.ts"
+import { modelInfo } from "../models/modelTable.ts"
+
+/** Shedding aims to keep the request and its output reserve under this share of the input limit (seed 004: 90%). */
+export const SHED_SHARE = 0.9
+
+/**
+ * The most tokens kept free for the reply by default. Less when the model's output limit
+ * is smaller, and never more than an eighth of the input limit (a small window keeps
+ * room for the request).
+ */
+export const DEFAULT_OUTPUT_RESERVE_TOKENS = 8_192
+
+/** The default output reserve for an input and output limit. */
+export const defaultOutputReserve = (maxInputTokens: number, maxOutputTokens: number): number =>
+  Math.min(maxOutputTokens, DEFAULT_OUTPUT_RESERVE_TOKENS, Math.floor(maxInputTokens / 8))
+
+/** The default map budget's share of what a request may hold after the output reserve; the rest is for files, history and the prompt. */
+export const MAP_SHARE = 0.5
+
+/**
+ * What you set about a request's size. Every field is optional: an absent one comes from
+ * the model (`modelInfo(model)`).
+ */
+export interface RequestLimitSettings {
+  /** The model's input limit, when the model table does not know it (or a gateway caps it lower). */
+  readonly maxInputTokens?: number | undefined
+  /** Tokens kept free for the reply. Default: `defaultOutputReserve` (8,192, or less for a small model). */
+  readonly outputReserveTokens?: number | undefined
+  /**
+   * Token budget of the repository map (legend, file tree and symbol blocks). Default:
+   * `defaultMapTokens`, half of what a request may hold after the output reserve.
+   */
+  readonly mapTokens?: number | undefined
+}
+
+/**
+ * The request-size settings of the requests assembled in this context (default: all from
+ * the model). Provide it with `requestLimits(...)`.
+ */
+export const RequestLimits = Context.Reference<RequestLimitSettings>("@strata/core/pipeline/RequestLimits", {
+  defaultValue: () => ({})
+})
+
+/**
+ * A layer setting the request-size settings.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { Pipeline, requestLimits } from "@strata/core/effect"
+ * // A model the table does not know, with a 32,000-token window; the map gets 4,000 tokens.
+ * const layer = Layer.mergeAll(Pipeline.layer, requestLimits({ maxInputTokens: 32_000, mapTokens: 4_000 }))
+ * ```
+ */
+export const requestLimits = (settings: RequestLimitSettings): Layer.Layer<never> => Layer.succeed(RequestLimits, settings)
+
+/** The limits one request is assembled under, every value resolved. */
+export interface ResolvedLimits {
+  readonly model: string
+  readonly maxInputTokens: number
+  readonly outputReserveTokens: number
+  /** `SHED_SHARE` of the input limit: shedding aims to keep the request plus the reserve under it. */
+  readonly shedLimitTokens: number
+  /** The repository map's budget. */
+  readonly mapTokens: number
+  /** Whether the map budget was set (`configured`) or derived from the model's limits (`model`). */
+  readonly mapBudget: "configured" | "model"
+}
+
+/**
+ * The default budget of the repository map: `MAP_SHARE` of what a request may hold under
+ * seed 004's 90% line once the output reserve is set aside. It depends on the model only,
+ * never on the request, so the map it cuts stays the same from request to request.
+ *
+ * @example
+ * ```ts
+ * import { defaultMapTokens } from "@strata/core"
+ * defaultMapTokens(200_000, 8_192) // 85904
+ * ```
+ */
+export const defaultMapTokens = (maxInputTokens: number, outputReserveTokens: number): number =>
+  Math.max(0, Math.floor((Math.floor(SHED_SHARE * maxInputTokens) - outputReserveTokens) * MAP_SHARE))
+
+/**
+ * The limits of a request to `model`: the settings where given, the model table's
+ * limits otherwise. Pure.
+ *
+ * @example
+ * ```ts
+ * import { resolveRequestLimits } from "@strata/core"
+ * resolveRequestLimits("claude-sonnet-4-5")
+ * // { model: "claude-sonnet-4-5", maxInputTokens: 200000, outputReserveTokens: 8192,
+ * //   shedLimitTokens: 180000, mapTokens: 85904, mapBudget: "model" }
+ * ```
+ */
+export const resolveRequestLimits = (model: string, settings: RequestLimitSettings = {}): ResolvedLimits => {
+  const info = modelInfo(model)
+  const maxInputTokens = settings.maxInputTokens ?? info.maxInputTokens
+  const outputReserveTokens = settings.outputReserveTokens ?? defaultOutputReserve(maxInputTokens, info.maxOutputTokens)
+  return {
+    model,
+    maxInputTokens,
+    outputReserveTokens,
+    shedLimitTokens: Math.floor(SHED_SHARE * maxInputTokens),
+    mapTokens: settings.mapTokens ?? defaultMapTokens(maxInputTokens, outputReserveTokens),
+    mapBudget: settings.mapTokens === undefined ? "model" : "configured"
+  }
+}
+
+export const NOTHING_LEFT_OUT: LeftOut = { map: undefined, files: [], symbols: [], treeTokens: 0 }
+
+/** Whether a request left anything out (a map budget that cut nothing does not count). */
+export const leftOutAnything = (leftOut: LeftOut): boolean =>
+  leftOut.files.length > 0 || leftOut.symbols.length > 0 || leftOut.treeTokens > 0 ||
+  (leftOut.map !== undefined && (leftOut.map.files > 0 || leftOut.map.treeTokens > 0))
+
+const fmt = (n: number): string => n.toLocaleString("en-US")
+
+/**
+ * The warning for a map the model-derived budget cut, or undefined when it cut nothing or
+ * the budget was configured (a budget you set cuts silently, as asked; the report still
+ * says what it left out).
+ */
+export const mapCutWarning = (cut: MapLeftOut, limits: ResolvedLimits): string | undefined => {
+  if (cut.budget === "configured" || (cut.files === 0 && cut.treeTokens === 0)) return undefined
+  const what = [
+    ...(cut.treeTokens > 0 ? [`the file tree (${fmt(cut.treeTokens)} tokens)`] : []),
+    ...(cut.files > 0 ? [`the symbol blocks of the ${fmt(cut.files)} least referenced files (${fmt(cut.fileTokens)} tokens)`] : [])
+  ].join(" and ")
+  return `The repository map (${fmt(cut.mapTokens)} tokens) is larger than its ${fmt(cut.budgetTokens)}-token budget, derived from ${limits.model}'s ` +
+    `${fmt(limits.maxInputTokens)}-token input limit; ${what} ${cut.files > 0 ? "are" : "is"} left out of the request. Set mapTokens to choose the budget.`
+}
+
+/**
+ * A request that would not fit in the model's input limit even after shedding every
+ * selected file and the whole symbol map: what remains (history, most often) is too
+ * large. Nothing was sent or recorded. `requestTokens` is the request without the
+ * output reserve; the parts say where its tokens are.
+ */
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
+  model: Schema.String,
+  maxInputTokens: Schema.Number,
+  outputReserveTokens: Schema.Number,
+  requestTokens: Schema.Number,
+  historyTokens: Schema.Number,
+  fileTokens: Schema.Number,
+  /** Legend, symbol blocks and file tree. */
+  mapTokens: Schema.Number,
+  /** System prompt, prompt, URLs, review context and message framing. */
+  otherTokens: Schema.Number
+}) {
+  override get message(): string {
+    const parts = [
+      `history ${fmt(this.historyTokens)}`,
+      `files ${fmt(this.fileTokens)}`,
+      `repository map ${fmt(this.mapTokens)}`,
+      `system prompt, prompt and framing ${fmt(this.otherTokens)}`
+    ].join(", ")
+    return `The request for ${this.model} is ${fmt(this.requestTokens)} tokens (${parts}); with ${fmt(this.outputReserveTokens)} tokens kept for the reply ` +
+      `it is over the model's ${fmt(this.maxInputTokens)}-token input limit, so it was not sent. ` +
+      `Compact or clear the history, drop files, shorten the prompt, or raise maxInputTokens if the model accepts more.`
+  }
+}
