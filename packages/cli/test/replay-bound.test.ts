@@ -13,7 +13,7 @@ import { lowerBound, type BoundPricing, type BoundTtl } from "../src/replay/boun
 import { MemoryFileSystem } from "../src/replay/memfs.ts"
 import { replayCompactionModel } from "../src/replay/replay.ts"
 import { boundPricing, makeScorer, summarize } from "../src/replay/score.ts"
-import { makeStrategy, REPLAY_PROVIDERS, STRATEGIES, type ReplayProvider, type SessionEnv, type TurnInput } from "../src/replay/strategies.ts"
+import { CHAT_STRATEGIES, makeStrategy, REPLAY_PROVIDERS, type ReplayProvider, type SessionEnv, type TurnInput } from "../src/replay/strategies.ts"
 
 const FIVE: BoundTtl = { name: "5m", seconds: 300, write: 1.25 }
 const HOUR: BoundTtl = { name: "1h", seconds: 3600, write: 2 }
@@ -182,7 +182,7 @@ const replaySynthetic = async (provider: ReplayProvider, s: Session) => {
   const root = "/strata-bound"
   const fs = new MemoryFileSystem(root)
   const indexer = await SymbolIndexer.create(root, { fs, git: false, cache: false })
-  const strategies = STRATEGIES.map((name) => makeStrategy(name, env))
+  const strategies = CHAT_STRATEGIES.map((name) => makeStrategy(name, env))
   const scorer = makeScorer({ provider, model, countTokens: counter.count })
   const versions = s.start.map((f, i) => ({ path: `src/f${i}.ts`, version: 0, content: source(f.names, f.body) }))
   let history: ReadonlyArray<Message> = []
