@@ -7,7 +7,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
-import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type LayoutMode, type Message, type SymbolMapSnapshot, type TokenCounter } from "@strata/core/effect"
+import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type CompactionConfig, type LayoutMode, type Message, type SymbolMapSnapshot, type TokenCounter } from "@strata/core/effect"
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
 import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
@@ -73,6 +73,8 @@ export interface AgentReplayOptions extends AgentReplayCommonOptions {
   readonly gapSeconds?: number | undefined
   /** History tokens at which the session's conversation is compacted between tasks (default: the CLI's, 24,000). */
   readonly compactionTokens?: number | undefined
+  /** Other compaction settings of the session (default: core's, as the CLI uses them), to measure alternatives. */
+  readonly compaction?: Partial<Omit<CompactionConfig, "triggerTokens">> | undefined
 }
 
 export interface RecordedReplayOptions extends AgentReplayCommonOptions {
@@ -229,7 +231,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
   const total = Math.min(commits.length, options.tasks ?? commits.length)
   const run = await startRun(options, provider, model)
   const prompts = await bundledPrompts()
-  const history = await compactor(run.env.counter, compactionTokens)
+  const history = await compactor(run.env.counter, compactionTokens, options.compaction)
   const fs = new MemoryFileSystem(MEM_ROOT)
   const indexer = await SymbolIndexer.create(MEM_ROOT, { fs, git: false, cache: false })
   // The session's conversation before the current task (compacted between tasks), and

@@ -196,19 +196,21 @@ export const clearedTokensOf = (conversation: ReadonlyArray<Message>, body: unkn
   return cleared
 }
 
-/** The session's conversation as `AssemblyInput`: a trailing user prompt (a string) is the prompt, the rest history. */
-const assemblyInput = (env: AgentEnv, request: AgentRequest): AssemblyInput => {
-  const last = request.conversation.at(-1)
-  const prompted = last?.role === "user" && typeof last.content === "string"
-  return {
-    model: env.model,
-    prompt: prompted ? last.content : "",
-    systemPrompt: request.systemPrompt,
-    files: [],
-    history: prompted ? request.conversation.slice(0, -1) : request.conversation,
-    useRepoMap: request.map !== undefined
-  }
-}
+/**
+ * The session's conversation as `AssemblyInput`: all of it is history, the prompt is
+ * empty (the pipeline sends no prompt message then). An agent's task prompt is one user
+ * message of its conversation from the first request on, so the pipeline caches it as
+ * soon as it is sent, as the agent's own transcript does; as `prompt` it would sit in
+ * the uncached active block once and be written the step after.
+ */
+const assemblyInput = (env: AgentEnv, request: AgentRequest): AssemblyInput => ({
+  model: env.model,
+  prompt: "",
+  systemPrompt: request.systemPrompt,
+  files: [],
+  history: request.conversation,
+  useRepoMap: request.map !== undefined
+})
 
 /** What the pipeline's layers read of the request being assembled (set before each assembly). */
 interface RequestState {

@@ -9,6 +9,7 @@
 import { Effect, Layer, ManagedRuntime } from "effect"
 import {
   CompactionModel,
+  type CompactionConfig,
   HistoryCompactor,
   type LayoutMode,
   makeTokenCounter,
@@ -136,10 +137,10 @@ export const replayCompactionModel: Layer.Layer<CompactionModel> = Layer.succeed
   }
 })
 
-/** A `HistoryCompactor` at `triggerTokens` over the replay's stand-in compaction model. */
-export const compactor = async (counter: TokenCounter, triggerTokens: number) => {
+/** A `HistoryCompactor` at `triggerTokens` (other settings: core's defaults, or `config`) over the replay's stand-in compaction model. */
+export const compactor = async (counter: TokenCounter, triggerTokens: number, config: Partial<Omit<CompactionConfig, "triggerTokens">> = {}) => {
   const runtime = ManagedRuntime.make(
-    HistoryCompactor.layer({ config: { triggerTokens } }).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), replayCompactionModel)))
+    HistoryCompactor.layer({ config: { ...config, triggerTokens } }).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), replayCompactionModel)))
   )
   const service = await runtime.runPromise(Effect.gen(function* () {
     return yield* HistoryCompactor
