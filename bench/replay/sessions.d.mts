@@ -43,3 +43,9 @@ export declare function supersededSession(
 
 /** The recorded sessions the replay benchmark reports, from the demo repository. */
 export declare function recordedSessions(lib: SessionLib, options: { readonly demo: string; readonly tasks?: number }): Promise<ReadonlyArray<RecordedSessionFile>>
+
+/** An agent that reads many files in one step (more blocks than a breakpoint looks back), then edits, tests and answers. */
+export declare function parallelReadsSession(
+  lib: Pick<SessionLib, "AGENT_TOOLS">,
+  options: { readonly repo: string; readonly files: ReadonlyArray<string>; readonly tasks?: number; readonly stepSeconds?: number; readonly gapSeconds?: number }
+): string

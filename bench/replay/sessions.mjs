@@ -9,6 +9,8 @@
 // - supersededSession: an agent that reads a file, runs the tests (a long log), edits,
 //   runs them again and reads the file again, task after task on the same few files,
 //   so superseded reads and old logs pile up in its conversation.
+// - parallelReadsSession: an agent that reads twelve files in one step, more blocks than
+//   a breakpoint looks back (where a single trailing breakpoint misses).
 //
 // `lib` is `@strata/cli`'s replay API (the built one from bench/replay/run.mjs, the
 // sources from the tests): `{ runAgentReplay, AGENT_TOOLS }`.
@@ -16,6 +18,11 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 
 const MODEL = "claude-sonnet-4-5"
+// Twelve source files of the demo repository, read at once by `parallelReadsSession`.
+const PARALLEL_FILES = [
+  "analytics/loader.py", "analytics/metrics.py", "analytics/report.py", "src/api/routes.ts", "src/api/validate.ts", "src/config.ts",
+  "src/models/carrier.ts", "src/models/shipment.ts", "src/services/pricing.ts", "src/services/tracking.ts", "src/store/shipmentStore.ts", "worker/queue/queue.go"
+]
 
 /**
  * The `transcript` strategy's request bodies of an agent replay, one line each, with `t`.
@@ -113,6 +120,55 @@ export const supersededSession = (lib, options) => {
 }
 
 /**
+ * An agent that reads many files at once: each task reads `files` in parallel in one
+ * step (a `tool_use` and a `tool_result` block per file, more than the 20 blocks
+ * Anthropic's breakpoint looks back), then edits one, runs the tests and answers. With
+ * one trailing breakpoint, the request after the parallel reads finds no cache entry
+ * within its lookback window.
+ * @param {{ AGENT_TOOLS: ReadonlyArray<{ name: string, description?: string, inputSchema: object }> }} lib
+ * @param {{ repo: string, files: ReadonlyArray<string>, tasks?: number, stepSeconds?: number, gapSeconds?: number }} options
+ */
+export const parallelReadsSession = (lib, options) => {
+  const tasks = options.tasks ?? 8
+  const step = options.stepSeconds ?? 6
+  const gap = options.gapSeconds ?? 30
+  const tools = lib.AGENT_TOOLS.map((t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.inputSchema }))
+  const contents = new Map(options.files.map((path) => [path, readFileSync(join(options.repo, path), "utf8")]))
+  const messages = []
+  const lines = []
+  let t = 0
+  let id = 0
+  const send = () => {
+    const last = messages.at(-1)
+    const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
+    const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
+    lines.push(JSON.stringify({ t, model: MODEL, max_tokens: 4096, system: [{ type: "text", text: SYSTEM }], tools, messages: marked }))
+  }
+  const round = (calls) => {
+    const uses = calls.map(([name, input]) => ({ type: "tool_use", id: `toolu_${String(++id).padStart(4, "0")}`, name, input }))
+    messages.push({ role: "assistant", content: uses })
+    messages.push({ role: "user", content: uses.map((u, k) => ({ type: "tool_result", tool_use_id: u.id, content: calls[k][2] })) })
+    t += step
+    send()
+  }
+  for (let task = 0; task < tasks; task++) {
+    const path = options.files[task % options.files.length]
+    if (task > 0) t += gap
+    messages.push({ role: "user", content: `Task ${task + 1}: find where ${path} is used and make it validate its input.` })
+    send()
+    round(options.files.map((f) => ["read_file", { path: f }, contents.get(f)]))
+    round([["edit_file", { path, patch: `@@ -1,0 +1,1 @@
++// task ${task + 1}: input validated` }, `Applied 1 hunk to ${path}: +1 -0 lines.`]])
+    contents.set(path, `${contents.get(path)}
+// task ${task + 1}: input validated
+`)
+    round([["run_tests", {}, testLog(task + 1, 2, 40, "tests/all.test.ts")]])
+    messages.push({ role: "assistant", content: [{ type: "text", text: `Task ${task + 1} is done: ${path} validates its input.` }] })
+  }
+  return lines.join("\n") + "\n"
+}
+
+/**
  * The recorded sessions the replay benchmark reports, from the demo repository: an
  * agent's tasks seconds apart, the same with idle gaps past the cache lifetime, and one
  * where superseded tool output piles up.
@@ -125,6 +181,7 @@ export const recordedSessions = async (lib, options) => {
   return [
     { name: "agent, tasks 90 s apart", text: await agentTranscript(lib, { repo: options.demo, tasks, gapSeconds: 90 }) },
     { name: "agent, idle gaps of 10 min", text: await agentTranscript(lib, { repo: options.demo, tasks, gapSeconds: 600 }) },
-    { name: "superseded tool output", text: supersededSession(lib, { repo: options.demo, files, tasks: Math.max(4, Math.round(tasks / 2)) }) }
+    { name: "superseded tool output", text: supersededSession(lib, { repo: options.demo, files, tasks: Math.max(4, Math.round(tasks / 2)) }) },
+    { name: "parallel reads (past the lookback window)", text: parallelReadsSession(lib, { repo: options.demo, files: PARALLEL_FILES, tasks: Math.max(4, Math.round(tasks / 3)) }) }
   ]
 }
