@@ -33,7 +33,7 @@ const TARGET_VS_BASELINE = 0.9
 const TARGET_VS_BOUND = 1.25
 
 const flag = (args, name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined)
-const money = (v) => `$${v.toFixed(4)}`
+const money = (v) => `$${(Math.abs(v) < 5e-5 ? 0 : v).toFixed(4)}`
 const ratio = (a, b) => (b === 0 ? Infinity : a / b)
 
 /** Per strategy: the cost split by kind of token and by kind of request (collect with `onScore`, read once the model is known). */

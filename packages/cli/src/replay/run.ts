@@ -15,7 +15,7 @@ import { jsonDocument, Output } from "../output.ts"
 import { runAgentReplay, runRecordedReplay } from "./agentReplay.ts"
 import { runReplay, type ReplayReport } from "./replay.ts"
 import { formatReport, plotSvg } from "./report.ts"
-import type { ReplayProvider, StrategyName } from "./strategies.ts"
+import { AGENT_STRATEGIES, CHAT_STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
 
 /** A replay could not run: not a git repository, an unknown revision, an unwritable file. */
 export class ReplayError extends Schema.TaggedError<ReplayError>()("ReplayError", {
@@ -72,9 +72,8 @@ export const runReplayCommand = (flags: ReplayFlags) =>
     if (!(flags.gapSeconds >= 0)) return yield* new UsageError({ reason: `--gap-seconds must be zero or more, got ${flags.gapSeconds}` })
     if (!(flags.stepSeconds >= 0)) return yield* new UsageError({ reason: `--step-seconds must be zero or more, got ${flags.stepSeconds}` })
     const kind = transcript !== undefined ? "recorded" : session
-    const chatOnly = ["trailing", "segments"]
-    const agentOnly = ["transcript-clear", "middleware"]
-    if (flags.strategy !== "all" && (kind === "chat" ? agentOnly : chatOnly).includes(flags.strategy)) {
+    const available: ReadonlyArray<StrategyName> = kind === "chat" ? CHAT_STRATEGIES : AGENT_STRATEGIES
+    if (flags.strategy !== "all" && !available.includes(flags.strategy)) {
       return yield* new UsageError({ reason: `--strategy ${flags.strategy} is not a strategy of ${kind === "chat" ? "chat replays (it is an agent strategy: add --session agent)" : "agent sessions (it is a chat strategy)"}` })
     }
     const model = Option.getOrUndefined(flags.model)
