@@ -12,6 +12,10 @@
 //   node bench/replay/run.mjs                       # anthropic: the first 121 commits of this repository, every commit of the demo
 //   node bench/replay/run.mjs --provider openai     # any `strata replay` flag is passed through
 //   node bench/replay/run.mjs --repo-only demo      # just one history (demo | self)
+//
+// With --session agent it runs the agent-mode benchmark instead (bench/replay/agent.mjs:
+// the same histories as a coding agent's tasks, and recorded sessions; issue 18's
+// agent targets).
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,6 +28,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const BIN = join(ROOT, "packages", "cli", "dist", "bin.js")
 
 const args = process.argv.slice(2)
+if (args[args.indexOf("--session") + 1] === "agent" && args.includes("--session")) {
+  const { runAgentBench } = await import("./agent.mjs")
+  await runAgentBench(args.filter((a, i) => a !== "--session" && args[i - 1] !== "--session"))
+  process.exit(process.exitCode ?? 0)
+}
 const only = args.includes("--repo-only") ? args[args.indexOf("--repo-only") + 1] : undefined
 const passThrough = args.filter((a, i) => a !== "--repo-only" && args[i - 1] !== "--repo-only")
 

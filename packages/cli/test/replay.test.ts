@@ -10,7 +10,7 @@ import { MemoryFileSystem } from "../src/replay/memfs.ts"
 import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
 import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/replay/report.ts"
 import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
-import { STRATEGIES } from "../src/replay/strategies.ts"
+import { CHAT_STRATEGIES, STRATEGIES } from "../src/replay/strategies.ts"
 import { tempDir } from "@strata/test-support"
 import { runBin } from "./support.ts"
 
@@ -72,7 +72,7 @@ describe("replay of the example repository's first 10 commits", () => {
     expect(formatTable(second.rows)).toBe(formatTable(first.rows))
     expect(JSON.stringify(second)).toBe(JSON.stringify(first))
     expect(first.turns).toBe(10)
-    expect(first.rows.map((r) => r.strategy)).toEqual([...STRATEGIES])
+    expect(first.rows.map((r) => r.strategy)).toEqual([...CHAT_STRATEGIES])
     expect(first.rows.every((r) => r.requests === 10)).toBe(true)
   })
 
@@ -114,7 +114,7 @@ describe("replay of the example repository's first 10 commits", () => {
   })
 
   it("re-scoring the dump with the simulators reproduces the table", async () => {
-    expect(lines).toHaveLength(10 * STRATEGIES.length)
+    expect(lines).toHaveLength(10 * CHAT_STRATEGIES.length)
     const parsed = parseDump(lines.join("\n"))
     expect(parsed[0]).toMatchObject({ t: 0, strategy: "none" })
     expect(parsed.at(-1)).toMatchObject({ t: 9 * 90, strategy: "oracle" })
@@ -164,15 +164,15 @@ describe("replay of the example repository's first 10 commits", () => {
     expect(svg.startsWith("<svg")).toBe(true)
     expect(svg.trim().endsWith("</svg>")).toBe(true)
     // Two panels (cumulative and per turn), one line per strategy in each, one distinct colour per strategy.
-    expect(svg.match(/<polyline /g)).toHaveLength(2 * STRATEGIES.length)
+    expect(svg.match(/<polyline /g)).toHaveLength(2 * CHAT_STRATEGIES.length)
     expect(svg).toContain("Cumulative input cost")
     expect(new Set(STRATEGIES.map((s) => STRATEGY_COLORS[s])).size).toBe(STRATEGIES.length)
     expect(plotSvg(first)).toBe(svg)
-    for (const s of STRATEGIES) expect(svg).toMatch(new RegExp(`>${s}  \\d+\\.\\d\\dx oracle<`))
+    for (const s of CHAT_STRATEGIES) expect(svg).toMatch(new RegExp(`>${s}  \\d+\\.\\d\\dx oracle<`))
     // The legend fits: the picture is wide enough for its longest label.
     const width = Number(/<svg [^>]*width="(\d+)"/.exec(svg)![1])
     const legend = [...svg.matchAll(/<text x="(\d+)" y="\d+(?:\.\d)?" dominant-baseline="middle">([^<]*)</g)]
-    expect(legend).toHaveLength(STRATEGIES.length)
+    expect(legend).toHaveLength(CHAT_STRATEGIES.length)
     for (const [, x, label] of legend) expect(Number(x) + label!.length * 7.2).toBeLessThanOrEqual(width)
   })
 })

@@ -19,7 +19,7 @@ import {
   serializeBody
 } from "../src/index.ts"
 import { breakpointsArb, toolHistoryArb, toolRequest } from "./tool-fixtures.ts"
-import { validateAnthropic, validateChat, validateConverse, validateGemini, validateResponses } from "./wire-server.ts"
+import { validateAnthropic, validateChat, validateConverse, validateGemini, validateResponses } from "./wire-validators.ts"
 
 /** A body as it goes over the wire (Bedrock's bytes as base64). */
 const wire = (body: unknown): unknown => JSON.parse(serializeBody(body))

@@ -22,14 +22,10 @@ import {
   type JsonSchemaObject
 } from "../src/index.ts"
 import { runTool, TOOLS, toolRequest } from "./tool-fixtures.ts"
+import { validateAnthropic, validateChat, validateConverse, validateGemini, validateResponses } from "./wire-validators.ts"
 import {
   json,
   startServer,
-  validateAnthropic,
-  validateChat,
-  validateConverse,
-  validateGemini,
-  validateResponses,
   type Recorded,
   type Reply,
   type TestServer

@@ -119,6 +119,30 @@ const parseNumstat = (text: string): Map<string, { added: number; deleted: numbe
   return out
 }
 
+/**
+ * The unified diff of a commit against its first parent (against nothing for a root
+ * commit), as hunks per file: the text from the first `@@` line on, keyed by the new
+ * path (the old one for a deleted file). Binary files have no entry.
+ */
+export const commitPatches = async (repo: string, commit: Pick<CommitInfo, "sha" | "parents">): Promise<ReadonlyMap<string, string>> => {
+  const base = commit.parents[0]
+  const text = base === undefined
+    ? await git(repo, ["-c", "core.quotePath=false", "diff-tree", "--root", "-r", "-p", "--no-color", "--no-ext-diff", "-U3", "-M", commit.sha])
+    : await git(repo, ["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "-U3", "-M", base, commit.sha])
+  const out = new Map<string, string>()
+  for (const section of text.split(/^(?=diff --git )/m)) {
+    if (!section.startsWith("diff --git ")) continue
+    const hunks = section.indexOf("\n@@")
+    if (hunks < 0) continue
+    const head = section.slice(0, hunks)
+    const to = /^\+\+\+ b\/(.*)$/m.exec(head)?.[1]
+    const from = /^--- a\/(.*)$/m.exec(head)?.[1]
+    const path = to ?? from
+    if (path !== undefined) out.set(path, section.slice(hunks + 1).replace(/\n$/, ""))
+  }
+  return out
+}
+
 /** Every blob in a commit's tree, with sizes. */
 export const listTree = async (repo: string, sha: string): Promise<ReadonlyArray<TreeEntry>> => {
   const text = await git(repo, ["ls-tree", "-r", "-z", "--long", sha])

@@ -9,6 +9,7 @@
 import { Effect, Layer, ManagedRuntime } from "effect"
 import {
   CompactionModel,
+  type CompactionConfig,
   HistoryCompactor,
   type LayoutMode,
   makeTokenCounter,
@@ -25,7 +26,7 @@ import { listCommits } from "./git.ts"
 import { MemoryFileSystem } from "./memfs.ts"
 import { dumpLine, makeScorer, summarize, type StrategyRow } from "./score.ts"
 import { replaySession } from "./chatSession.ts"
-import { makeStrategy, STRATEGIES, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
+import { CHAT_STRATEGIES, makeStrategy, type ChatStrategyName, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
 
 export interface ReplayOptions {
   /** The repository whose history is replayed. */
@@ -64,15 +65,42 @@ export interface TurnCost {
   readonly cost: Readonly<Partial<Record<StrategyName, number>>>
 }
 
+/** What a replay replays: a chat per commit, an agent's task per commit, or a recorded session. */
+export type SessionKind = "chat" | "agent" | "recorded"
+
+/** A line of a recorded session that was skipped, or replayed without some of its content. */
+export interface ReplayProblem {
+  readonly line: number
+  readonly skipped: boolean
+  readonly reason: string
+}
+
+/** A strategy the engine could not build a request for: where it stopped and why. */
+export interface StrategyFailure {
+  readonly strategy: StrategyName
+  /** 0-based request and task where it stopped. */
+  readonly request: number
+  readonly task: number
+  readonly reason: string
+}
+
 /** What a replay measured. */
 export interface ReplayReport {
+  readonly session: SessionKind
+  /** The repository replayed (a recorded session: the file, and the repository given for its map, if any). */
   readonly repo: string
   readonly provider: ReplayProvider
   readonly model: string
-  /** The commit the session starts at (not itself a turn). */
+  /** The commit the session starts at (not itself a turn); "" for a recorded session. */
   readonly start: string
+  /** Turns (chat) or tasks (agent, recorded: a task starts at each user prompt). */
   readonly turns: number
+  /** Requests each strategy sent. */
+  readonly requests: number
+  /** Seconds between turns (chat) or between a task's last request and the next task's first (agent). */
   readonly gapSeconds: number
+  /** Seconds between an agent's requests within a task (agent; recorded lines without `t`). */
+  readonly stepSeconds?: number | undefined
   /** `usd` when the model has a price in the table, else `input-equivalent tokens`. */
   readonly costUnit: "usd" | "tokens"
   readonly settings: {
@@ -80,14 +108,22 @@ export interface ReplayReport {
     readonly compactionTokens: number
     readonly cacheTargetTokens: number
     readonly transcriptWindowTokens: number
+    /** Agent sessions: input tokens past which `transcript-clear` clears old tool results, and the tool uses it keeps. */
+    readonly clearTriggerTokens?: number | undefined
+    readonly clearKeepToolUses?: number | undefined
     readonly tokenizer: string
   }
   readonly rows: ReadonlyArray<StrategyRow>
+  /** Cost per turn (chat) or per task (agent, recorded). */
   readonly perTurn: ReadonlyArray<TurnCost>
+  /** Recorded sessions: lines skipped or replayed in part, with the reason. */
+  readonly problems?: ReadonlyArray<ReplayProblem> | undefined
+  /** Agent sessions: strategies the engine refused a request of (left out of `rows`). */
+  readonly failures?: ReadonlyArray<StrategyFailure> | undefined
 }
 
 /** Root of the in-memory repository the indexer reads (no such directory exists on disk). */
-const MEM_ROOT = "/strata-replay"
+export const MEM_ROOT = "/strata-replay"
 
 /**
  * A deterministic stand-in for the compaction model (a replay makes no network calls):
@@ -101,9 +137,10 @@ export const replayCompactionModel: Layer.Layer<CompactionModel> = Layer.succeed
   }
 })
 
-const compactor = async (counter: TokenCounter, triggerTokens: number) => {
+/** A `HistoryCompactor` at `triggerTokens` (other settings: core's defaults, or `config`) over the replay's stand-in compaction model. */
+export const compactor = async (counter: TokenCounter, triggerTokens: number, config: Partial<Omit<CompactionConfig, "triggerTokens">> = {}) => {
   const runtime = ManagedRuntime.make(
-    HistoryCompactor.layer({ config: { triggerTokens } }).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), replayCompactionModel)))
+    HistoryCompactor.layer({ config: { ...config, triggerTokens } }).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), replayCompactionModel)))
   )
   const service = await runtime.runPromise(Effect.gen(function* () {
     return yield* HistoryCompactor
@@ -111,7 +148,8 @@ const compactor = async (counter: TokenCounter, triggerTokens: number) => {
   return { service, dispose: () => runtime.dispose() }
 }
 
-const bundledPrompts = () =>
+/** The bundled system prompt and system reminder. */
+export const bundledPrompts = () =>
   Effect.runPromise(
     Effect.gen(function* () {
       const prompts = yield* Prompts
@@ -119,12 +157,22 @@ const bundledPrompts = () =>
     }).pipe(Effect.provide(Prompts.layer()))
   )
 
-/** The strategies a run needs: the requested ones plus `none` and `oracle`, in table order. */
-export const strategiesToRun = (requested: ReadonlyArray<StrategyName> | undefined): ReadonlyArray<StrategyName> => {
-  const wanted = new Set<StrategyName>(requested ?? STRATEGIES)
+/**
+ * The strategies a run needs: the requested ones plus `none` and `oracle`, in table
+ * order, out of the session kind's strategies (default: chat's). A strategy the kind
+ * does not have is an error that names the ones it has.
+ */
+export function strategiesToRun(requested: ReadonlyArray<StrategyName> | undefined): ReadonlyArray<ChatStrategyName>
+export function strategiesToRun<S extends StrategyName>(requested: ReadonlyArray<StrategyName> | undefined, available: ReadonlyArray<S>): ReadonlyArray<S>
+export function strategiesToRun(requested: ReadonlyArray<StrategyName> | undefined, available: ReadonlyArray<StrategyName> = CHAT_STRATEGIES): ReadonlyArray<StrategyName> {
+  const unknown = (requested ?? []).filter((s) => !available.includes(s))
+  if (unknown.length > 0) {
+    throw new Error(`${unknown.join(", ")} ${unknown.length === 1 ? "is not a strategy" : "are not strategies"} of this session kind; choose from ${available.join(", ")}`)
+  }
+  const wanted = new Set<StrategyName>(requested ?? available)
   wanted.add("none")
   wanted.add("oracle")
-  return STRATEGIES.filter((s) => wanted.has(s))
+  return available.filter((s) => wanted.has(s))
 }
 
 /**
@@ -217,11 +265,13 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
   })
   const perTurn: ReadonlyArray<TurnCost> = turns.map((turn, i) => ({ ...turn, cost: costs[i]! }))
   return {
+    session: "chat",
     repo: options.repo,
     provider,
     model,
     start,
     turns: perTurn.length,
+    requests: perTurn.length,
     gapSeconds,
     costUnit,
     settings: {

@@ -52,15 +52,45 @@ export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
 }
 
 /** One line describing what was replayed. */
-export const formatHeading = (report: ReplayReport): string =>
-  `${report.turns} turns of ${report.repo} from ${report.start.slice(0, 12)}, ${report.provider} ${report.model}, ${report.gapSeconds} s apart`
+export const formatHeading = (report: ReplayReport): string => {
+  const who = `${report.provider} ${report.model}`
+  switch (report.session) {
+    case "chat":
+      return `${report.turns} turns of ${report.repo} from ${report.start.slice(0, 12)}, ${who}, ${report.gapSeconds} s apart`
+    case "agent":
+      return `${report.turns} agent tasks (${int(report.requests)} requests) of ${report.repo} from ${report.start.slice(0, 12)}, ${who}, steps ${report.stepSeconds ?? 0} s apart, tasks ${report.gapSeconds} s apart`
+    case "recorded":
+      return `${int(report.requests)} recorded requests (${report.turns} tasks) of ${report.repo}, ${who}`
+  }
+}
 
-/** The text output of `strata replay`: heading, settings and table. */
-export const formatReport = (report: ReplayReport): string => {
+/** The settings line of a report. */
+const formatSettings = (report: ReplayReport): string => {
   const s = report.settings
+  const strata = `strata-<policy> in the ${s.layout} layout`
+  const tracker = `tracker cacheTargetTokens ${int(s.cacheTargetTokens)}`
+  const tail = `tokenizer ${s.tokenizer}; input costs only`
+  if (report.session === "chat") {
+    return `${strata}; compaction at ${int(s.compactionTokens)} history tokens; ${tracker}; transcript window ${int(s.transcriptWindowTokens)} tokens; ${tail}`
+  }
+  const clearing = `transcript-clear clears tool results past ${int(s.clearTriggerTokens ?? 0)} input tokens, keeping the last ${s.clearKeepToolUses ?? 0} tool uses`
+  const compaction = report.session === "agent" ? `history compacted between tasks at ${int(s.compactionTokens)} tokens; ` : "the recorded conversation as sent; "
+  return `${strata}; ${compaction}${tracker}; transcripts compact at ${int(s.transcriptWindowTokens)} input tokens; ${clearing}; ${tail}`
+}
+
+/** Skipped lines and notes of a recorded session, and strategies that stopped, one line each. */
+const formatProblems = (report: ReplayReport): ReadonlyArray<string> => [
+  ...(report.problems ?? []).map((p) => `line ${p.line}: ${p.skipped ? "skipped: " : ""}${p.reason}`),
+  ...(report.failures ?? []).map((f) => `${f.strategy} stopped at request ${f.request + 1} (task ${f.task + 1}) and is left out: ${f.reason}`)
+]
+
+/** The text output of `strata replay`: heading, settings and table (and a recorded session's skipped lines). */
+export const formatReport = (report: ReplayReport): string => {
+  const problems = formatProblems(report)
   return [
     formatHeading(report),
-    `strata-<policy> in the ${s.layout} layout; compaction at ${int(s.compactionTokens)} history tokens; tracker cacheTargetTokens ${int(s.cacheTargetTokens)}; transcript window ${int(s.transcriptWindowTokens)} tokens; tokenizer ${s.tokenizer}; input costs only`,
+    formatSettings(report),
+    ...(problems.length === 0 ? [] : ["", ...problems]),
     "",
     formatTable(report.rows)
   ].join("\n")
@@ -78,6 +108,8 @@ export const STRATEGY_COLORS: Readonly<Record<StrategyName, string>> = {
   none: "#7f7f7f",
   trailing: "#8c564b",
   transcript: "#ff7f0e",
+  "transcript-clear": "#d62728",
+  middleware: "#bcbd22",
   segments: "#9467bd",
   "strata-threshold": "#17becf",
   "strata-gated": "#2ca02c",
@@ -126,7 +158,9 @@ interface Panel {
  * writeFileSync("replay.svg", plotSvg(report))
  * ```
  */
-export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUnit" | "provider" | "model" | "turns"> & { readonly title?: string }): string => {
+export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUnit" | "provider" | "model" | "turns"> & { readonly session?: ReplayReport["session"]; readonly title?: string }): string => {
+  // Chat replays plot per turn; agent and recorded sessions per task.
+  const unit = report.session === undefined || report.session === "chat" ? "turn" : "task"
   const turns: ReadonlyArray<TurnCost> = report.perTurn
   const table = report.rows.map((r) => r.strategy)
   const costAt = (s: StrategyName, i: number): number => turns[i]?.cost[s] ?? 0
@@ -149,7 +183,7 @@ export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUni
   const width = left + plotW + legendWidth
   const panels: ReadonlyArray<Panel> = [
     { top: 64, height: 300, title: "Cumulative input cost", value: (s, i) => cumulative.get(s)?.[i] ?? 0 },
-    { top: 424, height: 170, title: "Input cost of each turn", value: costAt }
+    { top: 424, height: 170, title: `Input cost of each ${unit}`, value: costAt }
   ]
   const height = Math.max(panels.at(-1)!.top + panels.at(-1)!.height + 60, 64 + strategies.length * 22 + 40)
   const x = (i: number) => left + (turns.length <= 1 ? plotW / 2 : (i / (turns.length - 1)) * plotW)
@@ -158,7 +192,7 @@ export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUni
   const out: Array<string> = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
-  const title = report.title ?? `Input cost by strategy: ${report.turns} turns, ${report.provider} ${report.model}`
+  const title = report.title ?? `Input cost by strategy: ${report.turns} ${unit}s, ${report.provider} ${report.model}`
   out.push(`<text x="${left}" y="28" font-size="15" font-weight="600">${escapeXml(title)}</text>`)
   const xStep = Math.max(1, Math.ceil(turns.length / 12))
   for (const panel of panels) {
@@ -188,7 +222,7 @@ export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUni
     }
   }
   const last = panels.at(-1)!
-  out.push(`<text x="${left + plotW / 2}" y="${last.top + last.height + 40}" text-anchor="middle" fill="#333">turn</text>`)
+  out.push(`<text x="${left + plotW / 2}" y="${last.top + last.height + 40}" text-anchor="middle" fill="#333">${unit}</text>`)
   const lx = left + plotW + 16
   out.push(`<text x="${lx}" y="${panels[0]!.top - 12}" font-size="13" font-weight="600" fill="#333">${legendTitle}</text>`)
   strategies.forEach((s, i) => {

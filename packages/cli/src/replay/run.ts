@@ -12,9 +12,10 @@ import { resolveRepo } from "../context.ts"
 import { ModelNotServed, UsageError } from "../errors.ts"
 import { JsonFlag, RepoFlag } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
+import { runAgentReplay, runRecordedReplay } from "./agentReplay.ts"
 import { runReplay, type ReplayReport } from "./replay.ts"
 import { formatReport, plotSvg } from "./report.ts"
-import type { ReplayProvider, StrategyName } from "./strategies.ts"
+import { AGENT_STRATEGIES, CHAT_STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
 
 /** A replay could not run: not a git repository, an unknown revision, an unwritable file. */
 export class ReplayError extends Schema.TaggedError<ReplayError>()("ReplayError", {
@@ -31,7 +32,10 @@ export interface ReplayFlags {
   readonly turns: Option.Option<number>
   readonly provider: ReplayProvider
   readonly model: Option.Option<string>
+  readonly session: Option.Option<"chat" | "agent">
+  readonly transcript: Option.Option<string>
   readonly gapSeconds: number
+  readonly stepSeconds: number
   readonly strategy: StrategyName | "all"
   readonly layout: LayoutMode
   readonly dump: Option.Option<string>
@@ -48,41 +52,54 @@ const hintFor = (reason: string): string =>
     ? "pass --repo PATH naming a git repository"
     : /not on the first-parent line|unknown revision/i.test(reason)
       ? "--from takes a commit on the first-parent history of HEAD (git log --first-parent lists them)"
-      : "run again with --verbose for the full cause"
+      : /ENOENT|holds no request/i.test(reason)
+        ? "--transcript takes a file with one request body per line (docs/replay.md, Recorded sessions)"
+        : "run again with --verbose for the full cause"
 
 export const runReplayCommand = (flags: ReplayFlags) =>
   Effect.gen(function* () {
     const output = yield* Output
     const json = yield* JsonFlag
-    const root = yield* resolveRepo(Option.getOrUndefined(yield* RepoFlag))
+    const repoFlag = Option.getOrUndefined(yield* RepoFlag)
+    const transcript = Option.getOrUndefined(flags.transcript)
+    const session = Option.getOrElse(flags.session, () => "chat" as const)
+    // A recorded session needs no repository; --repo, when given, supplies its symbol map.
+    const root = transcript === undefined || repoFlag !== undefined ? yield* resolveRepo(repoFlag) : undefined
     const turns = Option.getOrUndefined(flags.turns)
+    if (transcript !== undefined && Option.isSome(flags.session)) return yield* new UsageError({ reason: "--transcript replays a recorded session; --session applies to git histories only" })
+    if (transcript !== undefined && (Option.isSome(flags.from) || turns !== undefined)) return yield* new UsageError({ reason: "--from and --turns select commits of a git history; a recorded session (--transcript) is replayed whole" })
     if (turns !== undefined && turns <= 0) return yield* new UsageError({ reason: `--turns must be a positive number, got ${turns}` })
     if (!(flags.gapSeconds >= 0)) return yield* new UsageError({ reason: `--gap-seconds must be zero or more, got ${flags.gapSeconds}` })
+    if (!(flags.stepSeconds >= 0)) return yield* new UsageError({ reason: `--step-seconds must be zero or more, got ${flags.stepSeconds}` })
+    const kind = transcript !== undefined ? "recorded" : session
+    const available: ReadonlyArray<StrategyName> = kind === "chat" ? CHAT_STRATEGIES : AGENT_STRATEGIES
+    if (flags.strategy !== "all" && !available.includes(flags.strategy)) {
+      return yield* new UsageError({ reason: `--strategy ${flags.strategy} is not a strategy of ${kind === "chat" ? "chat replays (it is an agent strategy: add --session agent)" : "agent sessions (it is a chat strategy)"}` })
+    }
     const model = Option.getOrUndefined(flags.model)
     if (model !== undefined && !modelServedBy(flags.provider, model)) {
       return yield* new ModelNotServed({ provider: flags.provider, model, servedBy: PROVIDER_IDS.filter((p) => modelServedBy(p, model)), setIn: "--model", defaultModel: DEFAULT_MODELS[flags.provider] })
     }
     const dumpPath = Option.getOrUndefined(flags.dump)
     const plotPath = Option.getOrUndefined(flags.plot)
-    const progress = yield* output.progress("Replaying")
+    const progress = yield* output.progress(kind === "recorded" ? "Replaying requests" : kind === "agent" ? "Replaying tasks" : "Replaying")
     const report: ReplayReport = yield* Effect.tryPromise({
       try: async () => {
         const dump = dumpPath === undefined ? undefined : await open(resolve(dumpPath), "w")
+        const onRequest = dump === undefined ? undefined : async (line: string) => {
+          await dump.write(line + "\n")
+        }
+        const onProgress = (done: number, total: number) => Effect.runPromise(progress.update(done, total))
+        const common = { provider: flags.provider, model, strategies: flags.strategy === "all" ? undefined : [flags.strategy], layout: flags.layout, onRequest }
         try {
-          return await runReplay({
-            repo: root,
-            from: Option.getOrUndefined(flags.from),
-            turns,
-            provider: flags.provider,
-            model,
-            gapSeconds: flags.gapSeconds,
-            strategies: flags.strategy === "all" ? undefined : [flags.strategy],
-            layout: flags.layout,
-            onRequest: dump === undefined ? undefined : async (line) => {
-              await dump.write(line + "\n")
-            },
-            onTurn: (done, total) => Effect.runPromise(progress.update(done, total))
-          })
+          if (transcript !== undefined) {
+            return await runRecordedReplay({ ...common, transcript: { path: resolve(transcript) }, repo: root, stepSeconds: flags.stepSeconds, onProgress })
+          }
+          if (root === undefined) throw new Error("no repository to replay")
+          if (kind === "agent") {
+            return await runAgentReplay({ ...common, repo: root, from: Option.getOrUndefined(flags.from), tasks: turns, gapSeconds: flags.gapSeconds, stepSeconds: flags.stepSeconds, onProgress })
+          }
+          return await runReplay({ ...common, repo: root, from: Option.getOrUndefined(flags.from), turns, gapSeconds: flags.gapSeconds, onTurn: onProgress })
         } finally {
           await dump?.close()
         }

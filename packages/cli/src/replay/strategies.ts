@@ -1,8 +1,10 @@
 /**
  * The replay's strategies: how each one lays out the same turn as a provider request.
- * Four baselines (`none`, `trailing`, `transcript`, `segments`), Strata's pipeline under
- * each promotion policy (`strata-*`, the layers the CLI uses) and the `oracle` layout
- * the lower bound is scored on. Every strategy returns the provider's native body.
+ * Chat mode's four baselines (`none`, `trailing`, `transcript`, `segments`), Strata's
+ * pipeline under each promotion policy (`strata-*`, the layers the CLI uses) and the
+ * `oracle` layout the lower bound is scored on. Every strategy returns the provider's
+ * native body. Agent mode's strategies (`agentStrategies.ts`) share the names and
+ * these helpers.
  */
 import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import {
@@ -35,8 +37,24 @@ import {
 import { placementLayerFor, placeWith } from "@strata/providers"
 import { DEFAULT_POLICY, TrackerLayer, type PolicyName } from "@strata/tiers"
 
-/** Every strategy, in the order tables list them. */
+/** Every strategy of either session kind, in the order tables list them. */
 export const STRATEGIES = [
+  "none",
+  "trailing",
+  "transcript",
+  "transcript-clear",
+  "middleware",
+  "segments",
+  "strata-threshold",
+  "strata-gated",
+  "strata-flux",
+  "strata-seed",
+  "oracle"
+] as const
+export type StrategyName = (typeof STRATEGIES)[number]
+
+/** The strategies of a chat replay (`--session chat`), in table order. */
+export const CHAT_STRATEGIES = [
   "none",
   "trailing",
   "transcript",
@@ -46,8 +64,22 @@ export const STRATEGIES = [
   "strata-flux",
   "strata-seed",
   "oracle"
-] as const
-export type StrategyName = (typeof STRATEGIES)[number]
+] as const satisfies ReadonlyArray<StrategyName>
+export type ChatStrategyName = (typeof CHAT_STRATEGIES)[number]
+
+/** The strategies of an agent replay (`--session agent`, `--transcript`), in table order. */
+export const AGENT_STRATEGIES = [
+  "none",
+  "transcript",
+  "transcript-clear",
+  "middleware",
+  "strata-threshold",
+  "strata-gated",
+  "strata-flux",
+  "strata-seed",
+  "oracle"
+] as const satisfies ReadonlyArray<StrategyName>
+export type AgentStrategyName = (typeof AGENT_STRATEGIES)[number]
 
 /** Providers the replay scores (one placement plugin and one simulator each). */
 export const REPLAY_PROVIDERS = ["anthropic", "bedrock", "openai", "gemini"] as const
@@ -143,14 +175,15 @@ export const requestOf = (
 const place = (env: SessionEnv, request: NeutralRequest): unknown => placeWith(env.provider, request).body
 
 /** The map's blocks of files not in context, in path order (what flat assembly shows). */
-const mapBlocks = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): ReadonlyArray<string> =>
+export const mapBlocks = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): ReadonlyArray<string> =>
   map.symbolFiles.flatMap((path) => {
     if (selected.has(path)) return []
     const block = map.block(path)?.replace(/\n$/, "")
     return block === undefined || block === "" ? [] : [block]
   })
 
-const mapText = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): string =>
+/** The symbol map as flat assembly shows it: header, legend, the blocks of files not in context. */
+export const mapText = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): string =>
   REPO_MAP_HEADER + [map.legend.trimEnd(), ...mapBlocks(map, selected)].filter((s) => s.trim() !== "").join("\n\n")
 
 const promptMessage = (env: SessionEnv, turn: TurnInput): Message => ({ role: "user", content: withReminder(turn.prompt, env.systemReminder) })
@@ -175,7 +208,8 @@ const pipelineLayer = (env: SessionEnv, map: () => SymbolMapSnapshot) =>
     placementLayerFor(env.provider)
   )
 
-const currentMap = () => {
+/** The symbol map of the turn being assembled, for a `SymbolIndex` layer built once per strategy. */
+export const currentMap = () => {
   let map: SymbolMapSnapshot | undefined
   return {
     set: (m: SymbolMapSnapshot) => {
@@ -385,7 +419,7 @@ const strataPolicyStrategy = (env: SessionEnv, name: StrategyName, policy: Polic
 }
 
 /** A clock stopped at `ms` (epoch milliseconds). */
-const clockAt = (ms: number): Clock.Clock => ({
+export const clockAt = (ms: number): Clock.Clock => ({
   currentTimeMillisUnsafe: () => ms,
   currentTimeMillis: Effect.succeed(ms),
   currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
@@ -434,7 +468,7 @@ const oracleStrategy = (env: SessionEnv): Strategy => ({
 
 
 /** A session of one strategy. */
-export const makeStrategy = (name: StrategyName, env: SessionEnv): Strategy => {
+export const makeStrategy = (name: ChatStrategyName, env: SessionEnv): Strategy => {
   switch (name) {
     case "none":
     case "trailing":
