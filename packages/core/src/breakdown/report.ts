@@ -25,6 +25,8 @@ export type ActiveTierInfo = typeof ActiveTierInfo.Type
 
 /** Tokens by kind of content, over the whole request; `framing` is message overhead, separators and acknowledgements. */
 export const TokenCategories = Schema.Struct({
+  /** The tool definitions (rendered before the system prompt). */
+  tools: Schema.Number,
   system: Schema.Number,
   legend: Schema.Number,
   symbols: Schema.Number,
@@ -102,7 +104,7 @@ export const contentsOf = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): Read
 export const tierTokens = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): number =>
   blocks.filter((b) => b.tier === tier).reduce((n, b) => n + blockTokens(b), 0)
 
-const KNOWN = ["system", "legend", "symbols", "files", "tree", "urls", "review", "history", "prompt"] as const
+const KNOWN = ["tools", "system", "legend", "symbols", "files", "tree", "urls", "review", "history", "prompt"] as const
 
 /** Build the report of one assembly. */
 export const tierReport = (s: LayoutSummary): TierReport => {

@@ -110,6 +110,7 @@ const GLYPHS = {
 const describe = (report: TierReport, tier: Tier): string => {
   const info = report.tiers[tier]
   const parts: Array<string> = []
+  if (tier === "L0" && report.categories.tools > 0) parts.push("tools")
   if (tier === "L0" && report.tiers.L0.hasSystem) parts.push("system")
   if (tier === "L0" && report.tiers.L0.hasLegend) parts.push("legend")
   if (info.symbols > 0) parts.push(plural(info.symbols, "symbol"))
@@ -172,6 +173,7 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   const maxOut = input.maxOutputTokens ?? info.maxOutputTokens
   const c = report.categories
   const rows: ReadonlyArray<readonly [string, number, boolean]> = [
+    ["Tools", c.tools, false],
     ["System", c.system, true],
     ["Symbol Map", c.legend + c.symbols, true],
     ["File Tree", c.tree, false],

@@ -6,7 +6,7 @@
  */
 import { Effect, Option, Ref } from "effect"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
-import { counted, type LayoutBlock } from "../assembly/parts.ts"
+import { counted, countedTools, toolsPart, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
@@ -159,7 +159,10 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
     images: normalized.images
   })
   const tokens = counter.countMessages(messages) - LIST_OVERHEAD_TOKENS
-  const block: LayoutBlock = { tier: "active", parts: [{ name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }] }
+  const block: LayoutBlock = {
+    tier: "active",
+    parts: [...toolsPart(countedTools(input.tools, counter)), { name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }]
+  }
   return { ...state, blocks: [block] }
 })
 

@@ -44,6 +44,8 @@ export const JournalMemoryJson = Schema.Struct({
   version: Schema.Literal(JOURNAL_MEMORY_VERSION),
   encoding: Schema.String,
   systemHash: Schema.String,
+  /** Absent in files written before tools were tracked: no tools. */
+  toolsHash: Schema.optionalKey(Schema.String),
   legend: Schema.String,
   frozen: Schema.Struct({ L0: FrozenJson, L1: FrozenJson, L2: FrozenJson }),
   tree: Schema.optionalKey(EntryJson),
@@ -87,6 +89,7 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   version: JOURNAL_MEMORY_VERSION,
   encoding,
   systemHash: memory.systemHash,
+  ...(memory.toolsHash === "" ? {} : { toolsHash: memory.toolsHash }),
   legend: memory.legend,
   frozen: { L0: frozenJson(memory.frozen.L0), L1: frozenJson(memory.frozen.L1), L2: frozenJson(memory.frozen.L2) },
   ...(memory.tree === undefined ? {} : { tree: entry(memory.tree) }),
@@ -120,6 +123,7 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
   const sameTree = m.treeFiles.length === m.frozenTreeFiles.length && m.treeFiles.every((f) => frozenTreeFiles.has(f))
   return {
     systemHash: m.systemHash,
+    toolsHash: m.toolsHash ?? "",
     legend: m.legend,
     frozen: { L0: frozen(m.frozen.L0), L1: frozen(m.frozen.L1), L2: frozen(m.frozen.L2) },
     tree: m.tree === undefined ? undefined : { ...m.tree },

@@ -20,6 +20,8 @@ export interface FrozenContent {
 /** What the journal layout remembers between requests (advanced only on commit). */
 export interface JournalMemory {
   readonly systemHash: string
+  /** The hash of the tool definitions the frozen prefix was built under (`""`: none). */
+  readonly toolsHash: string
   readonly legend: string
   readonly frozen: Readonly<Record<FrozenTier, FrozenContent>>
   /** The file tree rendered at the rebuild (with L2), if any, and the files it lists. */
@@ -51,6 +53,7 @@ export interface JournalMemory {
 export type RebuildReason =
   | "first request"
   | "system prompt changed"
+  | "tools changed"
   | "legend changed"
   | "cache expired"
   | "history rewritten"

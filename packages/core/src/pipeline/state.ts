@@ -9,6 +9,7 @@ import type { NeutralRequest } from "../domain/Block.ts"
 import { InvalidInput } from "../domain/errors.ts"
 import type { TierChange } from "../domain/Item.ts"
 import { History, ImagePart } from "../domain/Message.ts"
+import { ToolDefinition } from "../domain/Tool.ts"
 import { TIERS, type Tier } from "../domain/Tier.ts"
 import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
 import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
@@ -50,8 +51,17 @@ export const AssemblyInput = Schema.Struct({
   images: Schema.optionalKey(Schema.Array(AssemblyImage)),
   /** Files selected into context, with their contents. */
   files: Schema.optionalKey(Schema.Array(FileContent)),
-  /** Conversation history before this prompt; index N is item `history:N`. Tool calls must be answered. */
+  /**
+   * Conversation history before this prompt. Item `history:N` is message N, or the tool
+   * exchange starting there (an assistant message with tool calls and the tool message
+   * answering it, tracked and laid out as one). Every tool call must be answered.
+   */
   history: Schema.optionalKey(History),
+  /**
+   * The tools the model may call, rendered by the provider plugin before the system
+   * prompt. They are part of the `system` item: changing them rewrites the whole prefix.
+   */
+  tools: Schema.optionalKey(Schema.Array(ToolDefinition)),
   /** At most 3 are used; more are cut with a warning. */
   urls: Schema.optionalKey(Schema.Array(UrlContent)),
   /** Code review context (review mode); rendered by the review-context stage. */

@@ -27,6 +27,7 @@ import {
   sectionOf,
   systemPart,
   tierContentPart,
+  toolsPart,
   treePart,
   urlsPart,
   workingFilesPart,
@@ -36,14 +37,14 @@ import { ItemKeys } from "../../domain/Item.ts"
 import type { JournalPlan } from "../journalMemory.ts"
 import type { AssemblyState, Layout } from "../state.ts"
 import { AdaptiveTtl, CacheExpiryMillis, planJournal } from "./journalPlan.ts"
-import { promptOf, seedLayout, systemPromptOf } from "./seed.ts"
+import { promptOf, seedLayout, systemPromptOf, toolsOf } from "./seed.ts"
 
 /** The journal layout's request, top to bottom, as this request's plan has it. */
 export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
   const c = state.counter
   return [
     // Frozen at the last rebuild: byte-identical until the next one.
-    { tier: "L0", parts: systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c) },
+    { tier: "L0", parts: [...toolsPart(toolsOf(state)), ...systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c)] },
     { tier: "L1", parts: tierContentPart("L1", plan.frozen.L1, c) },
     { tier: "L2", parts: [...tierContentPart("L2", plan.frozen.L2, c), ...treePart(plan.tree ?? NOTHING, c)] },
     // The journal: history and update pairs, append-only.

@@ -4,7 +4,8 @@
  * of the last committed request. `planJournal` is pure; the layout gives it the time.
  *
  * A rebuild happens on the first request, when the history is no longer an extension of
- * the journaled one (compaction), when the system prompt or legend changes, when the
+ * the journaled one (compaction), when the system prompt, the tools or the legend
+ * change, when the
  * provider's cache has expired since the last request (`CacheExpiryMillis`), and when the
  * stale copies cost more to keep reading than a rebuild costs to write (rent or buy:
  * `READ_RATIO` x superseded tokens per request, summed, against `WRITE_RATIO` x the
@@ -20,6 +21,7 @@ import {
   joinCounted,
   sectionOf,
   SECTION_SEPARATOR,
+  toolsHash,
   userAckPart,
   type Counted,
   type Part
@@ -124,11 +126,14 @@ export const planJournal = (
 ): JournalPlan => {
   const history = historyOf(state)
   const systemHash = sha256(state.input.systemPrompt)
+  const tools = toolsHash(state.input.tools)
   const legend = state.symbols.legend.text
   const rebuild: RebuildReason = memory === undefined
     ? "first request"
     : memory.systemHash !== systemHash
     ? "system prompt changed"
+    : memory.toolsHash !== tools
+    ? "tools changed"
     : memory.legend !== legend
     ? "legend changed"
     : now - memory.at > (memory.ttl === "1h" ? Math.max(LONG_TTL_MILLIS, expiryMillis) : expiryMillis)
@@ -139,7 +144,7 @@ export const planJournal = (
     ? "history rewritten"
     : undefined
   const base = memory === undefined || (rebuild !== undefined && rebuild !== "history rewritten")
-    ? freeze(state, systemHash, legend)
+    ? freeze(state, systemHash, tools, legend)
     : rebuild === "history rewritten"
     ? restartJournal(memory)
     : memory
@@ -151,7 +156,7 @@ export const planJournal = (
 }
 
 /** Frozen tiers from the tracker's tiers now, and an empty journal. */
-const freeze = (state: AssemblyState, systemHash: string, legend: string): JournalMemory => {
+const freeze = (state: AssemblyState, systemHash: string, tools: string, legend: string): JournalMemory => {
   const tiers = state.symbols.tiers
   const fileTier = (f: FileEntry): FrozenTier | undefined => {
     const tracked = state.tracker.get(f.key)
@@ -171,6 +176,7 @@ const freeze = (state: AssemblyState, systemHash: string, legend: string): Journ
   const treeFiles = state.symbols.existingFiles ?? new Set<string>()
   return restartJournal({
     systemHash,
+    toolsHash: tools,
     legend,
     frozen,
     tree: state.symbols.tree,
