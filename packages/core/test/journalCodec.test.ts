@@ -88,6 +88,7 @@ describe("journal memory as JSON", () => {
       shownSymbols: new Map([["a.ts", "x"]]),
       shownFiles: new Map(),
       history: ["h0"],
+      historyEdits: [""],
       journal: [],
       staleTokens: 3,
       waste: 0.3,

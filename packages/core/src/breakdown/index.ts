@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { blockTokens, emptyCachedTiers } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
 import { isCachedTier, Tier, TIER_NAMES } from "../domain/Tier.ts"
-import { isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
+import { contextEditReport, isDemotion, isPromotion, type LayoutSummary } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
   type: Schema.String,
@@ -51,7 +51,15 @@ export const ContextBreakdown = Schema.Struct({
   demotions: Schema.Array(Schema.String),
   empty_tiers_this_request: Schema.Number,
   empty_tiers_session_total: Schema.Number,
-  changes: Schema.Array(TierChange)
+  changes: Schema.Array(TierChange),
+  /** Context editing, when the history holds tool results: results shown as placeholders and the tokens that saves. */
+  context_editing: Schema.optionalKey(Schema.Struct({
+    tool_results: Schema.Number,
+    cleared_results: Schema.Number,
+    cleared_tokens: Schema.Number,
+    newly_cleared_results: Schema.Number,
+    newly_cleared_tokens: Schema.Number
+  }))
 })
 export type ContextBreakdown = typeof ContextBreakdown.Type
 
@@ -91,6 +99,22 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
     demotions: s.changes.filter(isDemotion).map((c) => c.key),
     empty_tiers_this_request: empty,
     empty_tiers_session_total: s.emptyTiersBefore + empty,
-    changes: s.changes
+    changes: s.changes,
+    ...contextEditing(s)
   }
+}
+
+const contextEditing = (s: LayoutSummary) => {
+  const e = contextEditReport(s)
+  return e === undefined
+    ? {}
+    : {
+      context_editing: {
+        tool_results: e.toolResults,
+        cleared_results: e.clearedResults,
+        cleared_tokens: e.clearedTokens,
+        newly_cleared_results: e.newlyClearedResults,
+        newly_cleared_tokens: e.newlyClearedTokens
+      }
+    }
 }

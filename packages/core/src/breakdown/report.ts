@@ -42,6 +42,20 @@ export const TokenCategories = Schema.Struct({
 export type TokenCategories = typeof TokenCategories.Type
 
 /**
+ * What context editing did in one request: the tool results shown as placeholders and
+ * the tokens that saves (all cleared so far that are still in the history), and those
+ * this request cleared.
+ */
+export const ContextEditReport = Schema.Struct({
+  toolResults: Schema.Number,
+  clearedResults: Schema.Number,
+  clearedTokens: Schema.Number,
+  newlyClearedResults: Schema.Number,
+  newlyClearedTokens: Schema.Number
+})
+export type ContextEditReport = typeof ContextEditReport.Type
+
+/**
  * What one assembly put where.
  *
  * @example
@@ -67,7 +81,9 @@ export const TierReport = Schema.Struct({
   /** Items it moves to a less stable tier (a changed hash sends an item to active). */
   demotions: Schema.Array(TierChange),
   /** Every change, initial placement and removals included. */
-  changes: Schema.Array(TierChange)
+  changes: Schema.Array(TierChange),
+  /** Context editing, when the history holds tool results. */
+  contextEditing: Schema.optionalKey(ContextEditReport)
 })
 export type TierReport = typeof TierReport.Type
 
@@ -80,6 +96,21 @@ export interface LayoutSummary {
   readonly changes: ReadonlyArray<TierChange>
   /** Empty tiers over the session before this request. */
   readonly emptyTiersBefore: number
+  /** What the contextEditing stage did, if it ran (its plan has these figures). */
+  readonly contextEdits?: ContextEditReport | undefined
+}
+
+/** The context-editing figures of a summary, when the history holds tool results. */
+export const contextEditReport = (s: LayoutSummary): ContextEditReport | undefined => {
+  const e = s.contextEdits
+  if (e === undefined || e.toolResults === 0) return undefined
+  return {
+    toolResults: e.toolResults,
+    clearedResults: e.clearedResults,
+    clearedTokens: e.clearedTokens,
+    newlyClearedResults: e.newlyClearedResults,
+    newlyClearedTokens: e.newlyClearedTokens
+  }
 }
 
 /** A change that moves an existing item to a more stable tier. */
@@ -150,6 +181,12 @@ export const tierReport = (s: LayoutSummary): TierReport => {
     emptyTiersSession: s.emptyTiersBefore + empty,
     promotions: s.changes.filter(isPromotion),
     demotions: s.changes.filter(isDemotion),
-    changes: s.changes
+    changes: s.changes,
+    ...withContextEdits(s)
   }
+}
+
+const withContextEdits = (s: LayoutSummary): { readonly contextEditing?: ContextEditReport } => {
+  const report = contextEditReport(s)
+  return report === undefined ? {} : { contextEditing: report }
 }

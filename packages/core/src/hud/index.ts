@@ -191,6 +191,11 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   }
   const share = maxIn > 0 ? ` (${Math.round((100 * report.totalTokens) / maxIn)}%)` : ""
   lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}`)
+  const edits = report.contextEditing
+  if (edits !== undefined && edits.clearedResults > 0) {
+    const fresh = edits.newlyClearedResults > 0 ? `, ${formatTokens(edits.newlyClearedTokens)} of them just now` : ""
+    lines.push(`${"Cleared:".padEnd(12)}${formatTokens(edits.clearedTokens).padStart(10)} (${plural(edits.clearedResults, "tool result")} of ${edits.toolResults} shown as placeholders${fresh})`)
+  }
   // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
   const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`
   const cache = (u: HudUsage) => {

@@ -20,6 +20,7 @@ import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { AssemblySession } from "./assemblySession.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
+import type { ContextEditMemory } from "./contextEdits.ts"
 import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
 import { assembleMessages } from "./layouts/flat.ts"
 import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
@@ -110,8 +111,17 @@ interface Setup {
   readonly session: AssemblySession["Service"] | undefined
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
-  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
+  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined; readonly edits: ContextEditMemory | undefined }
 }
+
+/** The layout mode and the memories of the last committed request (context editing's also travels in the journal's, for a restored session). */
+const layoutMemory = (session: AssemblySession["Service"] | undefined) =>
+  Effect.gen(function* () {
+    const layout = LAYOUTS[yield* LayoutMode]
+    if (session === undefined) return { layout, memory: undefined, edits: undefined }
+    const memory = yield* Ref.get(session.journal)
+    return { layout, memory, edits: (yield* Ref.get(session.contextEdits)) ?? memory?.edits }
+  })
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
   const session = Option.getOrUndefined(yield* Effect.serviceOption(AssemblySession))
@@ -127,7 +137,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
     stages: yield* pipelineStages,
-    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) }
+    layout: yield* layoutMemory(session)
   }
 })
 
@@ -172,7 +182,8 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
   blocks: state.blocks,
   thresholds: state.tracker.thresholds,
   changes,
-  emptyTiersBefore
+  emptyTiersBefore,
+  contextEdits: state.contextEdits
 })
 
 /**
@@ -201,7 +212,9 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
   const current = yield* tracker.value.current
   const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter), layout))
   const pending = state.pending
-  const journal = state.journal?.memory
+  // Context editing's memory learns whether the breakpoints asked for the long cache (its expiry test).
+  const edits = state.contextEdits === undefined ? undefined : { ...state.contextEdits.memory, longTtl: state.request?.breakpoints.some((b) => b.ttl === "1h") ?? false }
+  const journal = state.journal === undefined ? undefined : { ...state.journal.memory, edits }
   const summary = summaryOf(state, "tiered", pending?.changes ?? state.changes, emptyTiersBefore)
   const report = tierReport(summary)
   const commit = pending === undefined
@@ -212,6 +225,7 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
       yield* Ref.update(session.emptyTiers, (n) => n + report.emptyTiers)
       yield* Ref.set(session.lastChanges, pending.changes)
       yield* Ref.set(session.journal, journal)
+      yield* Ref.set(session.contextEdits, edits)
     })
   return yield* result(state, "tiered", summary, commit, report)
 })

@@ -31,6 +31,12 @@ export interface SymbolEntry extends Entry {
 export interface HistoryEntry extends Entry {
   readonly index: number
   readonly messages: ReadonlyArray<Message>
+  /**
+   * How a stage edited `messages` (context editing: the cleared call ids), absent or `""`
+   * when they are as given. A layout that keeps rendered history (the journal) rewrites
+   * an entry whose edit changed since it rendered it.
+   */
+  readonly edit?: string
 }
 
 /** Lists per tier. */

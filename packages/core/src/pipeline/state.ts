@@ -16,6 +16,7 @@ import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
 import type { TrackerSnapshot } from "../services/Tracker.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
+import type { ContextEditMemory, ContextEditPlan } from "./contextEdits.ts"
 import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
 
 /** A selected file and its content (repo-relative path). */
@@ -128,8 +129,11 @@ export interface AssemblyState {
   readonly fileTiers: TierLists<FileEntry>
   /** symbolData */
   readonly symbols: SymbolData
-  /** historyTiers: history messages by tier, in conversation order. */
+  /** historyTiers: history items (messages, tool exchanges) by tier, in conversation order; contextEditing edits them. */
   readonly historyTiers: TierLists<HistoryEntry>
+  /** Context editing's memory of the last committed request, and contextEditing: this request's edits. */
+  readonly editMemory: ContextEditMemory | undefined
+  readonly contextEdits: ContextEditPlan | undefined
   /** The layout mode's layout (`LayoutMode` picks it) and the journal layout's memory of the last committed request. */
   readonly layout: Layout
   readonly journalMemory: JournalMemory | undefined
@@ -242,7 +246,7 @@ export const initialState = (
   services: PipelineServices,
   tracker: TrackerSnapshot,
   normalized: { readonly urls: ReadonlyArray<CountedUrl>; readonly images: ReadonlyArray<ImagePart>; readonly warnings: ReadonlyArray<string> },
-  layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
+  layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined; readonly edits?: ContextEditMemory | undefined }
 ): AssemblyState => ({
   input,
   counter,
@@ -256,6 +260,8 @@ export const initialState = (
   fileTiers: emptyTierLists(),
   symbols: NO_SYMBOLS,
   historyTiers: emptyTierLists(),
+  editMemory: layout.edits,
+  contextEdits: undefined,
   layout: layout.layout,
   journalMemory: layout.memory,
   journal: undefined,

@@ -36,7 +36,8 @@ import {
 import { ItemKeys } from "../../domain/Item.ts"
 import type { JournalPlan } from "../journalMemory.ts"
 import type { AssemblyState, Layout } from "../state.ts"
-import { AdaptiveTtl, CacheExpiryMillis, planJournal } from "./journalPlan.ts"
+import { CacheExpiryMillis, CachePrices } from "../providerCache.ts"
+import { AdaptiveTtl, planJournal } from "./journalPlan.ts"
 import { promptOf, seedLayout, systemPromptOf, toolsOf } from "./seed.ts"
 
 /** The journal layout's request, top to bottom, as this request's plan has it. */
@@ -66,7 +67,8 @@ export const journalLayout: Layout = {
   plan: (state) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl) }
+      const prices = (yield* CachePrices)(state.input.model)
+      return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl, prices) }
     }),
   // Without a plan (a `layoutPlan` stage that plans nothing) the request is seed 002's.
   blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : journalBlocks(state, state.journal)),

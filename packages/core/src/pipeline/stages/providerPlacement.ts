@@ -1,5 +1,5 @@
 /**
- * Stage 9, `placement`: the layout's provider-neutral request (blocks in order, one
+ * Stage 10, `placement`: the layout's provider-neutral request (blocks in order, one
  * breakpoint per non-empty cached block, and the input's tools) handed to the
  * `Placement` service, the provider plugin that emits the provider's request body within
  * its caching rules.

@@ -1,5 +1,5 @@
 /**
- * Stage 10, `track`: this request's items (key, content hash, tokens) and the tracker
+ * Stage 11, `track`: this request's items (key, content hash, tokens) and the tracker
  * update they make. The update stays pending: it is committed only when the request
  * succeeds, so a failed request leaves the tracker untouched.
  */
