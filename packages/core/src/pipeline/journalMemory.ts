@@ -62,6 +62,7 @@ export type RebuildReason =
   | "legend changed"
   | "cache expired"
   | "history rewritten"
+  | "history rewritten, refrozen"
   | "stale copies"
   | undefined
 

@@ -95,9 +95,13 @@ const updatePart = (
  * committed request, at time `now` (epoch ms). Pure: the same arguments give the same plan.
  *
  * A full rebuild freezes L0-L2 afresh. When only the history was rewritten (compaction)
- * the frozen tiers stay as they are and only the journal starts over, with one update
- * pair for everything that changed since the freeze: the compaction rewrites the
- * journal anyway, the tiers before it keep their cache.
+ * the journal is written again anyway, so there are two ways on: restart the journal
+ * alone, with one update pair for everything that changed since the freeze (the frozen
+ * tiers keep their cache), or refreeze the tiers too, which moves that update pair into
+ * them. Refreezing is chosen when it writes no more than the restart, or when the
+ * difference is paid by the reads already spent on stale copies (the rent-or-buy of
+ * "stale copies", at the compaction's discount): otherwise a map that changed since an
+ * early freeze would sit in the journal and be rewritten at every compaction.
  */
 export const planJournal = (
   state: AssemblyState,
@@ -111,7 +115,7 @@ export const planJournal = (
   const systemHash = sha256(state.input.systemPrompt)
   const tools = toolsHash(state.input.tools)
   const legend = state.symbols.legend.text
-  const rebuild: RebuildReason = memory === undefined
+  const full: RebuildReason = memory === undefined
     ? "first request"
     : memory.systemHash !== systemHash
     ? "system prompt changed"
@@ -123,20 +127,44 @@ export const planJournal = (
     ? "cache expired"
     : memory.waste > writePrice(memory, prices) * rebuildTokens(memory)
     ? "stale copies"
-    : !extendsHistory(memory.history, history)
-    ? "history rewritten"
     : undefined
-  const base = memory === undefined || (rebuild !== undefined && rebuild !== "history rewritten")
-    ? freeze(state, systemHash, tools, legend)
-    : rebuild === "history rewritten"
-    ? restartJournal(memory)
-    : memory
   // A gap past the short lifetime asks for the long one; it holds until a full rebuild.
   const longGap = adaptiveTtl && memory !== undefined && now - memory.at > expiryMillis
-  const full = rebuild !== undefined && rebuild !== "history rewritten"
-  const ttl: CacheTtl = longGap || (memory?.ttl === "1h" && !full) ? "1h" : "5m"
-  return { ...append(state, { ...base, at: now, ttl }, history, prices), rebuild, ttl }
+  const ttlOf = (rebuilt: boolean): CacheTtl => (longGap || (memory?.ttl === "1h" && !rebuilt) ? "1h" : "5m")
+  const refrozen = (reason: RebuildReason): JournalPlan => {
+    const ttl = ttlOf(true)
+    return { ...append(state, { ...freeze(state, systemHash, tools, legend), at: now, ttl }, history, prices), rebuild: reason, ttl }
+  }
+  if (memory === undefined || full !== undefined) return refrozen(full)
+  if (extendsHistory(memory.history, history)) {
+    const ttl = ttlOf(false)
+    return { ...append(state, { ...memory, at: now, ttl }, history, prices), rebuild: undefined, ttl }
+  }
+  // Compaction: restart the journal, or refreeze the tiers too (see above).
+  const ttl = ttlOf(false)
+  const restarted = append(state, { ...restartJournal(memory), at: now, ttl }, history, prices)
+  const refreeze = refrozen("history rewritten, refrozen")
+  const extra = prefixWrites(refreeze, memory, state) - partsTokens(restarted.journal)
+  if (extra <= 0 || memory.waste >= writePrice(memory, prices) * extra) return refreeze
+  // The journal's stale copies are gone; the reads spent on them buy nothing any more.
+  const kept = memory.staleTokens === 0 ? 0 : memory.waste * Math.min(1, restarted.memory.staleTokens / memory.staleTokens)
+  return { ...restarted, memory: { ...restarted.memory, waste: kept }, rebuild: "history rewritten", ttl }
 }
+
+/**
+ * Tokens a refrozen plan writes that a journal restart would not: its frozen tiers after
+ * L0 with the tree, L0 itself when its frozen content changes (everything after a
+ * changed byte is written), and its journal.
+ */
+const prefixWrites = (plan: JournalPlan, before: JournalMemory, state: AssemblyState): number => {
+  const m = plan.memory
+  const sameL0 = sameEntries(m.frozen.L0.symbols, before.frozen.L0.symbols) && sameEntries(m.frozen.L0.files, before.frozen.L0.files)
+  const l0 = sameL0 ? 0 : state.counter.count(state.input.systemPrompt) + state.symbols.legend.tokens + sumTokens(m.frozen.L0.symbols) + sumTokens(m.frozen.L0.files)
+  return l0 + rebuildTokens(m)
+}
+
+const sameEntries = (a: ReadonlyArray<{ readonly key: string; readonly hash: string }>, b: ReadonlyArray<{ readonly key: string; readonly hash: string }>): boolean =>
+  a.length === b.length && a.every((e, i) => e.key === b[i]?.key && e.hash === b[i]?.hash)
 
 /** What writing the prefix costs now: the long lifetime's price while the breakpoints ask for it. */
 const writePrice = (memory: JournalMemory, prices: CachePriceRatios): number => (memory.ttl === "1h" ? prices.writeLong : prices.write)
