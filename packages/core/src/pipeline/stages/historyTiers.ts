@@ -85,20 +85,14 @@ export const historyEntries = (history: ReadonlyArray<Message>, counter: TokenCo
   return entries
 }
 
-// A history is checked once: the caller hands the same array again while it only grows.
-const checked = new WeakSet<ReadonlyArray<Message>>()
-
 export const historyTiers: Stage = {
   name: "historyTiers",
   run: (state) =>
     Effect.suspend(() => {
       const history = state.input.history ?? []
-      if (!checked.has(history)) {
-        // A typed input skips decoding: a call without its result cannot be sent to any provider.
-        const problem = historyProblems(history)[0]
-        if (problem !== undefined) return Effect.fail(new StageError({ stage: "historyTiers", reason: problem.issue }))
-        checked.add(history)
-      }
+      // A typed input skips decoding: a call without its result cannot be sent to any provider.
+      const problem = historyProblems(history)[0]
+      if (problem !== undefined) return Effect.fail(new StageError({ stage: "historyTiers", reason: problem.issue }))
       const entries = historyEntries(history, state.counter)
       return Effect.succeed({ ...state, historyTiers: groupByTier(entries, (e) => renderTier(state.tracker, e) ?? "active", TIERS) })
     })
