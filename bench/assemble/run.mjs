@@ -2,10 +2,13 @@
 // @strata/symbols indexer, tiers from the real @strata/tiers tracker, and a 40-turn
 // history. One cold first request, then warm requests with one file changed per turn.
 // Reports the median warm assembly time and, in the same run, the time to
-// JSON.stringify the assembled request body (the floor), as a ratio.
+// JSON.stringify the assembled request body (the floor), as a ratio. Then an agent
+// session on the same repository: 200 steps, each a tool call and a result of 200 to
+// 5,000 tokens appended to the history (context editing clears old results), timed the
+// same way, with the context-editing stage's own time.
 //
 // Run: npx --yes pnpm@10.34.9 --filter @strata/core --filter @strata/tiers --filter @strata/symbols build && node bench/assemble/run.mjs
-// Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --policy=threshold|gated|flux --model=claude-sonnet-4-5 --json
+// Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --tool-steps=200 --policy=threshold|gated|flux --model=claude-sonnet-4-5 --json
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
@@ -26,6 +29,8 @@ const HOT = Number(arg("hot", "0"))
 const MODEL = arg("model", "claude-sonnet-4-5")
 // The tracker's promotion policy (@strata/tiers); default: the tracker's own default.
 const POLICY = arg("policy", "")
+// Steps of the agent session (0: skip it).
+const TOOL_STEPS = Number(arg("tool-steps", "200"))
 const JSON_OUT = process.argv.includes("--json")
 const TARGET_MS = 25
 const TARGET_RATIO = 5
@@ -133,6 +138,7 @@ try {
     [Core.FileTiersStage, Core.fileTiers],
     [Core.SymbolDataStage, Core.makeSymbolData()],
     [Core.HistoryTiersStage, Core.historyTiers],
+    [Core.ContextEditingStage, Core.contextEditing],
     [Core.LayoutPlanStage, Core.layoutPlan],
     [Core.InputLimitStage, Core.inputLimit],
     [Core.L0BlockStage, Core.l0Block],
@@ -143,6 +149,15 @@ try {
   ]
   const runtime = ManagedRuntime.make(Layer.mergeAll(layer, ...stages.map(([tag, stage]) => timed(tag, stage))))
   const run = (effect) => runtime.runPromise(effect)
+  // One warm request: assembly, the stringify floor (second call, on flat strings) and the commit.
+  const measure = async (input) => {
+    const assembled = await time(() => run(assemble(input)))
+    const body = assembled.value.placed.body
+    const serialize = await time(() => JSON.stringify(body))
+    const floor = await time(() => JSON.stringify(body))
+    const commit = await time(() => run(assembled.value.commit))
+    return { assembled, body, serialize, floor, commit }
+  }
 
   const cold = await time(() => run(assemble(inputFor("Where is the cache invalidated?"))))
   const coldBody = cold.value.placed.body
@@ -159,13 +174,9 @@ try {
     writeFileSync(join(root, pathOf(changed)), moduleText(changed, turn + 1))
     const index = await time(async () => (map = await indexer.refresh()))
     const input = inputFor(`Turn ${TURNS + turn}: what changed in ${pathOf(changed)}?`)
-    const assembled = await time(() => run(assemble(input)))
-    const body = assembled.value.placed.body
     // The first serialization also flattens the strings assembly linked together; the
     // second one serializes flat strings: that is the floor the ratio uses.
-    const serialize = await time(() => JSON.stringify(body))
-    const floor = await time(() => JSON.stringify(body))
-    const commit = await time(() => run(assembled.value.commit))
+    const { assembled, body, serialize, floor, commit } = await measure(input)
     // Share of this request's tokens in cached blocks whose bytes equal the previous request's.
     const { request } = assembled.value
     let offset = 0
@@ -199,6 +210,98 @@ try {
   await runtime.dispose()
   // Warm turns only: drop the cold request's sample.
   const stageMedians = Object.fromEntries([...stageTimes.entries()].map(([n, xs]) => [n, median(xs.slice(1))]))
+  const agent = TOOL_STEPS > 0 ? await agentSession() : undefined
+
+  // ---------------------------------------------------------------------------------------
+  // The agent session: a fresh session on the same repository, one task prompt, then
+  // TOOL_STEPS steps of one tool call and its result (200 to 5,000 tokens) each; an edit
+  // changes a file on disk. Every request is timed like the warm turns above.
+  async function agentSession() {
+    stageTimes.clear()
+    const agentRuntime = ManagedRuntime.make(Layer.mergeAll(
+      Pipeline.layer,
+      Tokenizer.layerFrom(counter),
+      TrackerLayer.memory(POLICY === "" ? {} : { config: { policy: POLICY } }),
+      Layer.succeed(SymbolIndex, { snapshot: Effect.sync(() => map) }),
+      ...stages.map(([tag, stage]) => timed(tag, stage))
+    ))
+    const tools = [
+      { name: "read_file", description: "Read a file of the repository", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+      { name: "search", description: "Search the repository", inputSchema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } },
+      { name: "edit_file", description: "Replace text in a file", inputSchema: { type: "object", properties: { path: { type: "string" }, old: { type: "string" }, new: { type: "string" } }, required: ["path", "old", "new"] } }
+    ]
+    const words = (n) => Array.from({ length: n }, () => pick(WORDS)).join(" ")
+    const history = [{ role: "user", content: `Task: rename every ${pick(WORDS)} helper in ${pick(selected)} and fix the callers.` }]
+    const inputOf = () => ({
+      model: MODEL,
+      prompt: "Continue.",
+      systemPrompt: "You are an expert coding agent. Use the tools to read, search and edit the repository.",
+      systemReminder: "Call a tool or answer.",
+      files: selected.map((path) => ({ path, content: readFileSync(join(root, path), "utf8") })),
+      history: [...history],
+      tools
+    })
+    const measureIn = async (input) => {
+      const assembled = await time(() => agentRuntime.runPromise(assemble(input)))
+      const body = assembled.value.placed.body
+      const serialize = await time(() => JSON.stringify(body))
+      const floor = await time(() => JSON.stringify(body))
+      const commit = await time(() => agentRuntime.runPromise(assembled.value.commit))
+      return { assembled, body, serialize, floor, commit }
+    }
+    const first = await measureIn(inputOf())
+    const out = []
+    for (let step = 0; step < TOOL_STEPS; step++) {
+      const roll = random()
+      const id = `call_${step}`
+      let call
+      if (roll < 0.15) {
+        let changed
+        do changed = Math.floor(random() * FILES)
+        while (selected.includes(pathOf(changed)))
+        writeFileSync(join(root, pathOf(changed)), moduleText(changed, 100 + step))
+        map = await indexer.refresh()
+        call = { type: "tool-call", toolCallId: id, toolName: "edit_file", input: { path: pathOf(changed), old: pick(WORDS), new: pick(WORDS) } }
+      } else if (roll < 0.4) call = { type: "tool-call", toolCallId: id, toolName: "search", input: { query: pick(WORDS) } }
+      else call = { type: "tool-call", toolCallId: id, toolName: "read_file", input: { path: pathOf(Math.floor(random() * FILES)) } }
+      const size = 200 + Math.floor(random() * 4801)
+      history.push({ role: "assistant", content: [{ type: "text", text: `Step ${step}: ${words(12)}.` }, call] })
+      history.push({ role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: call.toolName, output: { type: "text", value: words(size) } }] })
+      const m = await measureIn(inputOf())
+      const edits = m.assembled.value.report.contextEditing
+      out.push({
+        assemble: m.assembled.ms,
+        assembleCpu: m.assembled.cpu,
+        floor: m.floor.ms,
+        floorCpu: m.floor.cpu,
+        tokens: m.assembled.value.report.totalTokens,
+        bytes: m.floor.value.length,
+        cleared: edits?.clearedTokens ?? 0,
+        clearedResults: edits?.clearedResults ?? 0,
+        batch: (edits?.newlyClearedResults ?? 0) > 0
+      })
+    }
+    await agentRuntime.dispose()
+    const stage = (name) => median((stageTimes.get(name) ?? []).slice(1))
+    const last = out.at(-1)
+    return {
+      steps: TOOL_STEPS,
+      coldAssembleMs: first.assembled.ms,
+      warmAssembleMedianMs: median(out.map((r) => r.assemble)),
+      warmAssembleCpuMedianMs: median(out.map((r) => r.assembleCpu)),
+      stringifyFloorMedianMs: median(out.map((r) => r.floor)),
+      stringifyFloorCpuMedianMs: median(out.map((r) => r.floorCpu)),
+      contextEditingMedianMs: stage("contextEditing"),
+      historyTiersMedianMs: stage("historyTiers"),
+      stageMediansMs: Object.fromEntries([...stageTimes.entries()].map(([n, xs]) => [n, median(xs.slice(1))])),
+      requestTokensMedian: median(out.map((r) => r.tokens)),
+      requestTokensLast: last?.tokens ?? 0,
+      requestBytesMedian: median(out.map((r) => r.bytes)),
+      clearedTokensLast: last?.cleared ?? 0,
+      clearedResultsLast: last?.clearedResults ?? 0,
+      batches: out.filter((r) => r.batch).length
+    }
+  }
 
   const warmAssemble = median(rows.map((r) => r.assemble))
   const warmFloor = median(rows.map((r) => r.floor))
@@ -232,7 +335,8 @@ try {
     cachedShareMedian: median(rows.map((r) => r.cached / r.tokens)),
     unchangedPrefixShareMedian: median(rows.map((r) => r.stable)),
     stageMediansMs: stageMedians,
-    coldTiers: Object.fromEntries(Object.entries(last.tiers).map(([t, v]) => [t, v.tokens]))
+    coldTiers: Object.fromEntries(Object.entries(last.tiers).map(([t, v]) => [t, v.tokens])),
+    ...(agent === undefined ? {} : { agent })
   }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
@@ -254,9 +358,23 @@ try {
     console.log(`ratio assembly / floor: ${cpuRatio.toFixed(2)}x CPU, ${ratio.toFixed(2)}x wall (load average ${result.loadAverage.toFixed(1)} on ${os.cpus().length} cores)`)
     console.log(`target (CPU time): warm median ${ms(warmAssembleCpu)} < ${TARGET_MS} ms: ${warmAssembleCpu < TARGET_MS ? "PASS" : "FAIL"}; ratio ${cpuRatio.toFixed(2)}x < ${TARGET_RATIO}x: ${cpuRatio < TARGET_RATIO ? "PASS" : "FAIL"}`)
     console.log(`target (wall time):  warm median ${ms(warmAssemble)} < ${TARGET_MS} ms: ${warmAssemble < TARGET_MS ? "PASS" : "FAIL"}; ratio ${ratio.toFixed(2)}x < ${TARGET_RATIO}x: ${ratio < TARGET_RATIO ? "PASS" : "FAIL"}`)
+    if (agent !== undefined) {
+      const a = agent
+      const cpuRatioA = a.warmAssembleCpuMedianMs / a.stringifyFloorCpuMedianMs
+      const ratioA = a.warmAssembleMedianMs / a.stringifyFloorMedianMs
+      console.log(`\nagent session: ${a.steps} steps (a tool call and a 200-5,000-token result each), 3 tools, same repository`)
+      console.log(`agent: first request                     ${ms(a.coldAssembleMs)}`)
+      console.log(`agent: assembly per step                 ${ms(a.warmAssembleMedianMs)}   (median of ${a.steps}; CPU ${ms(a.warmAssembleCpuMedianMs)})`)
+      console.log(`     context editing stage ${a.contextEditingMedianMs.toFixed(2)} ms, historyTiers ${a.historyTiersMedianMs.toFixed(2)} ms; by stage: ${Object.entries(a.stageMediansMs).map(([n, v]) => `${n} ${v.toFixed(2)}`).join(", ")} ms`)
+      console.log(`agent: JSON.stringify(request) floor     ${ms(a.stringifyFloorMedianMs)}   (median; CPU ${ms(a.stringifyFloorCpuMedianMs)})`)
+      console.log(`agent: request ${fmt(a.requestTokensMedian)} tokens median, ${fmt(a.requestTokensLast)} at the last step; ${fmt(a.clearedResultsLast)} results (${fmt(a.clearedTokensLast)} tokens) cleared at the last step, in ${a.batches} batches`)
+      console.log(`agent ratio assembly / floor: ${cpuRatioA.toFixed(2)}x CPU, ${ratioA.toFixed(2)}x wall`)
+      console.log(`agent target (CPU time): median ${ms(a.warmAssembleCpuMedianMs)} < ${TARGET_MS} ms: ${a.warmAssembleCpuMedianMs < TARGET_MS ? "PASS" : "FAIL"}; ratio ${cpuRatioA.toFixed(2)}x < ${TARGET_RATIO}x: ${cpuRatioA < TARGET_RATIO ? "PASS" : "FAIL"}`)
+    }
   }
   // The verdict uses CPU time: on the shared machine wall time mostly measures other processes.
   if (!(warmAssembleCpu < TARGET_MS && warmAssembleCpu / warmFloorCpu < TARGET_RATIO)) process.exitCode = 1
+  if (agent !== undefined && !(agent.warmAssembleCpuMedianMs < TARGET_MS && agent.warmAssembleCpuMedianMs / agent.stringifyFloorCpuMedianMs < TARGET_RATIO)) process.exitCode = 1
 } finally {
   rmSync(root, { recursive: true, force: true })
 }

@@ -23,6 +23,7 @@ import {
   type FileContent,
   type InvalidInput,
   PathOutsideRepo,
+  type ContextEditMemory,
   type JournalMemory,
   type StageServices,
   type Tracker,
@@ -153,7 +154,9 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
           emptyTiers: yield* Ref.make(session.emptyTiersTotal),
           lastChanges: yield* Ref.make(session.last?.changes ?? []),
           // The journal layout's memory as the last recorded turn left it (.strata/journal.json).
-          journal: yield* Ref.make<JournalMemory | undefined>(yield* loadJournal(root, counter.encoding))
+          journal: yield* Ref.make<JournalMemory | undefined>(yield* loadJournal(root, counter.encoding)),
+          // Context editing's memory travels in the journal's; nothing newer in this process yet.
+          contextEdits: yield* Ref.make<ContextEditMemory | undefined>(undefined)
         }
       })
     ).pipe(Layer.provide(tokenizerLayer))

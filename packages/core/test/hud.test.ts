@@ -18,7 +18,7 @@ const report: TierReport = {
   thresholds: { L0: 12, L1: 9, L2: 6, L3: 3 },
   totalTokens: 21325,
   cachedTokens: 18198,
-  categories: { system: 1800, legend: 300, symbols: 9000, files: 6000, tree: 500, urls: 0, review: 0, history: 2000, prompt: 100, other: 0, framing: 1625 },
+  categories: { tools: 0, system: 1800, legend: 300, symbols: 9000, files: 6000, tree: 500, urls: 0, review: 0, history: 2000, prompt: 100, other: 0, framing: 1625 },
   emptyTiers: 1,
   emptyTiersSession: 3,
   promotions: [

@@ -37,6 +37,7 @@ import {
 } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 import { charCounter, journalTestLayer, stubSymbolIndex, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
+import { historyOf, pairingProblems, stepArb, type Step } from "./tool-sessions.ts"
 
 // ---------------------------------------------------------------------------------------
 // A counting tracker: items climb a tier after a few unchanged appearances and drop to
@@ -276,13 +277,15 @@ describe("journal layout: examples", () => {
   })
 
   it.effect("compaction restarts the journal only (`history rewritten`): L0-L2 keep their bytes, updates since the freeze are merged into one pair", () => {
-    const { repo, layer } = fixedSession()
+    // A large unchanged block in L2: refreezing would write it again, the restart does not.
+    const large = withBlock(REPO, "src/d.ts", `src/d.ts:\n${"  f d()\n".repeat(200)}`)
+    const { repo, layer } = fixedSession(large)
     return Effect.gen(function* () {
       const first = yield* assemble(base)
       yield* first.commit
-      repo.current = withBlock(REPO, "src/b.ts", "src/b.ts:\n  f b2()\n")
+      repo.current = withBlock(large, "src/b.ts", "src/b.ts:\n  f b2()\n")
       yield* (yield* assemble({ ...base, history: exchanges(1) })).commit
-      repo.current = withBlock(withBlock(REPO, "src/b.ts", "src/b.ts:\n  f b3()\n"), "src/c.ts", "src/c.ts:\n  f c2()\n")
+      repo.current = withBlock(withBlock(large, "src/b.ts", "src/b.ts:\n  f b3()\n"), "src/c.ts", "src/c.ts:\n  f c2()\n")
       yield* (yield* assemble({ ...base, history: exchanges(2) })).commit
       const summary: Array<Message> = [{ role: "user", content: "summary of q0..q1" }, { role: "assistant", content: "Understood." }]
       const compacted = yield* assemble({ ...base, history: summary })
@@ -299,6 +302,24 @@ describe("journal layout: examples", () => {
       const next = yield* assemble({ ...base, history: [...summary, q(9), a(9)] })
       expect(next.journal?.rebuild).toBeUndefined()
       expect(tierMessages(next, "L3")).toEqual([...tierMessages(compacted, "L3"), q(9), a(9)])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("compaction refreezes the tiers when that writes no more than restarting the journal (`history rewritten, refrozen`)", () => {
+    // Frozen at the first request when the map was one block; every block since sits in the journal's updates.
+    const tiny: StubRepo = { ...REPO, files: ["src/a.ts"], blocks: { "src/a.ts": REPO.blocks["src/a.ts"]! } }
+    const { repo, layer } = fixedSession(tiny)
+    return Effect.gen(function* () {
+      yield* (yield* assemble(base)).commit
+      repo.current = REPO
+      yield* (yield* assemble({ ...base, history: exchanges(1) })).commit
+      const summary: Array<Message> = [{ role: "user", content: "summary of q0" }, { role: "assistant", content: "Understood." }]
+      const compacted = yield* assemble({ ...base, history: summary })
+      expect(compacted.journal?.rebuild).toBe("history rewritten, refrozen")
+      // The map is in the frozen tiers now; the journal is the history alone.
+      expect(tierMessages(compacted, "L3")).toEqual(summary)
+      expect(tierJson(compacted, "L2")).toContain("src/c.ts:")
+      expect(compacted.journal?.staleTokens).toBe(0)
     }).pipe(Effect.provide(layer))
   })
 
@@ -424,7 +445,7 @@ const NO_BLOCK = "docs/notes.md"
 
 type Op =
   | { readonly op: "editBlock" | "add" | "remove" | "select" | "deselect" | "editContent"; readonly i: number }
-  | { readonly op: "compact" | "system" | "legend" }
+  | { readonly op: "compact" | "system" | "legend" | "tools" }
 
 interface World {
   readonly exists: Set<string>
@@ -434,13 +455,14 @@ interface World {
   history: ReadonlyArray<Message>
   system: number
   legend: number
+  tools: number
 }
 
 interface Session {
   readonly exists: ReadonlyArray<boolean>
   readonly selected: ReadonlyArray<boolean>
   readonly placement: ReadonlyArray<CachedTier>
-  readonly turns: ReadonlyArray<{ readonly ops: ReadonlyArray<Op>; readonly failed: ReadonlyArray<Op> | undefined }>
+  readonly turns: ReadonlyArray<{ readonly ops: ReadonlyArray<Op>; readonly failed: ReadonlyArray<Op> | undefined; readonly steps: ReadonlyArray<Step> }>
 }
 
 const pathIndex = fc.integer({ min: 0, max: PATHS.length - 1 })
@@ -453,7 +475,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: pathIndex.map((i): Op => ({ op: "remove", i })) },
   { weight: 3, arbitrary: fc.constant<Op>({ op: "compact" }) },
   { weight: 1, arbitrary: fc.constant<Op>({ op: "system" }) },
-  { weight: 1, arbitrary: fc.constant<Op>({ op: "legend" }) }
+  { weight: 1, arbitrary: fc.constant<Op>({ op: "legend" }) },
+  { weight: 1, arbitrary: fc.constant<Op>({ op: "tools" }) }
 )
 const flags = fc.array(fc.boolean(), { minLength: PATHS.length, maxLength: PATHS.length })
 const sessionArb: fc.Arbitrary<Session> = fc.record({
@@ -463,7 +486,9 @@ const sessionArb: fc.Arbitrary<Session> = fc.record({
   turns: fc.array(
     fc.record({
       ops: fc.array(opArb, { maxLength: 3 }),
-      failed: fc.option(fc.array(opArb, { minLength: 1, maxLength: 3 }), { nil: undefined })
+      failed: fc.option(fc.array(opArb, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+      // Tool exchanges (and prompts, replies) the turn adds after its question and answer.
+      steps: fc.array(stepArb, { maxLength: 3 })
     }),
     { minLength: 1, maxLength: 8 }
   )
@@ -483,7 +508,8 @@ const initialWorld = (s: Session): World => {
     contentV: new Map(),
     history: [],
     system: 0,
-    legend: 0
+    legend: 0,
+    tools: 0
   }
 }
 
@@ -494,7 +520,8 @@ const cloneWorld = (w: World): World => ({
   contentV: new Map(w.contentV),
   history: [...w.history],
   system: w.system,
-  legend: w.legend
+  legend: w.legend,
+  tools: w.tools
 })
 
 const applyOp = (w: World, op: Op, tag: string): void => {
@@ -502,13 +529,21 @@ const applyOp = (w: World, op: Op, tag: string): void => {
   switch (op.op) {
     case "compact":
       // Shorter, and different from the start: a summary, then the last exchange.
-      if (w.history.length >= 2) w.history = [{ role: "user", content: `summary ⟦H:${tag}⟧` }, ...(w.history.length >= 4 ? w.history.slice(-2) : [])]
+      // The kept tail never starts inside a tool exchange.
+      if (w.history.length >= 2) {
+        let cut = w.history.length - 2
+        while (cut > 0 && w.history[cut]?.role === "tool") cut--
+        w.history = [{ role: "user", content: `summary ⟦H:${tag}⟧` }, ...(w.history.length >= 4 ? w.history.slice(cut) : [])]
+      }
       return
     case "system":
       w.system++
       return
     case "legend":
       w.legend++
+      return
+    case "tools":
+      w.tools++
       return
   }
   const p = PATHS[op.i]!
@@ -547,7 +582,8 @@ const inputOf = (w: World, prompt: string): AssemblyInput => ({
   systemReminder: "REMIND",
   // Selection order is the user's; the pipeline sorts.
   files: [...w.selected].reverse().map((p) => ({ path: p, content: contentText(p, w.contentV.get(p) ?? 0) })),
-  history: w.history
+  history: w.history,
+  ...(w.tools === 0 ? {} : { tools: [{ name: "read_file", description: `Read a file (v${w.tools})`, inputSchema: { type: "object" } }] })
 })
 
 interface TurnRecord {
@@ -591,14 +627,19 @@ const runSession = (s: Session, options: { readonly failures?: boolean; readonly
         yield* result.commit
         out.push({ t, result, world: cloneWorld(world), compacted: !extendsHistory(before, world.history), ops: turn.ops })
         before = world.history
-        world.history = [...world.history, { role: "user", content: question(t) }, { role: "assistant", content: `answer ⟦A${t}⟧` }]
+        world.history = [
+          ...world.history,
+          { role: "user", content: question(t) },
+          { role: "assistant", content: `answer ⟦A${t}⟧` },
+          ...historyOf(turn.steps, { message: 1000 * (t + 1), call: 1000 * (t + 1) })
+        ]
       }
       return out
     }).pipe(Effect.provide(layer))
   )
 }
 
-const isHistory = (m: Message): boolean => /⟦(Q|A|H:)/.test(textOf(m))
+const isHistory = (m: Message): boolean => /⟦(Q|A|H|R)/.test(JSON.stringify(m.content))
 
 /** Property 4: everything current is in the request, and is the last word on its subject. */
 const checkNothingLost = ({ t, result: r, world: w }: TurnRecord): void => {
@@ -644,8 +685,11 @@ const checkNothingLost = ({ t, result: r, world: w }: TurnRecord): void => {
     }
   }
   expect([...view].sort(), `turn ${t}: files the model was told exist`).toEqual([...w.exists].sort())
+  // A tool call and its result stay adjacent.
+  expect(pairingProblems(r.request.messages), `turn ${t}: pairing`).toEqual([])
   // Accounting: the report counts the request, the summary counts the journal.
-  expect(r.report.totalTokens).toBe(charCounter().countMessages(r.request.messages))
+  const toolTokens = r.request.tools === undefined ? 0 : charCounter().count(JSON.stringify(r.request.tools))
+  expect(r.report.totalTokens).toBe(charCounter().countMessages(r.request.messages) + toolTokens)
   expect(r.journal?.journalTokens).toBe(r.request.blocks.find((b) => b.tier === "L3")?.tokens ?? 0)
 }
 
@@ -655,12 +699,15 @@ const checkStep = (prev: TurnRecord, cur: TurnRecord, staleSinceRebuild: boolean
   const t = cur.t
   const system = cur.ops.some((o) => o.op === "system")
   const legend = cur.ops.some((o) => o.op === "legend")
+  const tools = cur.ops.some((o) => o.op === "tools")
   const allowed: ReadonlyArray<RebuildReason> = system
     ? ["system prompt changed"]
+    : tools
+    ? ["tools changed"]
     : legend
     ? ["legend changed"]
     : cur.compacted
-    ? ["history rewritten", "stale copies"]
+    ? ["history rewritten", "history rewritten, refrozen", "stale copies"]
     : [undefined, "stale copies"]
   expect(allowed, `turn ${t}: rebuild reason ${String(reason)}`).toContain(reason)
   if (reason === "stale copies") expect(staleSinceRebuild, `turn ${t}: stale-copies rebuild without stale copies`).toBe(true)
@@ -710,7 +757,7 @@ describe("journal layout: random sessions (property tests)", () => {
     const seen = new Set<RebuildReason>()
     fc.assert(fc.property(sessionArb, (s) => checkSession(runSession(s), seen)), { numRuns: 200 })
     // The generator reaches every reason but the rent-or-buy one (its own example above).
-    expect([...seen].sort()).toEqual(["first request", "history rewritten", "legend changed", "system prompt changed", undefined].sort())
+    for (const reason of ["first request", "history rewritten", "legend changed", "system prompt changed", "tools changed", undefined]) expect([...seen]).toContain(reason)
   })
 
   vitestIt("determinism: the same session gives byte-identical request bodies in a fresh pipeline", () => {

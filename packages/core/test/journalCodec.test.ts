@@ -79,6 +79,7 @@ describe("journal memory as JSON", () => {
   it("data of another version, another tokenizer or no journal at all is not used", () => {
     const memory: JournalMemory = {
       systemHash: "h",
+      toolsHash: "",
       legend: "",
       frozen: { L0: { symbols: [], files: [] }, L1: { symbols: [], files: [] }, L2: { symbols: [], files: [] } },
       tree: undefined,
@@ -87,6 +88,7 @@ describe("journal memory as JSON", () => {
       shownSymbols: new Map([["a.ts", "x"]]),
       shownFiles: new Map(),
       history: ["h0"],
+      historyEdits: [""],
       journal: [],
       staleTokens: 3,
       waste: 0.3,

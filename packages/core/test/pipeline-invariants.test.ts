@@ -2,18 +2,21 @@
 // assignments and histories: seed 002's "A File Never Appears Twice" table, no symbol
 // block for files in context, empty tiers emit nothing, the breakdown adds up to the
 // request's token count, and the same input gives the same bytes.
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
   assemble,
   getContextBreakdown,
+  LAYOUT_MODES,
+  LayoutMode,
   type AssemblyInput,
   type Message,
   type SeedMessage,
   type Tier
 } from "../src/effect.ts"
 import { charCounter, stubSymbolIndex, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
+import { historyOf, pairingProblems, stepsArb, TOOLS } from "./tool-sessions.ts"
 
 const TIER_OR_NONE = fc.constantFrom<Tier | undefined>("L0", "L1", "L2", "L3", "active", undefined)
 
@@ -141,6 +144,70 @@ describe("layout invariants (property tests)", () => {
         expect(categories).toBe(total)
 
         // Determinism.
+        expect(JSON.stringify(second.placed.body)).toBe(JSON.stringify(first.placed.body))
+      }),
+      { numRuns: 150 }
+    )
+  }, 60_000)
+})
+
+// ---------------------------------------------------------------------------------------
+// Tool sessions: histories of tool exchanges, each one history item, under random tiers.
+
+const toolScenario = fc
+  .record({ steps: stepsArb(16), withTools: fc.boolean(), mode: fc.constantFrom<LayoutMode>(...LAYOUT_MODES) })
+  .chain((s) => {
+    const history = historyOf(s.steps)
+    return fc.record({
+      s: fc.constant(s),
+      history: fc.constant(history),
+      tiers: fc.array(TIER_OR_NONE, { minLength: history.length, maxLength: history.length })
+    })
+  })
+
+describe("layout invariants with tool exchanges (property tests)", () => {
+  it("a call and its result are adjacent and in one block; every message once, in order within a block; totals add up; bytes are stable", async () => {
+    await fc.assert(
+      fc.asyncProperty(toolScenario, async ({ s, history, tiers }) => {
+        const assignments: Record<string, Tier> = {}
+        tiers.forEach((t, j) => {
+          if (t !== undefined) assignments[`history:${j}`] = t
+        })
+        const input: AssemblyInput = {
+          model: "gpt-4o",
+          prompt: "go on ⟦P⟧",
+          systemPrompt: "system ⟦SYS⟧",
+          history,
+          useRepoMap: false,
+          ...(s.withTools ? { tools: TOOLS } : {})
+        }
+        const layer = Layer.mergeAll(testLayer(stubTrackerLayer({ assignments })), Layer.succeed(LayoutMode, s.mode))
+        const { first, second, breakdown } = await Effect.runPromise(
+          Effect.gen(function* () {
+            const first = yield* assemble(input)
+            const second = yield* assemble(structuredClone(input))
+            const breakdown = yield* getContextBreakdown(input)
+            return { first, second, breakdown }
+          }).pipe(Effect.provide(layer))
+        )
+        const messages = first.request.messages
+        expect(pairingProblems(messages)).toEqual([])
+        // Every history message once, in conversation order, and an exchange inside one block.
+        const positions = history.map((m) => messages.findIndex((x) => JSON.stringify(x) === JSON.stringify(m)))
+        expect(positions.every((p) => p >= 0)).toBe(true)
+        for (const block of first.request.blocks) {
+          const own = history.filter((m) => block.messages.some((x) => JSON.stringify(x) === JSON.stringify(m)))
+          expect(pairingProblems(own)).toEqual([])
+          const at = own.map((m) => block.messages.findIndex((x) => JSON.stringify(x) === JSON.stringify(m)))
+          expect(at).toEqual([...at].sort((a, b) => a - b))
+        }
+        for (const m of history) expect(messages.filter((x) => JSON.stringify(x) === JSON.stringify(m))).toHaveLength(1)
+        // Tools travel with the request and count in L0 and the totals.
+        const toolTokens = s.withTools ? charCounter().count(JSON.stringify(TOOLS)) : 0
+        expect(first.request.tools).toEqual(s.withTools ? TOOLS : undefined)
+        expect(first.report.categories.tools).toBe(toolTokens)
+        expect(first.report.totalTokens).toBe(charCounter().countMessages(messages) + toolTokens)
+        expect(breakdown.total_tokens).toBe(first.report.totalTokens)
         expect(JSON.stringify(second.placed.body)).toBe(JSON.stringify(first.placed.body))
       }),
       { numRuns: 150 }

@@ -4,7 +4,7 @@
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
 import { Clock, Effect, Ref } from "effect"
-import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type AssemblyResult, type JournalSummary } from "@strata/core/effect"
+import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type AssemblyResult, type JournalSummary, type TierReport } from "@strata/core/effect"
 import type { PlacementResult } from "@strata/core"
 import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
 import { UsageError } from "../errors.ts"
@@ -31,6 +31,15 @@ export const describeJournal = (journal: JournalSummary | undefined): ReadonlyAr
   journal === undefined
     ? []
     : [`journal (L3): ${journal.rebuild === undefined ? "appended" : `rebuilt (${journal.rebuild})`}, ${formatTokens(journal.journalTokens)} tokens, ${formatTokens(journal.staleTokens)} superseded`]
+
+/**
+ * Context editing's line, when the history holds tool results: how many are shown as
+ * placeholders and the tokens that saves (and how many this request cleared). Pure.
+ */
+export const describeContextEditing = (edits: TierReport["contextEditing"]): ReadonlyArray<string> =>
+  edits === undefined
+    ? []
+    : [`context editing: ${edits.clearedResults} of ${edits.toolResults} tool results cleared (${formatTokens(edits.clearedTokens)} tokens)${edits.newlyClearedResults > 0 ? `, ${edits.newlyClearedResults} by this request` : ""}`]
 
 /** The usage line of a summary. Pure. */
 export const describeUsage = (usage: Usage | undefined, source: "provider" | "simulated", provider: string): string =>
@@ -155,6 +164,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       for (const line of renderCacheBlocks(result.report)) yield* output.out(line)
       for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
       for (const line of describeJournal(result.journal)) yield* output.out(s.dim(line))
+      for (const line of describeContextEditing(result.report.contextEditing)) yield* output.out(s.dim(line))
       yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
       for (const line of colourChanges(renderTierChanges(result.report), s)) yield* output.out(line)
       yield* output.out(

@@ -7,8 +7,9 @@
 import type { ItemKey } from "../domain/Item.ts"
 import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"
 import type { ImagePart, Message } from "../domain/Message.ts"
+import type { ToolDefinition } from "../domain/Tool.ts"
 import { CACHED_TIERS, isCachedTier, type CachedTier, type Tier } from "../domain/Tier.ts"
-import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, partTokens, type TokenCounter } from "../tokens/TokenCounter.ts"
+import { IMAGE_TOKENS, LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, partTokens, sha256, type TokenCounter } from "../tokens/TokenCounter.ts"
 import {
   ACK,
   FILE_TREE_HEADER,
@@ -165,9 +166,14 @@ export const sectionOf = (entries: ReadonlyArray<SectionEntry>, count: Count): S
   return section
 }
 
-/** A history message with its token count (message framing included) and optional item key. */
-export interface CountedMessage {
-  readonly message: Message
+/**
+ * One unit of history with its token count (message framing included) and optional item
+ * key: a message, or a whole tool exchange (the assistant message with its tool calls and
+ * the tool message answering them). A unit is laid out, cached and dropped whole, so a
+ * call never lands apart from its result.
+ */
+export interface HistoryUnit {
+  readonly messages: ReadonlyArray<Message>
   readonly tokens: number
   readonly key?: ItemKey
 }
@@ -210,17 +216,60 @@ export const userAckPart = (
   items
 })
 
-/** Native history messages, or nothing. */
-export const historyPart = (history: ReadonlyArray<CountedMessage>): ReadonlyArray<Part> => {
+/** Native history messages, or nothing. `count` in its content is the number of messages. */
+export const historyPart = (history: ReadonlyArray<HistoryUnit>): ReadonlyArray<Part> => {
   if (history.length === 0) return []
   let tokens = 0
   const items: Array<ItemKey> = []
+  const messages: Array<Message> = []
   for (const h of history) {
     tokens += h.tokens
     if (h.key !== undefined) items.push(h.key)
+    for (const m of h.messages) messages.push(m)
   }
-  return [{ name: "history", messages: history.map((h) => h.message), tokens, contents: [{ type: "history", count: history.length, tokens }], items }]
+  return [{ name: "history", messages, tokens, contents: [{ type: "history", count: messages.length, tokens }], items }]
 }
+
+/** The tool definitions, counted: rendered by the plugin before everything else. */
+export interface CountedTools {
+  readonly tools: ReadonlyArray<ToolDefinition>
+  readonly tokens: number
+}
+
+const toolCounts = new WeakMap<ReadonlyArray<ToolDefinition>, { readonly count: Count; readonly tokens: number }>()
+
+/**
+ * The tool definitions with their tokens (their JSON, counted once per array): what a
+ * request's tools weigh. Providers add a few framing tokens of their own.
+ */
+export const countedTools = (tools: ReadonlyArray<ToolDefinition> | undefined, count: Count): CountedTools | undefined => {
+  if (tools === undefined || tools.length === 0) return undefined
+  const known = toolCounts.get(tools)
+  if (known !== undefined && known.count === count) return { tools, tokens: known.tokens }
+  const tokens = count.count(JSON.stringify(tools))
+  toolCounts.set(tools, { count, tokens })
+  return { tools, tokens }
+}
+
+/** What the tool definitions' bytes hash to (`""` for none): a change is a new prefix. */
+export const toolsHash = (tools: ReadonlyArray<ToolDefinition> | undefined): string => {
+  if (tools === undefined || tools.length === 0) return ""
+  const known = toolHashes.get(tools)
+  if (known !== undefined) return known
+  const hash = sha256(JSON.stringify(tools))
+  toolHashes.set(tools, hash)
+  return hash
+}
+
+const toolHashes = new WeakMap<ReadonlyArray<ToolDefinition>, string>()
+
+/**
+ * The tool definitions as the head of L0: no message (the plugin renders `request.tools`
+ * before the system prompt), but their tokens count toward L0 and the breakdown lists
+ * them; nothing when there are none.
+ */
+export const toolsPart = (tools: CountedTools | undefined): ReadonlyArray<Part> =>
+  tools === undefined ? [] : [{ name: "tools", messages: [], tokens: tools.tokens, contents: [{ type: "tools", count: tools.tools.length, tokens: tools.tokens }], items: [] }]
 
 /** The system message's content: the system prompt, the legend, the L0 symbols and L0 files. */
 export interface SystemContent {
@@ -258,7 +307,7 @@ export const systemPart = (c: SystemContent, count: Count): ReadonlyArray<Part> 
 
 /** L0's content: the system message's, and the L0 history. */
 export interface L0Content extends SystemContent {
-  readonly history: ReadonlyArray<CountedMessage>
+  readonly history: ReadonlyArray<HistoryUnit>
 }
 
 /** The L0 block as seed 002 has it: the system message, then L0 history as native messages. */
@@ -291,7 +340,7 @@ export const tierContentPart = (tier: Exclude<CachedTier, "L0">, c: TierSections
 
 /** One cached tier's content (seed 002 `tiered_content[tier]`, counted). */
 export interface TierContent extends TierSections {
-  readonly history: ReadonlyArray<CountedMessage>
+  readonly history: ReadonlyArray<HistoryUnit>
 }
 
 /** An L1-L3 block as seed 002 has it: the tier's content pair, then the tier's history. */

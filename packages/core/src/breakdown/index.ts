@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { blockTokens, emptyCachedTiers } from "../assembly/parts.ts"
 import { TierChange } from "../domain/Item.ts"
 import { isCachedTier, Tier, TIER_NAMES, TIERS } from "../domain/Tier.ts"
-import { isDemotion, isPromotion, LeftOutItem, type LayoutSummary, type LeftOut } from "./report.ts"
+import { contextEditReport, isDemotion, isPromotion, LeftOutItem, type LayoutSummary, type LeftOut } from "./report.ts"
 
 export const BreakdownContent = Schema.Struct({
   type: Schema.String,
@@ -80,7 +80,15 @@ export const ContextBreakdown = Schema.Struct({
   empty_tiers_session_total: Schema.Number,
   changes: Schema.Array(TierChange),
   /** Present only when the map budget or shedding left something out of the request. */
-  left_out: Schema.optionalKey(BreakdownLeftOut)
+  left_out: Schema.optionalKey(BreakdownLeftOut),
+  /** Context editing, when the history holds tool results: results shown as placeholders and the tokens that saves. */
+  context_editing: Schema.optionalKey(Schema.Struct({
+    tool_results: Schema.Number,
+    cleared_results: Schema.Number,
+    cleared_tokens: Schema.Number,
+    newly_cleared_results: Schema.Number,
+    newly_cleared_tokens: Schema.Number
+  }))
 })
 export type ContextBreakdown = typeof ContextBreakdown.Type
 
@@ -137,6 +145,22 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
     empty_tiers_this_request: empty,
     empty_tiers_session_total: s.emptyTiersBefore + empty,
     changes: s.changes,
-    ...(s.leftOut === undefined ? {} : { left_out: breakdownLeftOut(s.leftOut) })
+    ...(s.leftOut === undefined ? {} : { left_out: breakdownLeftOut(s.leftOut) }),
+    ...contextEditing(s)
   }
+}
+
+const contextEditing = (s: LayoutSummary) => {
+  const e = contextEditReport(s)
+  return e === undefined
+    ? {}
+    : {
+      context_editing: {
+        tool_results: e.toolResults,
+        cleared_results: e.clearedResults,
+        cleared_tokens: e.clearedTokens,
+        newly_cleared_results: e.newlyClearedResults,
+        newly_cleared_tokens: e.newlyClearedTokens
+      }
+    }
 }

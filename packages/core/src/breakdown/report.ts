@@ -25,6 +25,8 @@ export type ActiveTierInfo = typeof ActiveTierInfo.Type
 
 /** Tokens by kind of content, over the whole request; `framing` is message overhead, separators and acknowledgements. */
 export const TokenCategories = Schema.Struct({
+  /** The tool definitions (rendered before the system prompt). */
+  tools: Schema.Number,
   system: Schema.Number,
   legend: Schema.Number,
   symbols: Schema.Number,
@@ -75,6 +77,20 @@ export const LeftOut = Schema.Struct({
 export type LeftOut = typeof LeftOut.Type
 
 /**
+ * What context editing did in one request: the tool results shown as placeholders and
+ * the tokens that saves (all cleared so far that are still in the history), and those
+ * this request cleared.
+ */
+export const ContextEditReport = Schema.Struct({
+  toolResults: Schema.Number,
+  clearedResults: Schema.Number,
+  clearedTokens: Schema.Number,
+  newlyClearedResults: Schema.Number,
+  newlyClearedTokens: Schema.Number
+})
+export type ContextEditReport = typeof ContextEditReport.Type
+
+/**
  * What one assembly put where.
  *
  * @example
@@ -102,7 +118,9 @@ export const TierReport = Schema.Struct({
   /** Every change, initial placement and removals included. */
   changes: Schema.Array(TierChange),
   /** What the map budget and shedding left out of the request; absent when nothing was. */
-  leftOut: Schema.optionalKey(LeftOut)
+  leftOut: Schema.optionalKey(LeftOut),
+  /** Context editing, when the history holds tool results. */
+  contextEditing: Schema.optionalKey(ContextEditReport)
 })
 export type TierReport = typeof TierReport.Type
 
@@ -117,6 +135,21 @@ export interface LayoutSummary {
   readonly emptyTiersBefore: number
   /** What the request left out, when anything was. */
   readonly leftOut?: LeftOut | undefined
+  /** What the contextEditing stage did, if it ran (its plan has these figures). */
+  readonly contextEdits?: ContextEditReport | undefined
+}
+
+/** The context-editing figures of a summary, when the history holds tool results. */
+export const contextEditReport = (s: LayoutSummary): ContextEditReport | undefined => {
+  const e = s.contextEdits
+  if (e === undefined || e.toolResults === 0) return undefined
+  return {
+    toolResults: e.toolResults,
+    clearedResults: e.clearedResults,
+    clearedTokens: e.clearedTokens,
+    newlyClearedResults: e.newlyClearedResults,
+    newlyClearedTokens: e.newlyClearedTokens
+  }
 }
 
 /** A change that moves an existing item to a more stable tier. */
@@ -141,7 +174,7 @@ export const contentsOf = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): Read
 export const tierTokens = (blocks: ReadonlyArray<LayoutBlock>, tier: Tier): number =>
   blocks.filter((b) => b.tier === tier).reduce((n, b) => n + blockTokens(b), 0)
 
-const KNOWN = ["system", "legend", "symbols", "files", "tree", "urls", "review", "history", "prompt"] as const
+const KNOWN = ["tools", "system", "legend", "symbols", "files", "tree", "urls", "review", "history", "prompt"] as const
 
 /** Build the report of one assembly. */
 export const tierReport = (s: LayoutSummary): TierReport => {
@@ -188,6 +221,12 @@ export const tierReport = (s: LayoutSummary): TierReport => {
     promotions: s.changes.filter(isPromotion),
     demotions: s.changes.filter(isDemotion),
     changes: s.changes,
-    ...(s.leftOut === undefined ? {} : { leftOut: s.leftOut })
+    ...(s.leftOut === undefined ? {} : { leftOut: s.leftOut }),
+    ...withContextEdits(s)
   }
+}
+
+const withContextEdits = (s: LayoutSummary): { readonly contextEditing?: ContextEditReport } => {
+  const report = contextEditReport(s)
+  return report === undefined ? {} : { contextEditing: report }
 }

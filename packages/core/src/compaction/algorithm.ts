@@ -69,9 +69,28 @@ export const shouldCompact = (historyTokens: number, config: CompactionConfig): 
   config.enabled && config.triggerTokens > 0 && historyTokens >= config.triggerTokens
 
 /**
+ * True when message `index` starts a turn, where kept history may begin without cutting
+ * a unit in two: a user message, or an assistant message that follows a tool message (the
+ * next step of an agent loop). A tool message never starts one, and an assistant message
+ * with tool calls starts one only after a tool message, so a call and its result always
+ * stay on the same side of a cut. In a history without tools the starts are its user
+ * messages.
+ *
+ * @example
+ * ```ts
+ * import { isTurnStart } from "@strata/core"
+ * // [user, assistant(call c1), tool(c1), assistant(call c2), tool(c2)]: starts at 0 and 3
+ * ```
+ */
+export const isTurnStart = (history: ReadonlyArray<Message>, index: number): boolean => {
+  const role = history[index]?.role
+  return role === "user" || (role === "assistant" && history[index - 1]?.role === "tool")
+}
+
+/**
  * Index of the first message kept verbatim: the earlier of the token window (walking
  * back from the newest message while the window holds; the newest is always kept) and
- * the N-th user message from the end.
+ * the N-th turn start from the end (`isTurnStart`: a user message, or an agent step).
  */
 export const verbatimStart = (
   history: ReadonlyArray<Message>,
@@ -92,7 +111,7 @@ export const verbatimStart = (
     let users = 0
     countIndex = 0
     for (let i = history.length - 1; i >= 0; i--) {
-      if (history[i]!.role === "user" && ++users === config.minVerbatimExchanges) {
+      if (isTurnStart(history, i) && ++users === config.minVerbatimExchanges) {
         countIndex = i
         break
       }
@@ -204,8 +223,9 @@ export const summaryPair = (summary: string): ReadonlyArray<Message> => [
  * Apply a detection to the history. A confident boundary at or after the verbatim
  * start truncates there (everything before is dropped); otherwise older messages are
  * replaced by a summary pair. With no detection (the model failed) the older messages
- * are dropped without a summary. In every case the kept part starts on a user message
- * and is widened back so it holds at least `minVerbatimExchanges` user messages.
+ * are dropped without a summary. In every case the kept part starts on a turn start (a
+ * user message, or an agent step after a tool result: a call is never kept without its
+ * result) and is widened back so it holds at least `minVerbatimExchanges` of them.
  *
  * @example
  * ```ts
@@ -257,35 +277,36 @@ export const applyDetection = (
   }
 }
 
-/** Where kept history starts: on a user message, with at least `users` user messages kept. */
-const keptStart = (history: ReadonlyArray<Message>, index: number, users: number): number =>
-  widenForUsers(history, alignToUser(history, index), users)
+/** Where kept history starts: on a turn start, with at least `turns` turn starts kept. */
+const keptStart = (history: ReadonlyArray<Message>, index: number, turns: number): number =>
+  widenForTurns(history, alignToTurnStart(history, index), turns)
 
-/** Move `index` back until the kept part holds at least `users` user messages. */
-const widenForUsers = (history: ReadonlyArray<Message>, index: number, users: number): number => {
+/** Move `index` back, from turn start to turn start, until the kept part holds at least `turns` of them. */
+const widenForTurns = (history: ReadonlyArray<Message>, index: number, turns: number): number => {
   let count = 0
-  for (let i = index; i < history.length; i++) if (history[i]!.role === "user") count++
+  for (let i = index; i < history.length; i++) if (isTurnStart(history, i)) count++
   let start = index
-  while (count < users && start > 0) {
+  while (count < turns && start > 0) {
     start--
-    if (history[start]!.role === "user") count++
+    if (isTurnStart(history, start)) count++
   }
   return start
 }
 
 /**
- * Kept history must start on a user message so user/assistant pairs stay whole:
- * move a start that lands on an assistant message back to its user message.
+ * Kept history must start on a turn start so user/assistant pairs and tool exchanges stay
+ * whole: move a start that lands inside one back to its start.
  */
-const alignToUser = (history: ReadonlyArray<Message>, index: number): number => {
+const alignToTurnStart = (history: ReadonlyArray<Message>, index: number): number => {
   let i = Math.min(index, history.length)
-  while (i > 0 && i < history.length && history[i]!.role !== "user") i--
+  while (i > 0 && i < history.length && !isTurnStart(history, i)) i--
   return i
 }
 
 /**
  * Emergency truncation (seed 004 layer 2): when history exceeds twice the trigger,
- * drop the oldest messages, a user/assistant pair at a time, until it fits under the
+ * drop the oldest messages, a turn at a time (a user message with its reply, or an agent
+ * step: a tool call is never dropped without its result), until it fits under the
  * trigger. A trigger of 0 disables it. The newest exchange is always kept.
  *
  * @example
@@ -307,11 +328,12 @@ export const emergencyTruncate = (
   const sizes = history.map((m) => counter.countMessage(m))
   let start = 0
   while (remaining > triggerTokens) {
-    // Drop a whole pair when the oldest message opens one, so no reply loses its question.
-    const pair = history[start]!.role === "user" && history[start + 1]?.role === "assistant" ? 2 : 1
-    if (history.length - (start + pair) < 2) break
-    for (let k = 0; k < pair; k++) remaining -= sizes[start + k]!
-    start += pair
+    // Drop up to the next turn start, so no reply loses its question and no call its result.
+    let end = start + 1
+    while (end < history.length && !isTurnStart(history, end)) end++
+    if (history.length - end < 2) break
+    for (let k = start; k < end; k++) remaining -= sizes[k]!
+    start = end
   }
   return history.slice(start)
 }

@@ -110,6 +110,7 @@ const GLYPHS = {
 const describe = (report: TierReport, tier: Tier): string => {
   const info = report.tiers[tier]
   const parts: Array<string> = []
+  if (tier === "L0" && report.categories.tools > 0) parts.push("tools")
   if (tier === "L0" && report.tiers.L0.hasSystem) parts.push("system")
   if (tier === "L0" && report.tiers.L0.hasLegend) parts.push("legend")
   if (info.symbols > 0) parts.push(plural(info.symbols, "symbol"))
@@ -172,6 +173,7 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   const maxOut = input.maxOutputTokens ?? info.maxOutputTokens
   const c = report.categories
   const rows: ReadonlyArray<readonly [string, number, boolean]> = [
+    ["Tools", c.tools, false],
     ["System", c.system, true],
     ["Symbol Map", c.legend + c.symbols, true],
     ["File Tree", c.tree, false],
@@ -190,6 +192,11 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
   const share = maxIn > 0 ? ` (${Math.round((100 * report.totalTokens) / maxIn)}%)` : ""
   const over = report.totalTokens > maxIn ? " over the input limit" : ""
   lines.push(`${"Total:".padEnd(12)}${formatTokens(report.totalTokens).padStart(10)} / ${formatTokens(maxIn)}${share}${over}`)
+  const edits = report.contextEditing
+  if (edits !== undefined && edits.clearedResults > 0) {
+    const fresh = edits.newlyClearedResults > 0 ? `, ${formatTokens(edits.newlyClearedTokens)} of them just now` : ""
+    lines.push(`${"Cleared:".padEnd(12)}${formatTokens(edits.clearedTokens).padStart(10)} (${plural(edits.clearedResults, "tool result")} of ${edits.toolResults} shown as placeholders${fresh})`)
+  }
   if (report.leftOut !== undefined) lines.push(...renderLeftOut(report.leftOut))
   // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
   const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`

@@ -7,7 +7,7 @@
 import { Effect, Option, Ref } from "effect"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
 import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../assembly/headers.ts"
-import { counted, SECTION_SEPARATOR, type LayoutBlock } from "../assembly/parts.ts"
+import { counted, countedTools, SECTION_SEPARATOR, toolsPart, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
@@ -21,6 +21,7 @@ import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { AssemblySession } from "./assemblySession.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
+import type { ContextEditMemory } from "./contextEdits.ts"
 import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
 import { assembleMessages } from "./layouts/flat.ts"
 import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
@@ -121,9 +122,18 @@ interface Setup {
   readonly session: AssemblySession["Service"] | undefined
   readonly emptyTiersBefore: number
   readonly stages: ReadonlyArray<Stage>
-  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
+  readonly layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined; readonly edits: ContextEditMemory | undefined }
   readonly limits: RequestLimitSettings
 }
+
+/** The layout mode and the memories of the last committed request (context editing's also travels in the journal's, for a restored session). */
+const layoutMemory = (session: AssemblySession["Service"] | undefined) =>
+  Effect.gen(function* () {
+    const layout = LAYOUTS[yield* LayoutMode]
+    if (session === undefined) return { layout, memory: undefined, edits: undefined }
+    const memory = yield* Ref.get(session.journal)
+    return { layout, memory, edits: (yield* Ref.get(session.contextEdits)) ?? memory?.edits }
+  })
 
 const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(function* () {
   const session = Option.getOrUndefined(yield* Effect.serviceOption(AssemblySession))
@@ -139,7 +149,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
     session,
     emptyTiersBefore: session === undefined ? 0 : yield* Ref.get(session.emptyTiers),
     stages: yield* pipelineStages,
-    layout: { layout: LAYOUTS[yield* LayoutMode], memory: session === undefined ? undefined : yield* Ref.get(session.journal) },
+    layout: yield* layoutMemory(session),
     limits: yield* RequestLimits
   }
 })
@@ -188,7 +198,10 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
     images: normalized.images
   })
   const tokens = counter.countMessages(messages) - LIST_OVERHEAD_TOKENS
-  const block: LayoutBlock = { tier: "active", parts: [{ name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }] }
+  const block: LayoutBlock = {
+    tier: "active",
+    parts: [...toolsPart(countedTools(input.tools, counter)), { name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }]
+  }
   return {
     ...state,
     blocks: [block],
@@ -204,6 +217,7 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
   thresholds: state.tracker.thresholds,
   changes,
   emptyTiersBefore,
+  contextEdits: state.contextEdits,
   ...(leftOutAnything(state.leftOut) ? { leftOut: state.leftOut } : {})
 })
 
@@ -261,7 +275,9 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
   const current = yield* tracker.value.current
   const state = yield* runStages(stages, initialState(input, counter, services, current, normalize(input, counter), layout))
   const pending = state.pending
-  const journal = state.journal?.memory
+  // Context editing's memory learns whether the breakpoints asked for the long cache (its expiry test).
+  const edits = state.contextEdits === undefined ? undefined : { ...state.contextEdits.memory, longTtl: state.request?.breakpoints.some((b) => b.ttl === "1h") ?? false }
+  const journal = state.journal === undefined ? undefined : { ...state.journal.memory, edits }
   const summary = summaryOf(state, "tiered", pending?.changes ?? state.changes, emptyTiersBefore)
   const report = tierReport(summary)
   yield* withinInputLimit(report, resolved)
@@ -273,6 +289,7 @@ export const assemble = Effect.fn("Strata.assemble")(function* (input: AssemblyI
       yield* Ref.update(session.emptyTiers, (n) => n + report.emptyTiers)
       yield* Ref.set(session.lastChanges, pending.changes)
       yield* Ref.set(session.journal, journal)
+      yield* Ref.set(session.contextEdits, edits)
     })
   return yield* result(state, "tiered", summary, commit, report)
 })

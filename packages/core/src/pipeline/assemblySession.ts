@@ -1,10 +1,11 @@
 /**
  * Session bookkeeping of the pipeline: empty tiers skipped so far, the changes of the
- * last committed tracker update (which the breakdown shows) and the journal layout's
- * memory. Advanced only on commit.
+ * last committed tracker update (which the breakdown shows), the journal layout's
+ * memory and context editing's. Advanced only on commit.
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import type { TierChange } from "../domain/Item.ts"
+import type { ContextEditMemory } from "./contextEdits.ts"
 import type { JournalMemory } from "./journalMemory.ts"
 
 export class AssemblySession extends Context.Service<AssemblySession, {
@@ -12,6 +13,11 @@ export class AssemblySession extends Context.Service<AssemblySession, {
   readonly lastChanges: Ref.Ref<ReadonlyArray<TierChange>>
   /** The journal layout's memory of the last committed request (see `layouts/journal.ts`). */
   readonly journal: Ref.Ref<JournalMemory | undefined>
+  /**
+   * Context editing's memory of the last committed request (what it cleared). The
+   * journal memory carries a copy, so a process that restores the journal restores it too.
+   */
+  readonly contextEdits: Ref.Ref<ContextEditMemory | undefined>
 }>()("@strata/core/pipeline/AssemblySession") {
   static readonly layer: Layer.Layer<AssemblySession> = Layer.effect(
     AssemblySession,
@@ -19,7 +25,8 @@ export class AssemblySession extends Context.Service<AssemblySession, {
       return {
         emptyTiers: yield* Ref.make(0),
         lastChanges: yield* Ref.make<ReadonlyArray<TierChange>>([]),
-        journal: yield* Ref.make<JournalMemory | undefined>(undefined)
+        journal: yield* Ref.make<JournalMemory | undefined>(undefined),
+        contextEdits: yield* Ref.make<ContextEditMemory | undefined>(undefined)
       }
     })
   )

@@ -21,9 +21,22 @@ export interface FileEntry extends Entry {
 export interface SymbolEntry extends Entry {
   readonly path: string
 }
+/**
+ * A history item: one message, or a whole tool exchange (the assistant message with its
+ * tool calls and the `tool` message answering them), item `history:<index>` where
+ * `index` is its first message's. The stages hold, lay out and drop it whole, so a call
+ * never lands apart from its result. `hash` covers the messages as the caller gave them;
+ * a stage that rewrites `messages` (context editing, redaction) keeps it.
+ */
 export interface HistoryEntry extends Entry {
   readonly index: number
-  readonly message: Message
+  readonly messages: ReadonlyArray<Message>
+  /**
+   * How a stage edited `messages` (context editing: the cleared call ids), absent or `""`
+   * when they are as given. A layout that keeps rendered history (the journal) rewrites
+   * an entry whose edit changed since it rendered it.
+   */
+  readonly edit?: string
 }
 
 /** Lists per tier. */

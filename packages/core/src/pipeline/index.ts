@@ -9,6 +9,7 @@ import { AssemblySession } from "./assemblySession.ts"
 import { ActiveBlockStage } from "./stages/activeBlock.ts"
 import { ActiveFilesStage } from "./stages/activeFiles.ts"
 import { CachedBlocksStage } from "./stages/cachedBlocks.ts"
+import { ContextEditingStage } from "./stages/contextEditing.ts"
 import { FileTiersStage } from "./stages/fileTiers.ts"
 import { HistoryTiersStage } from "./stages/historyTiers.ts"
 import { InputLimitStage } from "./stages/inputLimit.ts"
@@ -57,6 +58,7 @@ export type StageServices =
   | FileTiersStage
   | SymbolDataStage
   | HistoryTiersStage
+  | ContextEditingStage
   | LayoutPlanStage
   | InputLimitStage
   | L0BlockStage
@@ -65,13 +67,14 @@ export type StageServices =
   | PlacementStage
   | TrackStage
 
-/** The stages of one request, in order: the nine seed stages, `layoutPlan` and `inputLimit`, with extra stages slotted in. */
+/** The stages of one request, in order: the nine seed stages, `contextEditing`, `layoutPlan` and `inputLimit`, with extra stages slotted in. */
 export const pipelineStages: Effect.Effect<ReadonlyArray<Stage>, StageError, StageServices> = Effect.gen(function* () {
   const stages: ReadonlyArray<Stage> = [
     yield* ActiveFilesStage, //   selected files: normalized, hashed, counted
     yield* FileTiersStage, //     each file's tier (untracked: active)
     yield* SymbolDataStage, //    symbol blocks by tier; first request: initial placement
-    yield* HistoryTiersStage, //  each history message's tier
+    yield* HistoryTiersStage, //  each history item's tier (a message or a tool exchange)
+    yield* ContextEditingStage, // old tool results cleared when that pays (cache-aware)
     yield* LayoutPlanStage, //    the layout's plan (journal: frozen tiers, journal, Working Files)
     yield* InputLimitStage, //    within the model's input limit: sheds files, then map blocks
     yield* L0BlockStage, //       the layout's L0 block: the system message (+ L0 history)
@@ -104,6 +107,7 @@ export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
   FileTiersStage.layer,
   SymbolDataStage.layer,
   HistoryTiersStage.layer,
+  ContextEditingStage.layer,
   LayoutPlanStage.layer,
   InputLimitStage.layer,
   L0BlockStage.layer,
@@ -132,6 +136,7 @@ export const Pipeline = {
 } as const
 
 export * from "./assemblySession.ts"
+export * from "./contextEdits.ts"
 export * from "./entries.ts"
 export * from "./journalCodec.ts"
 export * from "./journalMemory.ts"
@@ -141,11 +146,13 @@ export * from "./layouts/journal.ts"
 export * from "./layouts/journalPlan.ts"
 export * from "./layouts/seed.ts"
 export * from "./mapBudget.ts"
+export * from "./providerCache.ts"
 export * from "./requestLimits.ts"
 export * from "./seedPlacement.ts"
 export * from "./stages/activeBlock.ts"
 export * from "./stages/activeFiles.ts"
 export * from "./stages/cachedBlocks.ts"
+export * from "./stages/contextEditing.ts"
 export * from "./stages/fileTiers.ts"
 export * from "./stages/historyTiers.ts"
 export * from "./stages/inputLimit.ts"

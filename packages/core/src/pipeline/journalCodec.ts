@@ -9,6 +9,7 @@ import type { Part } from "../assembly/parts.ts"
 import { CacheTtl } from "../domain/Block.ts"
 import { ItemKey } from "../domain/Item.ts"
 import { Message } from "../domain/Message.ts"
+import type { ClearedResult, ContextEditMemory } from "./contextEdits.ts"
 import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
 import type { FrozenContent, JournalMemory } from "./journalMemory.ts"
 
@@ -33,6 +34,17 @@ const PartJson = Schema.Struct({
   items: Schema.Array(ItemKey)
 })
 
+/** Context editing's memory as JSON (cleared results as `[callId, placeholder, reasoningDropped]`). */
+const EditsJson = Schema.Struct({
+  cleared: Schema.Array(Schema.Tuple([Schema.String, Schema.String, Schema.Boolean])),
+  rent: Count,
+  at: Count,
+  longTtl: Schema.Boolean,
+  head: Schema.String,
+  items: Count,
+  last: Schema.String
+})
+
 /** Bumped when the layout of the journal changes, so an old file is ignored, not misread. */
 export const JOURNAL_MEMORY_VERSION = 1
 
@@ -44,6 +56,8 @@ export const JournalMemoryJson = Schema.Struct({
   version: Schema.Literal(JOURNAL_MEMORY_VERSION),
   encoding: Schema.String,
   systemHash: Schema.String,
+  /** Absent in files written before tools were tracked: no tools. */
+  toolsHash: Schema.optionalKey(Schema.String),
   legend: Schema.String,
   frozen: Schema.Struct({ L0: FrozenJson, L1: FrozenJson, L2: FrozenJson }),
   tree: Schema.optionalKey(EntryJson),
@@ -52,12 +66,16 @@ export const JournalMemoryJson = Schema.Struct({
   shownSymbols: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
   shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
   history: Schema.Array(Schema.String),
+  /** Absent when no history item was edited (and in files written before context editing). */
+  historyEdits: Schema.optionalKey(Schema.Array(Schema.String)),
   journal: Schema.Array(PartJson),
   staleTokens: Count,
   waste: Count,
   requests: Count,
   at: Count,
-  ttl: CacheTtl
+  ttl: CacheTtl,
+  /** Context editing's memory; absent when nothing was planned yet. */
+  edits: Schema.optionalKey(EditsJson)
 })
 export type JournalMemoryJson = typeof JournalMemoryJson.Type
 
@@ -87,6 +105,7 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   version: JOURNAL_MEMORY_VERSION,
   encoding,
   systemHash: memory.systemHash,
+  ...(memory.toolsHash === "" ? {} : { toolsHash: memory.toolsHash }),
   legend: memory.legend,
   frozen: { L0: frozenJson(memory.frozen.L0), L1: frozenJson(memory.frozen.L1), L2: frozenJson(memory.frozen.L2) },
   ...(memory.tree === undefined ? {} : { tree: entry(memory.tree) }),
@@ -95,12 +114,24 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   shownSymbols: [...memory.shownSymbols],
   shownFiles: [...memory.shownFiles],
   history: memory.history,
+  ...(memory.historyEdits.every((e) => e === "") ? {} : { historyEdits: memory.historyEdits }),
   journal: memory.journal.map(part),
   staleTokens: memory.staleTokens,
   waste: memory.waste,
   requests: memory.requests,
   at: memory.at,
-  ttl: memory.ttl
+  ttl: memory.ttl,
+  ...(memory.edits === undefined ? {} : { edits: editsJson(memory.edits) })
+})
+
+const editsJson = (e: ContextEditMemory) => ({
+  cleared: [...e.cleared].map(([id, r]) => [id, r.placeholder, r.reasoning] as const),
+  rent: e.rent,
+  at: e.at,
+  longTtl: e.longTtl,
+  head: e.head,
+  items: e.items,
+  last: e.last
 })
 
 /**
@@ -120,6 +151,7 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
   const sameTree = m.treeFiles.length === m.frozenTreeFiles.length && m.treeFiles.every((f) => frozenTreeFiles.has(f))
   return {
     systemHash: m.systemHash,
+    toolsHash: m.toolsHash ?? "",
     legend: m.legend,
     frozen: { L0: frozen(m.frozen.L0), L1: frozen(m.frozen.L1), L2: frozen(m.frozen.L2) },
     tree: m.tree === undefined ? undefined : { ...m.tree },
@@ -128,11 +160,18 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     shownSymbols: new Map(m.shownSymbols),
     shownFiles: new Map(m.shownFiles),
     history: m.history,
+    historyEdits: m.historyEdits ?? m.history.map(() => ""),
     journal: m.journal.map((p): Part => ({ ...p })),
     staleTokens: m.staleTokens,
     waste: m.waste,
     requests: m.requests,
     at: m.at,
-    ttl: m.ttl
+    ttl: m.ttl,
+    ...(m.edits === undefined ? {} : {
+      edits: {
+        ...m.edits,
+        cleared: new Map(m.edits.cleared.map(([id, placeholder, reasoning]): readonly [string, ClearedResult] => [id, { placeholder, reasoning }]))
+      }
+    })
   }
 }

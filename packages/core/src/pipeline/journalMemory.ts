@@ -5,6 +5,7 @@
  */
 import type { Part, TierSections } from "../assembly/parts.ts"
 import type { CacheTtl } from "../domain/Block.ts"
+import type { ContextEditMemory } from "./contextEdits.ts"
 import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
 
 /** The frozen tiers (rendered at the last rebuild). */
@@ -20,6 +21,8 @@ export interface FrozenContent {
 /** What the journal layout remembers between requests (advanced only on commit). */
 export interface JournalMemory {
   readonly systemHash: string
+  /** The hash of the tool definitions the frozen prefix was built under (`""`: none). */
+  readonly toolsHash: string
   readonly legend: string
   readonly frozen: Readonly<Record<FrozenTier, FrozenContent>>
   /** The file tree rendered at the rebuild (with L2), if any, and the files it lists. */
@@ -31,8 +34,10 @@ export interface JournalMemory {
   readonly shownSymbols: ReadonlyMap<string, string>
   /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
   readonly shownFiles: ReadonlyMap<string, string>
-  /** Hashes of the history messages already in the journal, in order. */
+  /** Hashes of the history items already in the journal, in order. */
   readonly history: ReadonlyArray<string>
+  /** How each of them was edited when it was journaled (`HistoryEntry.edit`, `""`: as given), index-aligned with `history`. */
+  readonly historyEdits: ReadonlyArray<string>
   /** The journal (L3): history and update parts, in the order they were appended. */
   readonly journal: ReadonlyArray<Part>
   /** Tokens of superseded copies the request still carries (stale symbol blocks). */
@@ -45,15 +50,19 @@ export interface JournalMemory {
   readonly at: number
   /** The cache lifetime the breakpoints ask for (`AdaptiveTtl`). */
   readonly ttl: CacheTtl
+  /** Context editing's memory, carried here so the saved journal restores it (set on commit). */
+  readonly edits?: ContextEditMemory | undefined
 }
 
 /** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */
 export type RebuildReason =
   | "first request"
   | "system prompt changed"
+  | "tools changed"
   | "legend changed"
   | "cache expired"
   | "history rewritten"
+  | "history rewritten, refrozen"
   | "stale copies"
   | "over the input limit"
   | undefined

@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import type { NeutralRequest } from "../domain/Block.ts"
 import { toolOutputText, type Message, type ToolMessage } from "../domain/Message.ts"
 import type { CachedTier } from "../domain/Tier.ts"
+import type { JsonSchemaObject, ToolDefinition } from "../domain/Tool.ts"
 import { Placement, type PlacedBreakpoint, type PlacementResult } from "../services/Placement.ts"
 
 /** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
@@ -80,6 +81,19 @@ export const toolSeedMessages = (message: ToolMessage, cached: boolean): Readonl
     return { role: "tool", tool_call_id: r.toolCallId, content }
   })
 
+/** A tool definition in the Chat Completions shape the seeds' format extends. */
+export interface SeedTool {
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchemaObject }
+}
+
+/** The request's tools in the seeds' format (`tools` on the body, before the messages). */
+export const toSeedTools = (tools: ReadonlyArray<ToolDefinition>): ReadonlyArray<SeedTool> =>
+  tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.inputSchema }
+  }))
+
 /** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
 export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
   const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
@@ -120,7 +134,8 @@ export const placeSeedFormat = (request: NeutralRequest): PlacementResult => {
     const at = typeof content === "string" || content === undefined ? 0 : Math.max(0, content.map((c) => c.type).lastIndexOf("text"))
     return { tier: b.tier, location: `messages[${index}].content[${at}]`, prefixTokens: prefix.get(b.tier) ?? 0, ...(b.ttl === undefined ? {} : { ttl: b.ttl }) }
   })
-  return { provider: "openai-compatible", body: { model: request.model, messages }, breakpoints, dropped: [] }
+  const tools = request.tools === undefined || request.tools.length === 0 ? {} : { tools: toSeedTools(request.tools) }
+  return { provider: "openai-compatible", body: { model: request.model, ...tools, messages }, breakpoints, dropped: [] }
 }
 
 /**

@@ -9,6 +9,7 @@ import type { NeutralRequest } from "../domain/Block.ts"
 import { InvalidInput } from "../domain/errors.ts"
 import type { TierChange } from "../domain/Item.ts"
 import { History, ImagePart } from "../domain/Message.ts"
+import { ToolDefinition } from "../domain/Tool.ts"
 import { TIERS, type Tier } from "../domain/Tier.ts"
 import type { LeftOut } from "../breakdown/report.ts"
 import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
@@ -16,6 +17,7 @@ import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
 import type { TrackerSnapshot } from "../services/Tracker.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
+import type { ContextEditMemory, ContextEditPlan } from "./contextEdits.ts"
 import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
 import { NOTHING_LEFT_OUT, type RequestTooLarge } from "./requestLimits.ts"
 
@@ -52,8 +54,17 @@ export const AssemblyInput = Schema.Struct({
   images: Schema.optionalKey(Schema.Array(AssemblyImage)),
   /** Files selected into context, with their contents. */
   files: Schema.optionalKey(Schema.Array(FileContent)),
-  /** Conversation history before this prompt; index N is item `history:N`. Tool calls must be answered. */
+  /**
+   * Conversation history before this prompt. Item `history:N` is message N, or the tool
+   * exchange starting there (an assistant message with tool calls and the tool message
+   * answering it, tracked and laid out as one). Every tool call must be answered.
+   */
   history: Schema.optionalKey(History),
+  /**
+   * The tools the model may call, rendered by the provider plugin before the system
+   * prompt. They are part of the `system` item: changing them rewrites the whole prefix.
+   */
+  tools: Schema.optionalKey(Schema.Array(ToolDefinition)),
   /** At most 3 are used; more are cut with a warning. */
   urls: Schema.optionalKey(Schema.Array(UrlContent)),
   /** Code review context (review mode); rendered by the review-context stage. */
@@ -122,8 +133,11 @@ export interface AssemblyState {
   readonly symbols: SymbolData
   /** symbolData and inputLimit: what the map budget cut and what shedding left out to stay within the input limit. */
   readonly leftOut: LeftOut
-  /** historyTiers: history messages by tier, in conversation order. */
+  /** historyTiers: history items (messages, tool exchanges) by tier, in conversation order; contextEditing edits them. */
   readonly historyTiers: TierLists<HistoryEntry>
+  /** Context editing's memory of the last committed request, and contextEditing: this request's edits. */
+  readonly editMemory: ContextEditMemory | undefined
+  readonly contextEdits: ContextEditPlan | undefined
   /** The layout mode's layout (`LayoutMode` picks it) and the journal layout's memory of the last committed request. */
   readonly layout: Layout
   readonly journalMemory: JournalMemory | undefined
@@ -236,7 +250,7 @@ export const initialState = (
   services: PipelineServices,
   tracker: TrackerSnapshot,
   normalized: { readonly urls: ReadonlyArray<CountedUrl>; readonly images: ReadonlyArray<ImagePart>; readonly warnings: ReadonlyArray<string> },
-  layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined }
+  layout: { readonly layout: Layout; readonly memory: JournalMemory | undefined; readonly edits?: ContextEditMemory | undefined }
 ): AssemblyState => ({
   input,
   counter,
@@ -251,6 +265,8 @@ export const initialState = (
   symbols: NO_SYMBOLS,
   leftOut: NOTHING_LEFT_OUT,
   historyTiers: emptyTierLists(),
+  editMemory: layout.edits,
+  contextEdits: undefined,
   layout: layout.layout,
   journalMemory: layout.memory,
   journal: undefined,

@@ -17,6 +17,7 @@ import {
   type ContextMessage
 } from "./ContextMessage.ts"
 import { ChunkType, decodeMemoryState, type MemoryChunk, type MemoryStateInput } from "./MemoryState.ts"
+import { chunksToNativeHistory, type NativeMemoryHistory } from "./nativeHistory.ts"
 import { chunkField, GenericChunkRenderer, getDefaultRenderers, IChunkRenderer } from "./renderers.ts"
 import { toTokenCounter, type TokenizerLike } from "./tokenizer.ts"
 
@@ -196,6 +197,27 @@ export class ContextBuilder {
     }
   }
 
+  /**
+   * Render a whole state as history with native tool turns: tool calls and results, and
+   * sub-agent spawns, messages and results, become `tool-call` parts on the assistant's
+   * message and a `tool` message of `tool-result` parts after it (a chunk a registered
+   * renderer claims stays XML). Everything else renders as `toHistory` renders it, so a
+   * memory without tool chunks gives the same messages. A call whose result does not
+   * directly follow it (none yet, or a user turn in between) stays XML, with its result.
+   *
+   * @example
+   * ```ts
+   * const { messages } = builder.toNativeHistory(state)
+   * // [{ role: "user", ... }, { role: "assistant", content: [{ type: "tool-call", ... }] }, { role: "tool", ... }]
+   * ```
+   */
+  toNativeHistory(state: MemoryStateInput, options: ChunkFilterOptions = {}): NativeMemoryHistory {
+    const decoded = decodeOptions(options)
+    if (Result.isFailure(decoded)) throw new InvalidInput({ what: "history options", issue: decoded.failure.message })
+    const chunks = filterChunks(decodeMemoryState(state).chunks, decoded.success)
+    return chunksToNativeHistory(chunks, (chunk) => this.#render(chunk), (chunk) => this.#custom.some((r) => r.canRender(chunk)))
+  }
+
   #render(chunk: MemoryChunk): Rendered {
     const renderer = this.#custom.find((r) => r.canRender(chunk)) ??
       this.#defaults.find((r) => r.canRender(chunk)) ??
@@ -251,6 +273,20 @@ export const createContextBuilder = (tokenizer?: TokenizerLike): ContextBuilder 
  */
 export const memoryToHistory = (state: MemoryStateInput, options: ChunkFilterOptions = {}): MemoryHistory =>
   new ContextBuilder().toHistory(state, options)
+
+/**
+ * `toNativeHistory` with the default renderers: the memory as history with native tool
+ * turns, ready to hand to the tiered engine.
+ *
+ * @example
+ * ```ts
+ * import { memoryToNativeHistory } from "@strata/core"
+ * const { system, messages } = memoryToNativeHistory(state)
+ * // assemble({ ..., systemPrompt: system, history: messages })
+ * ```
+ */
+export const memoryToNativeHistory = (state: MemoryStateInput, options: ChunkFilterOptions = {}): NativeMemoryHistory =>
+  new ContextBuilder().toNativeHistory(state, options)
 
 /**
  * Split a built result into history: system messages joined apart, the rest as core

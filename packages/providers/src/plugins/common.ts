@@ -15,7 +15,8 @@ import {
   type ToolDefinition
 } from "@strata/core"
 import { estimateTokens } from "@strata/core"
-import type { ModelEntry } from "../models.ts"
+import { CachePrices, type CachePriceRatios } from "@strata/core/effect"
+import { lookupModel, PROVIDER_IDS, ttlSpec, type ModelEntry, type ProviderId } from "../models.ts"
 import type { BreakpointPlan } from "../rules/plan.ts"
 import { canonicalize } from "../rules/serialize.ts"
 
@@ -77,6 +78,8 @@ export const placedFrom = (
     return b.ttl === undefined ? base : { ...base, ttl: b.ttl }
   })
 
+const isProviderId = (name: string): name is ProviderId => (PROVIDER_IDS as ReadonlyArray<string>).includes(name)
+
 /** Assemble a plugin result. */
 export const result = <Body>(
   provider: string,
@@ -100,12 +103,34 @@ export const placementLayer = (
   provider: string,
   place: (request: NeutralRequest) => PlacementResult
 ): Layer.Layer<Placement> =>
-  Layer.succeed(Placement, {
-    provider,
-    place: (request) =>
-      Effect.try({
-        try: () => place(request),
-        catch: (error) =>
-          error instanceof PlacementError ? error : new PlacementError({ provider, reason: error instanceof Error ? error.message : String(error) })
-      })
-  })
+  Layer.merge(
+    Layer.succeed(Placement, {
+      provider,
+      place: (request) =>
+        Effect.try({
+          try: () => place(request),
+          catch: (error) =>
+            error instanceof PlacementError ? error : new PlacementError({ provider, reason: error instanceof Error ? error.message : String(error) })
+        })
+    }),
+    // The pipeline's rent-or-buy decisions (journal rebuilds, context editing) price
+    // reads and writes as this provider bills them; gateways keep core's defaults.
+    isProviderId(provider) ? Layer.succeed(CachePrices, cachePricesOf(provider)) : Layer.empty
+  )
+
+/**
+ * A provider's cache prices per model, from the model table: the default lifetime's read
+ * and write multipliers and the 1 h write's (the default's where there is no 1 h cache).
+ * What `placementLayer` gives core's `CachePrices`.
+ *
+ * @example
+ * ```ts
+ * import { cachePricesOf } from "@strata/providers"
+ * cachePricesOf("openai")("gpt-4o") // { read: 0.5, write: 1, writeLong: 1 }
+ * ```
+ */
+export const cachePricesOf = (provider: ProviderId) => (model: string): CachePriceRatios => {
+  const limits = lookupModel(provider, model)
+  const standard = ttlSpec(limits)
+  return { read: standard.read, write: standard.write, writeLong: ttlSpec(limits, "1h").write }
+}

@@ -65,7 +65,7 @@ export const assembleMessages = (input: FlatAssemblyInput): ReadonlyArray<Messag
     urls: limitUrls((input.urlContext ?? []).filter((u) => u.trim() !== "")).urls.map((u, i) => ({ url: `#${i + 1}`, content: text(u) })),
     review: NOTHING,
     workingFiles: section(formatFiles(input.files ?? [])),
-    history: (input.history ?? []).map((message) => ({ message, tokens: 0 })),
+    history: (input.history ?? []).map((message) => ({ messages: [message], tokens: 0 })),
     prompt: counted(withReminder(input.prompt, input.systemReminder ?? ""), NO_COUNT),
     images: (input.images ?? []).map(imagePart)
   }, NO_COUNT)

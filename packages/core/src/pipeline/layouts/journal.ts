@@ -27,6 +27,7 @@ import {
   sectionOf,
   systemPart,
   tierContentPart,
+  toolsPart,
   treePart,
   urlsPart,
   workingFilesPart,
@@ -35,15 +36,16 @@ import {
 import { ItemKeys } from "../../domain/Item.ts"
 import type { JournalPlan } from "../journalMemory.ts"
 import type { AssemblyState, Layout } from "../state.ts"
-import { AdaptiveTtl, CacheExpiryMillis, planJournal } from "./journalPlan.ts"
-import { promptOf, seedLayout, systemPromptOf } from "./seed.ts"
+import { CacheExpiryMillis, CachePrices } from "../providerCache.ts"
+import { AdaptiveTtl, planJournal } from "./journalPlan.ts"
+import { promptOf, seedLayout, systemPromptOf, toolsOf } from "./seed.ts"
 
 /** The journal layout's request, top to bottom, as this request's plan has it. */
 export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
   const c = state.counter
   return [
     // Frozen at the last rebuild: byte-identical until the next one.
-    { tier: "L0", parts: systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c) },
+    { tier: "L0", parts: [...toolsPart(toolsOf(state)), ...systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c)] },
     { tier: "L1", parts: tierContentPart("L1", plan.frozen.L1, c) },
     { tier: "L2", parts: [...tierContentPart("L2", plan.frozen.L2, c), ...treePart(plan.tree ?? NOTHING, c)] },
     // The journal: history and update pairs, append-only.
@@ -65,7 +67,8 @@ export const journalLayout: Layout = {
   plan: (state) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl) }
+      const prices = (yield* CachePrices)(state.input.model)
+      return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl, prices) }
     }),
   // Without a plan (a `layoutPlan` stage that plans nothing) the request is seed 002's.
   blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : journalBlocks(state, state.journal)),

@@ -4,11 +4,12 @@
  * of the last committed request. `planJournal` is pure; the layout gives it the time.
  *
  * A rebuild happens on the first request, when the history is no longer an extension of
- * the journaled one (compaction), when the system prompt or legend changes, when the
+ * the journaled one (compaction), when the system prompt, the tools or the legend
+ * change, when the
  * provider's cache has expired since the last request (`CacheExpiryMillis`), and when the
- * stale copies cost more to keep reading than a rebuild costs to write (rent or buy:
- * `READ_RATIO` x superseded tokens per request, summed, against `WRITE_RATIO` x the
- * tokens a rebuild rewrites). After a gap past the cache lifetime the breakpoints ask
+ * stale copies cost more to keep reading than a rebuild costs to write (rent or buy: the
+ * read price x superseded tokens per request, summed, against the write price x the
+ * tokens a rebuild rewrites; prices from `CachePrices`, the provider's). After a gap past the cache lifetime the breakpoints ask
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
  * earlier ones, as in a transcript.
  */
@@ -20,6 +21,7 @@ import {
   joinCounted,
   sectionOf,
   SECTION_SEPARATOR,
+  toolsHash,
   userAckPart,
   type Counted,
   type Part
@@ -31,17 +33,7 @@ import { sha256 } from "../../tokens/TokenCounter.ts"
 import type { FileEntry, HistoryEntry, SymbolEntry } from "../entries.ts"
 import { FROZEN_TIERS, type FrozenContent, type FrozenTier, type JournalMemory, type JournalPlan, type RebuildReason } from "../journalMemory.ts"
 import type { AssemblyState } from "../state.ts"
-
-/**
- * How long a provider keeps an unused cache entry, in milliseconds (default 5 minutes:
- * Anthropic's and Bedrock's default TTL, the low end of OpenAI's retention). A request
- * later than this after the last one finds nothing cached, writes its whole prefix
- * anyway, and so rebuilds the frozen tiers for free ("cache expired"). Set it to your
- * TTL (3,600,000 with Anthropic's 1 h cache), or to `Infinity` to never assume expiry.
- */
-export const CacheExpiryMillis = Context.Reference<number>("@strata/core/pipeline/CacheExpiryMillis", {
-  defaultValue: () => 5 * 60 * 1000
-})
+import { DEFAULT_CACHE_PRICES, LONG_TTL_MILLIS, type CachePriceRatios } from "../providerCache.ts"
 
 /**
  * Ask for the 1 hour cache after a gap longer than `CacheExpiryMillis` (default true).
@@ -53,14 +45,6 @@ export const CacheExpiryMillis = Context.Reference<number>("@strata/core/pipelin
 export const AdaptiveTtl = Context.Reference<boolean>("@strata/core/pipeline/AdaptiveTtl", {
   defaultValue: () => true
 })
-
-/** The long cache lifetime `AdaptiveTtl` asks for (Anthropic's and Bedrock's 1 h). */
-export const LONG_TTL_MILLIS = 60 * 60 * 1000
-
-/** Price of a cache read relative to base input (Anthropic, OpenAI, Gemini: 0.1). */
-export const READ_RATIO = 0.1
-/** Price of a cache write relative to base input (Anthropic 5 min: 1.25). */
-export const WRITE_RATIO = 1.25
 
 const byPath = <A extends { readonly path: string }>(a: A, b: A): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
@@ -111,47 +95,82 @@ const updatePart = (
  * committed request, at time `now` (epoch ms). Pure: the same arguments give the same plan.
  *
  * A full rebuild freezes L0-L2 afresh. When only the history was rewritten (compaction)
- * the frozen tiers stay as they are and only the journal starts over, with one update
- * pair for everything that changed since the freeze: the compaction rewrites the
- * journal anyway, the tiers before it keep their cache.
+ * the journal is written again anyway, so there are two ways on: restart the journal
+ * alone, with one update pair for everything that changed since the freeze (the frozen
+ * tiers keep their cache), or refreeze the tiers too, which moves that update pair into
+ * them. Refreezing is chosen when it writes no more than the restart, or when the
+ * difference is paid by the reads already spent on stale copies (the rent-or-buy of
+ * "stale copies", at the compaction's discount): otherwise a map that changed since an
+ * early freeze would sit in the journal and be rewritten at every compaction.
  */
 export const planJournal = (
   state: AssemblyState,
   memory: JournalMemory | undefined,
   now: number,
   expiryMillis: number = 5 * 60 * 1000,
-  adaptiveTtl = false
+  adaptiveTtl = false,
+  prices: CachePriceRatios = DEFAULT_CACHE_PRICES
 ): JournalPlan => {
   const history = historyOf(state)
   const systemHash = sha256(state.input.systemPrompt)
+  const tools = toolsHash(state.input.tools)
   const legend = state.symbols.legend.text
-  const rebuild: RebuildReason = memory === undefined
+  const full: RebuildReason = memory === undefined
     ? "first request"
     : memory.systemHash !== systemHash
     ? "system prompt changed"
+    : memory.toolsHash !== tools
+    ? "tools changed"
     : memory.legend !== legend
     ? "legend changed"
     : now - memory.at > (memory.ttl === "1h" ? Math.max(LONG_TTL_MILLIS, expiryMillis) : expiryMillis)
     ? "cache expired"
-    : memory.waste > WRITE_RATIO * rebuildTokens(memory)
+    : memory.waste > writePrice(memory, prices) * rebuildTokens(memory)
     ? "stale copies"
-    : !extendsHistory(memory.history, history)
-    ? "history rewritten"
     : undefined
-  const base = memory === undefined || (rebuild !== undefined && rebuild !== "history rewritten")
-    ? freeze(state, systemHash, legend)
-    : rebuild === "history rewritten"
-    ? restartJournal(memory)
-    : memory
   // A gap past the short lifetime asks for the long one; it holds until a full rebuild.
   const longGap = adaptiveTtl && memory !== undefined && now - memory.at > expiryMillis
-  const full = rebuild !== undefined && rebuild !== "history rewritten"
-  const ttl: CacheTtl = longGap || (memory?.ttl === "1h" && !full) ? "1h" : "5m"
-  return { ...append(state, { ...base, at: now, ttl }, history), rebuild, ttl }
+  const ttlOf = (rebuilt: boolean): CacheTtl => (longGap || (memory?.ttl === "1h" && !rebuilt) ? "1h" : "5m")
+  const refrozen = (reason: RebuildReason): JournalPlan => {
+    const ttl = ttlOf(true)
+    return { ...append(state, { ...freeze(state, systemHash, tools, legend), at: now, ttl }, history, prices), rebuild: reason, ttl }
+  }
+  if (memory === undefined || full !== undefined) return refrozen(full)
+  if (extendsHistory(memory.history, history)) {
+    const ttl = ttlOf(false)
+    return { ...append(state, { ...memory, at: now, ttl }, history, prices), rebuild: undefined, ttl }
+  }
+  // Compaction: restart the journal, or refreeze the tiers too (see above).
+  const ttl = ttlOf(false)
+  const restarted = append(state, { ...restartJournal(memory), at: now, ttl }, history, prices)
+  const refreeze = refrozen("history rewritten, refrozen")
+  const extra = prefixWrites(refreeze, memory, state) - partsTokens(restarted.journal)
+  if (extra <= 0 || memory.waste >= writePrice(memory, prices) * extra) return refreeze
+  // The journal's stale copies are gone; the reads spent on them buy nothing any more.
+  const kept = memory.staleTokens === 0 ? 0 : memory.waste * Math.min(1, restarted.memory.staleTokens / memory.staleTokens)
+  return { ...restarted, memory: { ...restarted.memory, waste: kept }, rebuild: "history rewritten", ttl }
 }
 
+/**
+ * Tokens a refrozen plan writes that a journal restart would not: its frozen tiers after
+ * L0 with the tree, L0 itself when its frozen content changes (everything after a
+ * changed byte is written), and its journal.
+ */
+const prefixWrites = (plan: JournalPlan, before: JournalMemory, state: AssemblyState): number => {
+  const m = plan.memory
+  const sameL0 = sameEntries(m.frozen.L0.symbols, before.frozen.L0.symbols) && sameEntries(m.frozen.L0.files, before.frozen.L0.files)
+  const l0 = sameL0 ? 0 : state.counter.count(state.input.systemPrompt) + state.symbols.legend.tokens + sumTokens(m.frozen.L0.symbols) + sumTokens(m.frozen.L0.files)
+  return l0 + rebuildTokens(m)
+}
+
+const sameEntries = (a: ReadonlyArray<{ readonly key: string; readonly hash: string }>, b: ReadonlyArray<{ readonly key: string; readonly hash: string }>): boolean =>
+  a.length === b.length && a.every((e, i) => e.key === b[i]?.key && e.hash === b[i]?.hash)
+
+/** What writing the prefix costs now: the long lifetime's price while the breakpoints ask for it. */
+const writePrice = (memory: JournalMemory, prices: CachePriceRatios): number => (memory.ttl === "1h" ? prices.writeLong : prices.write)
+
 /** Frozen tiers from the tracker's tiers now, and an empty journal. */
-const freeze = (state: AssemblyState, systemHash: string, legend: string): JournalMemory => {
+const freeze = (state: AssemblyState, systemHash: string, tools: string, legend: string): JournalMemory => {
   const tiers = state.symbols.tiers
   const fileTier = (f: FileEntry): FrozenTier | undefined => {
     const tracked = state.tracker.get(f.key)
@@ -171,6 +190,7 @@ const freeze = (state: AssemblyState, systemHash: string, legend: string): Journ
   const treeFiles = state.symbols.existingFiles ?? new Set<string>()
   return restartJournal({
     systemHash,
+    toolsHash: tools,
     legend,
     frozen,
     tree: state.symbols.tree,
@@ -179,6 +199,7 @@ const freeze = (state: AssemblyState, systemHash: string, legend: string): Journ
     shownSymbols: new Map(),
     shownFiles: new Map(),
     history: [],
+    historyEdits: [],
     journal: [],
     staleTokens: 0,
     waste: 0,
@@ -195,12 +216,18 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
   shownSymbols: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e.hash] as const))),
   shownFiles: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].files.map((f) => [f.path, f.hash] as const))),
   history: [],
+  historyEdits: [],
   journal: [],
   staleTokens: 0
 })
 
 /** Append new history, then one update pair with what changed since the model last saw it. */
-const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): Omit<JournalPlan, "rebuild" | "ttl"> => {
+const append = (
+  state: AssemblyState,
+  memory: JournalMemory,
+  history: ReadonlyArray<HistoryEntry>,
+  prices: CachePriceRatios
+): Omit<JournalPlan, "rebuild" | "ttl"> => {
   // One pass over the map per request; the maps are copied only when something changed.
   const changed: Array<SymbolEntry> = []
   let mapped = 0
@@ -212,6 +239,7 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     }
   }
   changed.sort(byPath)
+  const journal = reedited(memory, history)
   const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
   const existing = state.symbols.existingFiles
   const selected = new Set(state.files.map((f) => f.path))
@@ -279,9 +307,10 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     shownSymbols,
     shownFiles,
     history: history.map((h) => h.hash),
-    journal: appended.length === 0 ? memory.journal : appendParts(memory.journal, appended),
+    historyEdits: history.map((h) => h.edit ?? ""),
+    journal: appended.length === 0 ? journal : appendParts(journal, appended),
     staleTokens,
-    waste: memory.waste + READ_RATIO * staleTokens,
+    waste: memory.waste + prices.read * staleTokens,
     requests: memory.requests + 1
   }
   return {
@@ -289,6 +318,27 @@ const append = (state: AssemblyState, memory: JournalMemory, history: ReadonlyAr
     workingFiles: state.files.filter((f) => shownFiles.get(f.path) !== f.hash),
     memory: next
   }
+}
+
+/**
+ * The journal with the history entries whose edit changed since they were journaled
+ * (context editing cleared their results) rendered as they are now. Only the history
+ * parts holding them change: the journal before the first one keeps its bytes, and so
+ * its cache; everything after it is written once more, which the edit's plan paid for.
+ */
+const reedited = (memory: JournalMemory, history: ReadonlyArray<HistoryEntry>): ReadonlyArray<Part> => {
+  let changed: Set<ItemKey> | undefined
+  for (let i = 0; i < memory.history.length; i++) {
+    const entry = history[i]!
+    if ((entry.edit ?? "") === (memory.historyEdits[i] ?? "")) continue
+    ;(changed ??= new Set()).add(entry.key)
+  }
+  if (changed === undefined) return memory.journal
+  const byKey = new Map(history.map((h) => [h.key, h] as const))
+  return memory.journal.map((part) => {
+    if (part.name !== "history" || !part.items.some((k) => changed.has(k))) return part
+    return historyPart(part.items.flatMap((k) => byKey.get(k) ?? []))[0] ?? part
+  })
 }
 
 /** Tokens a rebuild would rewrite: the frozen tiers after L0 and the journal. */

@@ -9,6 +9,7 @@ import { withReminder } from "../../assembly/headers.ts"
 import { imagePart, limitUrls } from "../../assembly/normalize.ts"
 import {
   counted,
+  countedTools,
   EMPTY_SECTION,
   historyPart,
   messageTokens,
@@ -21,13 +22,15 @@ import {
   sectionOf,
   systemPart,
   tierContentPart,
+  toolsPart,
   treePart,
   urlsPart,
   workingFilesPart,
   type Count,
   type Counted,
-  type CountedMessage,
+  type CountedTools,
   type CountedUrl,
+  type HistoryUnit,
   type L0Content,
   type LayoutBlock,
   type Section,
@@ -41,6 +44,8 @@ import type { AssemblyState, Layout } from "../state.ts"
 
 /** What seed 002's layout orders: each cached tier's content, then the active block's sections. */
 export interface SeedContent {
+  /** The tool definitions, rendered by the plugin before the system message (none: undefined). */
+  readonly tools?: CountedTools | undefined
   /** The system message (system prompt, legend, L0 symbols and files) and L0 history. */
   readonly L0: L0Content
   readonly L1: TierContent
@@ -50,7 +55,7 @@ export interface SeedContent {
   readonly urls: ReadonlyArray<CountedUrl>
   readonly review: Counted
   readonly workingFiles: Section
-  readonly history: ReadonlyArray<CountedMessage>
+  readonly history: ReadonlyArray<HistoryUnit>
   /** The user's prompt with the system reminder appended. */
   readonly prompt: Counted
   readonly images: ReadonlyArray<ImagePart>
@@ -61,7 +66,7 @@ export interface SeedContent {
  * that emits messages gets a breakpoint on its last one.
  */
 export const seedBlocks = (c: SeedContent, count: Count): ReadonlyArray<LayoutBlock> => [
-  { tier: "L0", parts: [...systemPart(c.L0, count), ...historyPart(c.L0.history)] },
+  { tier: "L0", parts: [...toolsPart(c.tools), ...systemPart(c.L0, count), ...historyPart(c.L0.history)] },
   { tier: "L1", parts: [...tierContentPart("L1", c.L1, count), ...historyPart(c.L1.history)] },
   { tier: "L2", parts: [...tierContentPart("L2", c.L2, count), ...historyPart(c.L2.history)] },
   { tier: "L3", parts: [...tierContentPart("L3", c.L3, count), ...historyPart(c.L3.history)] },
@@ -80,6 +85,9 @@ export const seedBlocks = (c: SeedContent, count: Count): ReadonlyArray<LayoutBl
 
 /** The state's system prompt, counted. */
 export const systemPromptOf = (state: AssemblyState): Counted => counted(state.input.systemPrompt, state.counter)
+
+/** The state's tool definitions, counted (undefined when the request has none). */
+export const toolsOf = (state: AssemblyState): CountedTools | undefined => countedTools(state.input.tools, state.counter)
 
 /** The state's prompt with the system reminder appended, counted. */
 export const promptOf = (state: AssemblyState): Counted =>
@@ -100,6 +108,7 @@ export const seedLayout: Layout = {
       history: state.historyTiers[t]
     })
     return seedBlocks({
+      tools: toolsOf(state),
       L0: { ...tier("L0"), system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend },
       L1: tier("L1"),
       L2: tier("L2"),
@@ -151,7 +160,8 @@ export interface TieredMessagesInput {
 export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT): ReadonlyArray<LayoutBlock> => {
   const plain = (text: string | undefined): Counted => (text ? counted(text, count) : NOTHING)
   const section = (text: string | undefined): Section => (text ? { body: counted(text, count), paths: [], items: [] } : EMPTY_SECTION)
-  const history = (h: ReadonlyArray<Message> | undefined) => (h ?? []).map((message) => ({ message, tokens: messageTokens(message, count) }))
+  const history = (h: ReadonlyArray<Message> | undefined): ReadonlyArray<HistoryUnit> =>
+    (h ?? []).map((message) => ({ messages: [message], tokens: messageTokens(message, count) }))
   const tier = (t: CachedTier, symbols = input.tieredContent?.[t]?.symbols): TierContent => ({
     symbols: section(symbols),
     files: section(input.tieredContent?.[t]?.files),

@@ -1,5 +1,5 @@
 /**
- * Stage 8, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, URL
+ * Stage 9, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, URL
  * context, Working Files (active files only), active history, and the prompt with the
  * system reminder appended (images as parts); the journal layout's has no tree or
  * history (they sit in L2 and the journal). Extra stages insert their sections between

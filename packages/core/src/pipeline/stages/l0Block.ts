@@ -1,5 +1,5 @@
 /**
- * Stage 6, `l0Block`: the layout's L0 block. In both layouts it opens with the system
+ * Stage 7, `l0Block`: the layout's L0 block. In both layouts it opens with the system
  * message (system prompt, `# Repository Structure` with the legend and L0 symbols,
  * `# Reference Files (Stable)`); seed 002's adds L0 history. Its breakpoint sits on its
  * last message.

@@ -1,5 +1,5 @@
 /**
- * Stage 5, `layoutPlan`: what the layout mode decides before ordering. The journal layout
+ * Stage 6, `layoutPlan`: what the layout mode decides before ordering. The journal layout
  * plans its frozen tiers, journal and Working Files from the memory of the last committed
  * request; seed 002's layout plans nothing.
  */

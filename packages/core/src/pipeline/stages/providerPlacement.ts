@@ -1,7 +1,8 @@
 /**
- * Stage 9, `placement`: the layout's provider-neutral request (blocks in order, one
- * breakpoint per non-empty cached block) handed to the `Placement` service, the provider
- * plugin that emits the provider's request body within its caching rules.
+ * Stage 10, `placement`: the layout's provider-neutral request (blocks in order, one
+ * breakpoint per non-empty cached block, and the input's tools) handed to the
+ * `Placement` service, the provider plugin that emits the provider's request body within
+ * its caching rules.
  */
 import { Context, Effect, Layer } from "effect"
 import type { Stage } from "../state.ts"
@@ -18,7 +19,10 @@ export const placement: Stage = {
   name: "placement",
   run: (state) =>
     Effect.gen(function* () {
-      const request = state.layout.request(state)
+      const layoutRequest = state.layout.request(state)
+      // The tools lead every provider's prefix whatever the layout: the plugin renders them.
+      const tools = state.input.tools
+      const request = tools === undefined || tools.length === 0 ? layoutRequest : { ...layoutRequest, tools }
       const placed = yield* state.services.placement.place(request)
       return { ...state, request, placed }
     })
