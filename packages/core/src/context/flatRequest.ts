@@ -34,9 +34,9 @@ export interface FlatRequest {
 }
 
 /**
- * Assemble a flat request from the manager's history and files. Files are shed
- * (largest first, removed from context) when the request would pass 90% of the
- * model's input limit.
+ * Assemble a flat request from the manager's history (or `history`, when the history
+ * lives elsewhere, such as a `StateStore`) and files. Files are shed (largest first,
+ * removed from context) when the request would pass 90% of the model's input limit.
  *
  * @example
  * ```ts
@@ -45,7 +45,7 @@ export interface FlatRequest {
  * const request = assembleFlatRequest({ prompt: "Explain src/a.ts" }) // needs ContextManager and Prompts
  * ```
  */
-export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest")(function* (input: FlatRequestInput) {
+export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest")(function* (input: FlatRequestInput, history?: ReadonlyArray<Message>) {
   const manager = yield* ContextManager
   const prompts = yield* Prompts
   const system = yield* prompts.systemPrompt
@@ -64,12 +64,12 @@ export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest
     systemReminder: reminder.text,
     images: input.images
   }
-  // Everything but files and history; the manager adds those to its estimate.
-  const otherTokens = manager.counter.countMessages(assembleMessages(base))
+  // Everything but files and the manager's history; the manager adds those to its estimate.
+  const otherTokens = manager.counter.countMessages(assembleMessages(base)) + (history === undefined ? 0 : manager.counter.countMessages(history))
   const shed = yield* manager.shedFilesIfNeeded(otherTokens)
   if (shed.warning !== undefined) warnings.push(shed.warning)
   const state = yield* manager.state
-  const messages = assembleMessages({ ...base, files: state.files.entries(), history: state.history })
+  const messages = assembleMessages({ ...base, files: state.files.entries(), history: history ?? state.history })
   return {
     messages,
     tokens: manager.counter.countMessages(messages),
