@@ -65,6 +65,13 @@ beforeAll(() => {
   for (const pkg of ["core", "tiers", "symbols", "providers", "store", "cli"]) symlinkSync(join(REPO_ROOT, "packages", pkg), join(nm, "@strata", pkg), "dir")
   symlinkSync(join(CLI_DIR, "node_modules", "effect"), join(nm, "effect"), "dir")
   symlinkSync(join(CLI_DIR, "node_modules", "@effect", "platform-node"), join(nm, "@effect", "platform-node"), "dir")
+  // The official SDKs the Promise API samples send with (the e2e package depends on each).
+  const sdks = resolve(REPO_ROOT, "packages", "e2e", "node_modules")
+  for (const sdk of ["@anthropic-ai/sdk", "@aws-sdk/client-bedrock-runtime", "@google/genai", "openai", "ai", "@ai-sdk/anthropic"]) {
+    if (!existsSync(join(sdks, sdk))) continue
+    mkdirSync(dirname(join(nm, sdk)), { recursive: true })
+    symlinkSync(join(sdks, sdk), join(nm, sdk), "dir")
+  }
   writeFileSync(join(sandbox, "package.json"), JSON.stringify({ type: "module", private: true }))
   for (const s of byKind("ts", "ts-run")) {
     const name = `${s.file.replace(/[^A-Za-z0-9]+/g, "_")}_L${s.line}.ts`
