@@ -20,7 +20,7 @@ import type { AssemblyInput, UrlContent } from "../pipeline/state.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { ProviderPlugin } from "../services/Placement.ts"
 import { StateStore, type StateSnapshot } from "../services/StateStore.ts"
-import { TrackerState } from "../services/Tracker.ts"
+import { Tracker, TrackerState } from "../services/Tracker.ts"
 import { SessionStore } from "../session/SessionStore.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { appendHistory, rewriteSessionHistory } from "../turn/history.ts"
@@ -59,6 +59,8 @@ export interface EngineTurnOutcome {
    * `totalUsage`) or core `Usage`. Default: the usage the reply carries.
    */
   readonly usage?: unknown
+  /** Where `usage` came from: the provider (default) or a cache simulator (the request was not sent). */
+  readonly usageSource?: "provider" | "simulated" | undefined
   /** Commit time, milliseconds since the epoch (default now). */
   readonly at?: number | undefined
   /** Why the request read less from the cache than the one before left there, for the HUD. */
@@ -166,7 +168,7 @@ export const commitEngineTurn = Effect.fn("ContextEngine.commit")(function* <Bod
   const decoded = outcome.reply === undefined ? undefined : yield* replyMessages(outcome.reply, plugin)
   const usage = yield* usageOf(outcome.usage, decoded?.usage, plugin)
   const committed: TurnCommitted = yield* turn.commit(
-    { reply: decoded?.messages, usage, usageSource: "provider", at: outcome.at, lastMiss: outcome.lastMiss },
+    { reply: decoded?.messages, usage, usageSource: outcome.usageSource ?? "provider", at: outcome.at, lastMiss: outcome.lastMiss },
     { retries: retries ?? session.retries }
   )
   yield* logMessages(committed.appended)
@@ -250,15 +252,18 @@ export const enginePurge = Effect.gen(function* () {
  * it has journal memory (the default layout), else the tracker's tiers from the most
  * stable one holding history.
  */
-const purgeImpact = (snapshot: StateSnapshot) =>
+const purgeImpact = (snapshot: StateSnapshot, mode: "service" | undefined) =>
   Effect.gen(function* () {
     const encoding = (yield* Tokenizer).encoding
     const memory = snapshot.journal === null ? undefined : decodeJournalMemory(snapshot.journal, encoding)
     if (memory !== undefined) return cacheImpactOfJournalRestart(memory)
     const states = yield* Effect.serviceOption(TrackerState)
-    if (Option.isNone(states)) return { invalidated: 0, rewritten: 0 }
-    const seeded = yield* states.value.seed(snapshot.tracker)
-    return cacheImpactOfHistoryPurge(yield* seeded.tracker.current)
+    if (mode === undefined && Option.isSome(states)) {
+      const seeded = yield* states.value.seed(snapshot.tracker)
+      return cacheImpactOfHistoryPurge(yield* seeded.tracker.current)
+    }
+    const tracker = yield* Effect.serviceOption(Tracker)
+    return Option.isSome(tracker) ? cacheImpactOfHistoryPurge(yield* tracker.value.current) : { invalidated: 0, rewritten: 0 }
   })
 
 /**
@@ -302,7 +307,7 @@ export const engineCompact = Effect.fn("ContextEngine.compactHistoryIfNeeded")(f
     Effect.gen(function* () {
       const rebased = done === undefined || !done.result.compacted ? undefined : rebase(snapshot.history, done.original, done.result.history)
       if (done !== undefined && rebased !== undefined) return { history: rebased, value: { ...done.result, history: rebased } }
-      const impact = yield* purgeImpact(snapshot)
+      const impact = yield* purgeImpact(snapshot, session.tracker)
       const result = Option.isSome(compactor)
         ? yield* compactor.value.compactHistoryIfNeeded(snapshot.history)
         : truncation(snapshot.history, manager)
