@@ -141,12 +141,10 @@ const runSession = async (session, policy, detector) => {
       repoRoot: root,
       tokenCounter: counter,
       compaction: { enabled: compaction, triggerTokens: TRIGGER, verbatimWindowTokens: WINDOW },
-      layers: [
-        TrackerLayer.memory({ config: { policy, cacheTargetTokens: 1126 } }),
-        AnthropicPlacement.layer({ maxTokens: 4096, automatic: AUTOMATIC }),
-        Layer.succeed(SymbolIndex, { snapshot: Effect.sync(() => map) }),
-        scriptedDetector(topicOf, detector)
-      ]
+      tracker: TrackerLayer.memory({ config: { policy, cacheTargetTokens: 1126 } }),
+      symbols: Layer.succeed(SymbolIndex, { snapshot: Effect.sync(() => map) }),
+      provider: AnthropicPlacement({ maxTokens: 4096, automatic: AUTOMATIC }),
+      layers: [scriptedDetector(topicOf, detector)]
     })
     const sim = makeSimulator("anthropic", { model: MODEL, countTokens: (s) => counter.count(s) })
     const totals = { input: 0, uncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, usd: 0, equivalent: 0 }
@@ -168,9 +166,8 @@ const runSession = async (session, policy, detector) => {
       }
       for (const path of selected) await engine.addFile(path)
       const assembled = await engine.assemble({ prompt: turn.prompt })
-      const result = sim.send(assembled.placed.body, at, { outputTokens: turn.outputTokens })
-      await assembled.commit()
-      await engine.addExchange(assembled.userText, turn.reply)
+      const result = sim.send(assembled.request, at, { outputTokens: turn.outputTokens })
+      await assembled.commit({ reply: turn.reply, usage: result.usage, usageSource: "simulated" })
       const u = result.usage
       if (justCompacted) compactions.writesAfter += u.cacheWrite
       justCompacted = false

@@ -1,5 +1,6 @@
-// What a user of the published packages writes: assemble a tiered request with Strata
-// and send it through the official Anthropic SDK, with no cast. scripts/pack-smoke.mjs
+// What a user of the published packages writes: compose the engine from the packages'
+// values, assemble a tiered request and send it through the official Anthropic SDK with
+// no cast, then commit the reply. scripts/pack-smoke.mjs
 // typechecks this file under strict settings in a project that installed the packed
 // tarballs, then runs it against a loopback server that answers as the Messages API.
 import assert from "node:assert/strict"
@@ -10,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Anthropic from "@anthropic-ai/sdk"
 import { createContextEngine } from "@strata/core"
-import { placeAnthropic } from "@strata/providers"
+import { AnthropicPlacement } from "@strata/providers"
 import { symbolIndexLayer } from "@strata/symbols"
 import { TrackerLayer } from "@strata/tiers"
 
@@ -39,18 +40,21 @@ const { port } = server.address() as AddressInfo
 const engine = createContextEngine({
   model: "claude-sonnet-4-5",
   repoRoot: repo,
-  layers: [TrackerLayer.memory(), symbolIndexLayer(repo, { git: false, cache: false })]
+  tracker: TrackerLayer.memory(),
+  symbols: symbolIndexLayer(repo, { git: false, cache: false }),
+  provider: AnthropicPlacement({ maxTokens: 256 })
 })
 try {
   await engine.addFile("src/math.ts")
   const turn = await engine.assemble({ prompt: "What does add return?" })
   assert.equal(turn.mode, "tiered")
-  const { body } = placeAnthropic(turn.request, { maxTokens: 256 })
   const client = new Anthropic({ apiKey: "sk-ant-smoke", baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 })
-  const message = await client.messages.create(body)
+  const message = await client.messages.create(turn.request)
   const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("")
   assert.equal(text, "add returns a + b.")
-  await turn.commit()
+  await turn.commit({ reply: message })
+  const record = await engine.getSessionRecord()
+  assert.equal(record.totals.cacheWrite, 1500, "the reply's usage is in the session totals")
   const sent = received[0] as { system?: Array<{ text: string }>; messages: Array<unknown> }
   assert.ok(sent.system !== undefined && sent.system.length > 0, "the system prompt goes in `system`")
   assert.ok(JSON.stringify(sent).includes("export const add"), "the file in context was sent")

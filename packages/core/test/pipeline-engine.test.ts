@@ -19,7 +19,7 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(root, { recursive: true, force: true }))
 
-const messages = (body: unknown) => (body as { messages: ReadonlyArray<SeedMessage> }).messages
+const messages = (body: { readonly messages: ReadonlyArray<SeedMessage> }) => body.messages
 const text = (m: SeedMessage | undefined) =>
   m === undefined ? "" : typeof m.content === "string" ? m.content : m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
 
@@ -63,7 +63,8 @@ describe("ContextEngine.assemble", () => {
     await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, promptsDir: join(root, "prompts") })
     const result = await engine.assemble({ prompt: "Hi", useRepoMap: false })
     expect(result.mode).toBe("flat")
-    expect(result.request.breakpoints).toEqual([])
+    expect(result.neutral.breakpoints).toEqual([])
+    expect(result.request.messages.at(-1)).toEqual({ role: "user", content: "Hi\n\nKeep edits small." })
     await result.commit()
   })
 })

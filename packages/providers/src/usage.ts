@@ -399,15 +399,21 @@ export const costOf = (
 const AiSdkCount = Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Number)))
 
 /**
- * A language model's `usage` as the AI SDK reports it: nested on ai 6 and 7
- * (`inputTokens: { total, noCache, cacheRead, cacheWrite }`), flat on ai 5
- * (`inputTokens`, `cachedInputTokens`).
+ * A language model's `usage` as the AI SDK reports it: nested in a model's result on ai 6
+ * and 7 (`inputTokens: { total, noCache, cacheRead, cacheWrite }`), flat with details in
+ * `generateText`'s result on ai 6 and 7 (`inputTokens`, `inputTokenDetails: { noCacheTokens,
+ * cacheReadTokens, cacheWriteTokens }`), flat on ai 5 (`inputTokens`, `cachedInputTokens`).
  */
 export const AiSdkUsage = Schema.Struct({
   inputTokens: Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Union([
     Schema.Number,
     Schema.Struct({ total: AiSdkCount, noCache: AiSdkCount, cacheRead: AiSdkCount, cacheWrite: AiSdkCount })
   ])))),
+  inputTokenDetails: Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Struct({
+    noCacheTokens: AiSdkCount,
+    cacheReadTokens: AiSdkCount,
+    cacheWriteTokens: AiSdkCount
+  })))),
   outputTokens: Schema.optionalKey(Schema.UndefinedOr(Schema.NullOr(Schema.Union([Schema.Number, Schema.Struct({ total: AiSdkCount })])))),
   cachedInputTokens: AiSdkCount
 })
@@ -415,14 +421,16 @@ export type AiSdkUsage = typeof AiSdkUsage.Type
 
 /**
  * Decode the AI SDK's usage (a `doGenerate` result, a stream's `finish` part, or
- * `generateText`'s `usage`). Where only a total and the cache read are known, the
- * uncached part is the rest.
+ * `generateText`'s `usage` / `totalUsage`). Where only a total and the cache read are
+ * known, the uncached part is the rest.
  *
  * @example
  * ```ts
  * import { decodeAiSdkUsage } from "@strata/providers"
  * decodeAiSdkUsage({ inputTokens: { total: 5000, noCache: 200, cacheRead: 4000, cacheWrite: 800 }, outputTokens: { total: 90 } })
  * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 90 }
+ * decodeAiSdkUsage({ inputTokens: 5000, inputTokenDetails: { noCacheTokens: 200, cacheReadTokens: 4000, cacheWriteTokens: 800 }, outputTokens: 90 })
+ * // the same
  * ```
  */
 export const decodeAiSdkUsage = (raw: unknown): CacheUsage => {
@@ -430,10 +438,41 @@ export const decodeAiSdkUsage = (raw: unknown): CacheUsage => {
   const output = typeof u.outputTokens === "number" ? num(u.outputTokens) : num(u.outputTokens?.total)
   const input = u.inputTokens
   if (input === undefined || input === null || typeof input === "number") {
-    return fromPromptCount(num(input), num(u.cachedInputTokens), 0, output)
+    const details = u.inputTokenDetails
+    const cacheRead = details?.cacheReadTokens ?? u.cachedInputTokens
+    const cacheWrite = num(details?.cacheWriteTokens)
+    if (typeof details?.noCacheTokens === "number") return { input: num(details.noCacheTokens), cacheRead: num(cacheRead), cacheWrite, output }
+    return fromPromptCount(num(input), num(cacheRead), cacheWrite, output)
   }
   const cacheRead = num(input.cacheRead)
   const cacheWrite = num(input.cacheWrite)
   const uncached = typeof input.noCache === "number" ? num(input.noCache) : Math.max(0, num(input.total) - cacheRead - cacheWrite)
   return { input: uncached, cacheRead, cacheWrite, output }
+}
+
+/** The cache writes a provider reports in the AI SDK's `providerMetadata` (Anthropic, Bedrock). */
+const ProviderMetadataWrites = Schema.Struct({
+  anthropic: Schema.optionalKey(Schema.NullOr(Schema.Struct({ cacheCreationInputTokens: AiSdkCount }))),
+  bedrock: Schema.optionalKey(Schema.NullOr(Schema.Struct({ usage: Schema.optionalKey(Schema.NullOr(Schema.Struct({ cacheWriteInputTokens: AiSdkCount }))) })))
+})
+
+/**
+ * Usage from an AI SDK result's `usage` and `providerMetadata`: where the usage reports no
+ * cache write but the provider's metadata does (Anthropic's `cacheCreationInputTokens`,
+ * Bedrock's `usage.cacheWriteInputTokens`), the write is taken from there, out of the
+ * uncached input.
+ *
+ * @example
+ * ```ts
+ * decodeAiSdkResultUsage({ inputTokens: 5000, cachedInputTokens: 4000, outputTokens: 9 }, { anthropic: { cacheCreationInputTokens: 800 } })
+ * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 9 }
+ * ```
+ */
+export const decodeAiSdkResultUsage = (usage: unknown, providerMetadata?: unknown): CacheUsage => {
+  const decoded = decodeAiSdkUsage(usage)
+  if (decoded.cacheWrite > 0 || providerMetadata === undefined || providerMetadata === null) return decoded
+  const meta = Schema.decodeUnknownSync(ProviderMetadataWrites)(providerMetadata)
+  const write = num(meta.anthropic?.cacheCreationInputTokens) || num(meta.bedrock?.usage?.cacheWriteInputTokens)
+  if (write === 0) return decoded
+  return { ...decoded, input: Math.max(0, decoded.input - write), cacheWrite: write }
 }

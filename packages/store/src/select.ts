@@ -2,10 +2,11 @@
  * Choosing a store from one setting (`STRATA_STORE`, or `store` in a configuration
  * file): `file` (the default), `memory`, or a `postgres://` URL.
  */
-import { PathOutsideRepo, StateStore, StateStoreError } from "@strata/core/effect"
+import { PathOutsideRepo, StateStore, StateStoreError, type StateStorePlugin } from "@strata/core/effect"
 import { Effect, Layer } from "effect"
 import { FileStateStore, type FileStateStoreOptions } from "./FileStateStore.ts"
 import { MemoryStateStore } from "./MemoryStateStore.ts"
+import { sessionKeyFor } from "./identity.ts"
 import { PostgresStateStore, redactUrl, type PostgresStateStoreOptions } from "./PostgresStateStore.ts"
 
 /** The environment variable that selects the store. */
@@ -73,5 +74,33 @@ export const storeLayer = (spec: string | undefined, options: StoreLayerOptions)
       return MemoryStateStore.layer
     case "postgres":
       return PostgresStateStore.layer({ ...options.postgres, url: parsed.url })
+  }
+}
+
+/** Options of `stateStore`: the stores' own options, and the repository's configured identity. */
+export interface StateStoreOptions extends Omit<StoreLayerOptions, "repoRoot"> {
+  /** The repository's identity instead of its root commit (see `sessionKeyFor`). */
+  readonly repositoryId?: string | undefined
+}
+
+/**
+ * The store a setting selects, as a value for the Promise API's `createContextEngine({
+ * store })`: `file` (the default), `memory` or a `postgres://` URL; without a spec, the
+ * `STRATA_STORE` environment variable. A spec that is not a store fails when the engine
+ * first uses it, with a `StateStoreError` that says what is accepted.
+ *
+ * @example
+ * ```ts
+ * import { stateStore } from "@strata/store"
+ * const fromEnvironment = stateStore() // STRATA_STORE, else files under .strata/state
+ * const shared = stateStore("postgres://strata@db.internal/app", { postgres: { poolSize: 4 } })
+ * ```
+ */
+export const stateStore = (spec: string | undefined = process.env[STORE_ENV], options: StateStoreOptions = {}): StateStorePlugin => {
+  const parsed = parseStoreSpec(spec)
+  return {
+    describe: parsed === undefined ? redactUrl(spec ?? "") : parsed.kind === "postgres" ? redactUrl(parsed.url) : parsed.kind,
+    layer: (repoRoot) => storeLayer(spec, { ...options, repoRoot }),
+    sessionKey: (repoRoot, name) => sessionKeyFor(repoRoot, { name, repositoryId: options.repositoryId })
   }
 }

@@ -3,17 +3,15 @@
  * its hash and its rendering, and the flat file tree. A block renders from its
  * model alone and its hash covers the whole model, so equal hashes mean equal bytes.
  */
+import type { PathAlias } from "@strata/core"
 import { sha256 } from "@strata/core"
 import type { SymbolInfo, SymbolKind } from "./model.ts"
 
 /** Bumped whenever rendering changes, so hashes from an older format never match. */
 export const FORMAT_VERSION = 1
 
-/** A path alias: `token` (`@1/`) stands for `prefix` (a directory ending in `/`). */
-export interface PathAlias {
-  readonly token: string
-  readonly prefix: string
-}
+/** A path alias: `token` (`@1/`) stands for `prefix` (a directory ending in `/`); core's type, which a session records. */
+export type { PathAlias } from "@strata/core"
 
 /** Options of `computeAliases`. */
 export interface AliasOptions {

@@ -289,6 +289,31 @@ export class SymbolIndexer {
   }
 
   /**
+   * Render with these path aliases from the next refresh on: a session's recorded ones,
+   * so the legend is byte-identical to the one another process cached. The blocks are
+   * rebuilt only when the aliases differ from the current ones. Serialized with `refresh`.
+   *
+   * @example
+   * ```ts
+   * import { SymbolIndexer } from "@strata/symbols"
+   * const indexer = await SymbolIndexer.create(".")
+   * await indexer.useAliases([{ token: "@1/", prefix: "packages/core/src/" }])
+   * (await indexer.refresh()).legend // ...# @1/=packages/core/src/
+   * ```
+   */
+  useAliases(aliases: ReadonlyArray<PathAlias>): Promise<void> {
+    const run = this.running.then(() => {
+      const current = this.aliases
+      if (current !== undefined && current.length === aliases.length && current.every((a, i) => a.token === aliases[i]!.token && a.prefix === aliases[i]!.prefix)) return
+      this.aliases = aliases.map((a) => ({ token: a.token, prefix: a.prefix }))
+      // Block models embed the aliases their paths use.
+      this.memo.blocks = new Map()
+    })
+    this.running = run.catch(() => undefined)
+    return run
+  }
+
+  /**
    * The file list, with an lstat of each file. Listing again is skipped when no
    * directory a file could appear in, no `.gitignore` and not the git index changed
    * since a listing known to be consistent (their mtimes were the same before and

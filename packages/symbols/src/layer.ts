@@ -35,7 +35,8 @@ export const symbolIndexLayer = (root: string, options: IndexOptions = {}): Laye
         snapshot: Effect.tryPromise({
           try: () => indexer.refresh(),
           catch: (error) => new SymbolIndexError({ root: indexer.root, reason: error instanceof Error ? error.message : String(error) })
-        }).pipe(Effect.withSpan("SymbolIndex.snapshot"))
+        }).pipe(Effect.withSpan("SymbolIndex.snapshot")),
+        useAliases: (aliases) => Effect.promise(() => indexer.useAliases(aliases))
       }
     })
   )

@@ -65,6 +65,20 @@ describe("determinism", () => {
     expect(everything(incremental)).toBe(everything(fresh))
   })
 
+  it("useAliases re-renders with another process's aliases, byte for byte as an index created with them", async () => {
+    const root = allFixtures()
+    const recorded = [{ token: "@1/", prefix: "ts/src/" }, { token: "@2/", prefix: "python/pkg/" }]
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    const own = await indexer.refresh()
+    expect(own.aliases).not.toEqual(recorded)
+    await indexer.useAliases(recorded)
+    const switched = await indexer.refresh()
+    const created = await (await SymbolIndexer.create(root, { git: false, cache: false, aliases: recorded })).refresh()
+    expect(switched.aliases).toEqual(recorded)
+    expect(switched.legend).toContain("@2/=python/pkg/")
+    expect(everything(switched)).toBe(everything(created))
+  })
+
   it.skipIf(!hasGit)("git and a walk list the same files when nothing is ignored", async () => {
     const root = copyFixture("python")
     execFileSync("git", ["init", "-q"], { cwd: root })

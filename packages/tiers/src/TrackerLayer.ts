@@ -15,14 +15,16 @@ import {
   Tracker,
   TrackerConflict,
   TrackerPersistError,
+  TrackerState,
   writeInsideRepo,
+  type SeededTracker,
   type TrackerSnapshot
 } from "@strata/core"
 import { Clock, Effect, Layer, Semaphore } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
-import { decodeTrackerFile, encodeTrackerFile, type TrackerFileProblem } from "./persistence.ts"
+import { decodeTrackerFile, decodeTrackerState, encodeTrackerFile, encodeTrackerState, type TrackerFileProblem } from "./persistence.ts"
 import { stateOf, toSnapshot } from "./snapshot.ts"
 import { StabilityTracker, type TrackerResult } from "./StabilityTracker.ts"
 
@@ -43,7 +45,8 @@ interface Store {
 
 type TrackerService = Tracker["Service"]
 
-const makeService = (config: ResolvedConfig, store: Store, initial: Committed): TrackerService => {
+/** The service, and its committed state (for the trackers a `StateStore` holds). */
+const makeTracker = (config: ResolvedConfig, store: Store, initial: Committed): { readonly service: TrackerService; readonly committed: () => Committed } => {
   // One permit: commits, removals and refreshes of this process never interleave.
   const permit = Semaphore.makeUnsafe(1)
   let mem = initial
@@ -65,7 +68,7 @@ const makeService = (config: ResolvedConfig, store: Store, initial: Committed): 
         })
       )
     )
-  return {
+  const service: TrackerService = {
     current: permit.withPermit(Effect.map(refresh, (c): TrackerSnapshot => toSnapshot(c.tracker, c.version))).pipe(
       Effect.withSpan("Tracker.current")
     ),
@@ -89,7 +92,13 @@ const makeService = (config: ResolvedConfig, store: Store, initial: Committed): 
     }),
     purgeHistory: apply((tracker) => StabilityTracker.purgeHistory(tracker)).pipe(Effect.withSpan("Tracker.purgeHistory"))
   }
+  return { service, committed: () => mem }
 }
+
+const makeService = (config: ResolvedConfig, store: Store, initial: Committed): TrackerService => makeTracker(config, store, initial).service
+
+/** Committed state that lives in memory only. */
+const inMemory: Store = { refresh: Effect.succeed, exclusive: (body) => body, write: () => Effect.void }
 
 const configFrom = (config: StabilityTrackerConfig | undefined): Effect.Effect<ResolvedConfig, InvalidInput> =>
   Effect.try({
@@ -117,11 +126,7 @@ export interface MemoryTrackerOptions {
  */
 export const makeMemoryTracker = (options: MemoryTrackerOptions = {}): Effect.Effect<TrackerService, InvalidInput> =>
   Effect.map(configFrom(options.config), (config) =>
-    makeService(
-      config,
-      { refresh: Effect.succeed, exclusive: (body) => body, write: () => Effect.void },
-      { tracker: options.initial ?? StabilityTracker.make(configOf(config)), version: 0 }
-    )
+    makeService(config, inMemory, { tracker: options.initial ?? StabilityTracker.make(configOf(config)), version: 0 })
   )
 
 /** A tracker file that could not be used; the tracker rebuilt from scratch. */
@@ -335,18 +340,72 @@ export const makePersistentTracker = (options: PersistentTrackerOptions): Effect
     return makeService(config, store, initial)
   })
 
+/** Options of the trackers whose state a `StateStore` holds. */
+export interface StateTrackerOptions {
+  readonly config?: StabilityTrackerConfig | undefined
+}
+
 /**
- * Layers for core's `Tracker` service.
+ * Core's `TrackerState`: trackers seeded from a stored JSON state (`encodeTrackerState`'s
+ * value, or `null` for a new session), held in memory, their committed state given back
+ * as JSON for the store's next commit. Nothing is written to disk: the store owns
+ * persistence. State that does not decode (another schema version, damaged) starts an
+ * empty tracker with a warning.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TrackerState } from "@strata/core"
+ * import { makeTrackerState } from "@strata/tiers"
+ * const program = Effect.gen(function* () {
+ *   const states = yield* makeTrackerState({ config: { policy: "gated" } })
+ *   const seeded = yield* states.seed(null)
+ *   return yield* seeded.state // { format: "strata-tracker", version: 0, items: [], ... }
+ * })
+ * ```
+ */
+export const makeTrackerState = (options: StateTrackerOptions = {}): Effect.Effect<TrackerState["Service"], InvalidInput> =>
+  Effect.map(configFrom(options.config), (config) => ({
+    seed: (json) =>
+      Effect.sync((): SeededTracker => {
+        const decoded = json === null ? undefined : decodeTrackerState(json)
+        const problem = decoded?._tag === "Problem" ? decoded.problem : undefined
+        const initial: Committed = decoded?._tag === "File"
+          ? { tracker: StabilityTracker.restore(config, decoded.file), version: decoded.file.version }
+          : { tracker: StabilityTracker.make(configOf(config)), version: 0 }
+        const { service, committed } = makeTracker(config, inMemory, initial)
+        return {
+          tracker: service,
+          state: Effect.sync(() => {
+            const c = committed()
+            return encodeTrackerState(c.tracker, c.version)
+          }),
+          warnings: problem === undefined ? [] : [`The session's tracker state is unusable (${problem.kind}: ${problem.detail}); starting from empty tiers.`]
+        }
+      })
+  }))
+
+/**
+ * Layers for core's `Tracker` service, each also providing `TrackerState` with the same
+ * configuration: a turn whose session lives in a `StateStore` seeds its tracker from the
+ * store (and writes no tracker file); other callers use the `Tracker` as before.
+ *
+ * - `memory`: state lives as long as the layer.
+ * - `persistent`: state in `<repoRoot>/.strata/tracker.json`, compare-and-set between processes.
+ * - `state`: only `TrackerState`, for sessions whose state a `StateStore` holds.
  *
  * @example
  * ```ts
  * import { TrackerLayer } from "@strata/tiers"
  * const inMemory = TrackerLayer.memory({ config: { policy: "flux" } })
  * const onDisk = TrackerLayer.persistent({ repoRoot: "/path/to/repo", config: { policy: "gated", cacheTargetTokens: 1126 } })
+ * const inTheStore = TrackerLayer.state({ config: { policy: "flux" } })
  * ```
  */
 export const TrackerLayer = {
-  memory: (options: MemoryTrackerOptions = {}): Layer.Layer<Tracker, InvalidInput> => Layer.effect(Tracker, makeMemoryTracker(options)),
-  persistent: (options: PersistentTrackerOptions): Layer.Layer<Tracker, InvalidInput | PathOutsideRepo> =>
-    Layer.effect(Tracker, makePersistentTracker(options))
+  memory: (options: MemoryTrackerOptions = {}): Layer.Layer<Tracker | TrackerState, InvalidInput> =>
+    Layer.mergeAll(Layer.effect(Tracker, makeMemoryTracker(options)), Layer.effect(TrackerState, makeTrackerState({ config: options.config }))),
+  persistent: (options: PersistentTrackerOptions): Layer.Layer<Tracker | TrackerState, InvalidInput | PathOutsideRepo> =>
+    Layer.mergeAll(Layer.effect(Tracker, makePersistentTracker(options)), Layer.effect(TrackerState, makeTrackerState({ config: options.config }))),
+  state: (options: StateTrackerOptions = {}): Layer.Layer<TrackerState, InvalidInput> => Layer.effect(TrackerState, makeTrackerState(options))
 } as const

@@ -1,7 +1,8 @@
 /**
- * The tracker's file format under `<repo>/.strata/`: schema-versioned JSON decoded with
- * `effect/Schema`. Decoding never throws: a file that is not ours, not whole or from
- * another schema version comes back as a reason the caller reports before rebuilding.
+ * The tracker's state as schema-versioned JSON, decoded with `effect/Schema`: the content
+ * of `<repo>/.strata/tracker.json`, and the same value as a `StateStore` snapshot's
+ * `tracker`. Decoding never throws: state that is not ours, not whole or from another
+ * schema version comes back as a reason the caller reports before rebuilding.
  */
 import { TrackedItem } from "@strata/core"
 import { Schema } from "effect"
@@ -54,28 +55,25 @@ const Header = Schema.Struct({ format: Schema.Literal(TRACKER_FILE_FORMAT), sche
 const decodeHeader = Schema.decodeUnknownResult(Header)
 const decodeFile = Schema.decodeUnknownResult(TrackerFile)
 
+/** A decoded tracker state, or why it cannot be used. */
+export type TrackerStateDecoded =
+  | { readonly _tag: "File"; readonly file: TrackerFile }
+  | { readonly _tag: "Problem"; readonly problem: TrackerFileProblem }
+
 /**
- * Decode a tracker file's text.
+ * Decode a tracker state from a JSON value: the content of a tracker file, or the
+ * `tracker` of a `StateStore` snapshot (the same value). Never throws.
  *
  * @example
  * ```ts
- * import { decodeTrackerFile } from "@strata/tiers"
- * decodeTrackerFile('{"format":"strata-tracker","schemaVersion":') // { _tag: "Problem", problem: { kind: "corrupt", ... } }
+ * import { decodeTrackerState } from "@strata/tiers"
+ * decodeTrackerState({ format: "strata-tracker", schemaVersion: 9 })._tag // "Problem" (foreign-version)
  * ```
  */
-export const decodeTrackerFile = (
-  text: string
-): { readonly _tag: "File"; readonly file: TrackerFile } | { readonly _tag: "Problem"; readonly problem: TrackerFileProblem } => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error)
-    return { _tag: "Problem", problem: { kind: "corrupt", detail: `not valid JSON (truncated?): ${detail}` } }
-  }
+export const decodeTrackerState = (json: unknown): TrackerStateDecoded => {
   const header = decodeHeader(json)
   if (header._tag === "Failure") {
-    return { _tag: "Problem", problem: { kind: "corrupt", detail: `not a Strata tracker file: ${header.failure.message}` } }
+    return { _tag: "Problem", problem: { kind: "corrupt", detail: `not a Strata tracker state: ${header.failure.message}` } }
   }
   if (header.success.schemaVersion !== TRACKER_SCHEMA_VERSION) {
     return {
@@ -97,7 +95,47 @@ export const decodeTrackerFile = (
 }
 
 /**
- * The file form of a tracker state at `version`; items sorted by key so diffs stay small.
+ * Decode a tracker file's text.
+ *
+ * @example
+ * ```ts
+ * import { decodeTrackerFile } from "@strata/tiers"
+ * decodeTrackerFile('{"format":"strata-tracker","schemaVersion":') // { _tag: "Problem", problem: { kind: "corrupt", ... } }
+ * ```
+ */
+export const decodeTrackerFile = (text: string): TrackerStateDecoded => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error)
+    return { _tag: "Problem", problem: { kind: "corrupt", detail: `not valid JSON (truncated?): ${detail}` } }
+  }
+  return decodeTrackerState(json)
+}
+
+/**
+ * A tracker state at `version` as a JSON value (what a tracker file holds, and what a
+ * `StateStore` keeps as the snapshot's `tracker`); items sorted by key so diffs stay small.
+ *
+ * @example
+ * ```ts
+ * import { decodeTrackerState, encodeTrackerState, StabilityTracker } from "@strata/tiers"
+ * decodeTrackerState(encodeTrackerState(StabilityTracker.make(), 0))._tag // "File"
+ * ```
+ */
+export const encodeTrackerState = (tracker: StabilityTracker, version: number): TrackerFile => ({
+  format: TRACKER_FILE_FORMAT,
+  schemaVersion: TRACKER_SCHEMA_VERSION,
+  version,
+  policy: tracker.config.policy,
+  initialized: tracker.initialized,
+  pending: { ...tracker.pending },
+  items: [...tracker.items.values()].sort((a, b) => compareKeys(a.key, b.key))
+})
+
+/**
+ * The file form of a tracker state at `version` (`encodeTrackerState` as JSON text).
  *
  * @example
  * ```ts
@@ -105,15 +143,5 @@ export const decodeTrackerFile = (
  * decodeTrackerFile(encodeTrackerFile(StabilityTracker.make(), 1))._tag // "File"
  * ```
  */
-export const encodeTrackerFile = (tracker: StabilityTracker, version: number): string => {
-  const file: TrackerFile = {
-    format: TRACKER_FILE_FORMAT,
-    schemaVersion: TRACKER_SCHEMA_VERSION,
-    version,
-    policy: tracker.config.policy,
-    initialized: tracker.initialized,
-    pending: { ...tracker.pending },
-    items: [...tracker.items.values()].sort((a, b) => compareKeys(a.key, b.key))
-  }
-  return JSON.stringify(file) + "\n"
-}
+export const encodeTrackerFile = (tracker: StabilityTracker, version: number): string =>
+  JSON.stringify(encodeTrackerState(tracker, version)) + "\n"

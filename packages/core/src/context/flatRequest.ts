@@ -35,10 +35,10 @@ export interface FlatRequest {
 }
 
 /**
- * Assemble a flat request from the manager's history and files. Files are shed
- * (largest first, removed from context) when the request would pass 90% of the
- * model's input limit; a request still over the limit (with the output reserve) fails
- * with `RequestTooLarge`.
+ * Assemble a flat request from the manager's history (or `history`, when the history
+ * lives elsewhere, such as a `StateStore`) and files. Files are shed (largest first,
+ * removed from context) when the request would pass 90% of the model's input limit; a
+ * request still over the limit (with the output reserve) fails with `RequestTooLarge`.
  *
  * @example
  * ```ts
@@ -47,7 +47,7 @@ export interface FlatRequest {
  * const request = assembleFlatRequest({ prompt: "Explain src/a.ts" }) // needs ContextManager and Prompts
  * ```
  */
-export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest")(function* (input: FlatRequestInput) {
+export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest")(function* (input: FlatRequestInput, history?: ReadonlyArray<Message>) {
   const manager = yield* ContextManager
   const prompts = yield* Prompts
   const system = yield* prompts.systemPrompt
@@ -66,18 +66,18 @@ export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest
     systemReminder: reminder.text,
     images: input.images
   }
-  // Everything but files and history; the manager adds those to its estimate.
-  const otherTokens = manager.counter.countMessages(assembleMessages(base))
+  // Everything but files and the manager's history; the manager adds those to its estimate.
+  const otherTokens = manager.counter.countMessages(assembleMessages(base)) + (history === undefined ? 0 : manager.counter.countMessages(history))
   const shed = yield* manager.shedFilesIfNeeded(otherTokens)
   if (shed.warning !== undefined) warnings.push(shed.warning)
   const state = yield* manager.state
-  const messages = assembleMessages({ ...base, files: state.files.entries(), history: state.history })
+  const messages = assembleMessages({ ...base, files: state.files.entries(), history: history ?? state.history })
   const tokens = manager.counter.countMessages(messages)
   // Shedding keeps files out; what remains (history, a large map or prompt) must still fit.
   const limits = resolveRequestLimits(manager.model, { ...(yield* RequestLimits), maxInputTokens: manager.maxInputTokens })
   if (tokens + limits.outputReserveTokens > limits.maxInputTokens) {
     const c = manager.counter
-    const historyTokens = c.countMessages(state.history)
+    const historyTokens = c.countMessages(history ?? state.history)
     const fileTokens = state.files.countTokens(c)
     const mapTokens = [input.symbolLegend, input.symbolMap, input.fileTree].reduce((n, t) => n + (t === undefined ? 0 : c.count(t)), 0)
     return yield* new RequestTooLarge({

@@ -4,32 +4,77 @@
  * every capability as async methods. Failures throw the tagged error itself
  * (`instanceof` and `_tag` work); an aborted signal rejects with the signal's reason.
  */
-import { Cause, Effect, Exit, ManagedRuntime, Result } from "effect"
+import { Cause, Effect, Exit, ManagedRuntime, Ref, Result } from "effect"
+import type { ContextBreakdown } from "../breakdown/index.ts"
 import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
-import type { TokenBudget } from "../context/requestBudget.ts"
-import {
-  ContextManager,
-  type MessageContent,
-  type SessionState,
-  type ShedReport,
-  type TruncationResult
-} from "../context/ContextManager.ts"
+import { ContextManager, type SessionState, type ShedReport, type TruncationResult } from "../context/ContextManager.ts"
 import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
-import type { Message, Role } from "../domain/Message.ts"
+import type { TokenBudget } from "../context/requestBudget.ts"
+import type { NeutralRequest } from "../domain/Block.ts"
+import type { Message, MessagePart, Role } from "../domain/Message.ts"
+import { sessionHudLines, type HudOptions } from "../hud/index.ts"
 import { unknownModelWarning } from "../models/modelTable.ts"
 import { Prompts, type PromptText } from "../prompts/Prompts.ts"
+import { seedPlugin, type SeedBody } from "../pipeline/seedPlacement.ts"
+import type { ProviderPlugin } from "../services/Placement.ts"
+import type { SessionKey } from "../services/StateStore.ts"
 import type { LoadedSession, SessionSummary } from "../session/SessionStore.ts"
-import type { ContextBreakdown } from "../breakdown/index.ts"
-import type { AssemblyResult } from "../pipeline/assemble.ts"
-import { assembleSession, sessionBreakdown, type SessionAssemblyRequest } from "./fromSession.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { type ContextEngineOptions, type EngineServices, makeEngineLayer, validateEngineOptions } from "./layer.ts"
+import type { SessionRecord } from "../turn/record.ts"
+import type { Turn, TurnAssembly, TurnCommitted } from "../turn/turn.ts"
+import { EngineSession, makeEngineLayer, validateEngineOptions, type ContextEngineOptions, type EngineServices } from "./layer.ts"
+import {
+  beginEngineTurn,
+  commitEngineTurn,
+  engineAppend,
+  engineBreakdown,
+  engineBudget,
+  engineCompact,
+  engineCompactionStatus,
+  engineHistory,
+  enginePurge,
+  engineRecord,
+  engineReplace,
+  engineResume,
+  engineTruncate,
+  type EngineTurnOutcome,
+  type EngineTurnRequest
+} from "./session.ts"
 
-/** An assembled request from `ContextEngine.assemble`; `commit()` advances the tracker. */
-export interface EngineAssembly extends Omit<AssemblyResult, "commit"> {
-  readonly commit: (options?: CallOptions) => Promise<void>
+/**
+ * One turn of the session from `ContextEngine.assemble`: the provider's request body,
+ * typed by the engine's `provider` plugin, and what assembly reports about it. Send
+ * `request`, then `commit` what came back; a turn never committed changes nothing.
+ */
+export interface EngineTurn<Body = unknown> extends Omit<TurnAssembly<Body>, "request"> {
+  /** The provider's request body: pass it to the SDK's create call as it is (or spread it into `generateText`). */
+  readonly request: Body
+  /** The provider-neutral request (blocks, messages, breakpoints) the body was rendered from. */
+  readonly neutral: NeutralRequest
+  /** The turn's id, kept when the commit retries. */
+  readonly id: string
+  /** The version of the session's state the request was assembled from. */
+  readonly version: number
+  /** The session record before this turn (usage totals, the last request). */
+  readonly record: SessionRecord
+  /**
+   * Store the turn: the prompt (and tool results) with the reply appended to the history,
+   * the tracker advanced, the usage added to the session totals, as one atomic commit.
+   * When another process committed first, the request is re-assembled from the new state
+   * and the same reply committed (`commitRetries` times, then `StateConflict`).
+   */
+  readonly commit: (outcome?: EngineTurnOutcome, options?: CommitCallOptions) => Promise<TurnCommitted>
 }
+
+/** Options of `EngineTurn.commit`. */
+export interface CommitCallOptions extends CallOptions {
+  /** Conflicts to retry by re-assembling (default: the engine's `commitRetries`). */
+  readonly retries?: number | undefined
+}
+
+/** A message's content for the history methods: text, or parts (text, images, tool calls, tool results, reasoning). */
+export type HistoryContent = string | ReadonlyArray<MessagePart>
 
 /** Per-call options every engine method accepts. */
 export interface CallOptions {
@@ -41,9 +86,10 @@ const abortError = (signal: AbortSignal): unknown =>
   signal.reason ?? new DOMException("The operation was aborted.", "AbortError")
 
 /**
- * A context engine for one session: history, files in context, budgets, prompts and
- * flat assembly. Create it with `createContextEngine`; call `dispose()` (or use
- * `await using`) when done.
+ * A context engine for one session: its history, tracker, journal and record in a
+ * `StateStore` (memory unless a `store` is given), the files in context, budgets,
+ * prompts, tiered turns typed by the provider plugin, and flat assembly. Create it with
+ * `createContextEngine`; call `dispose()` (or use `await using`) when done.
  *
  * @example
  * ```ts no-run
@@ -53,8 +99,10 @@ const abortError = (signal: AbortSignal): unknown =>
  * const { messages } = await engine.assembleFlat({ prompt: "Summarize the README." })
  * ```
  */
-export class ContextEngine implements AsyncDisposable {
+export class ContextEngine<Body = unknown> implements AsyncDisposable {
   readonly model: string
+  /** Renders the turns' bodies and decodes replies: the `provider` option, else the seeds' format. */
+  readonly #plugin: ProviderPlugin<Body>
   protected readonly runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>
   #disposed = false
   /**
@@ -64,11 +112,16 @@ export class ContextEngine implements AsyncDisposable {
    */
   #modelWarning: { readonly text: string; shown: boolean } | undefined
 
-  /** Throws `InvalidInput` naming the field when an option is malformed (`model: ""`, `maxInputTokens: -5`). */
-  constructor(options: ContextEngineOptions) {
+  /**
+   * Use `createContextEngine`, which fills `plugin` from `options.provider` (default: the
+   * seeds' format). Throws `InvalidInput` naming the field when an option is malformed
+   * (`model: ""`, `maxInputTokens: -5`).
+   */
+  constructor(options: ContextEngineOptions<Body>, plugin: ProviderPlugin<Body>) {
     const valid = validateEngineOptions(options)
     if (Result.isFailure(valid)) throw valid.failure
     this.model = options.model
+    this.#plugin = plugin
     this.runtime = ManagedRuntime.make(makeEngineLayer(options))
     // Assembly names the counter's model (the manager's), which is `model` unless a counter was given.
     const text = unknownModelWarning(options.tokenCounter?.model ?? options.model)
@@ -105,43 +158,49 @@ export class ContextEngine implements AsyncDisposable {
     return this.run(ContextManager.use(f), options)
   }
 
-  // History
+  // History (kept in the session's store)
 
   /**
-   * Append one message. Throws `InvalidInput` for a malformed role or content; with
-   * `sessions` on, also `SessionStoreError` when it cannot be stored (nothing changes then).
+   * Append one message: text or parts, tool calls and tool results included (a tool
+   * message answers the calls of the message before it). Throws `InvalidInput` naming the
+   * problem (nothing changes then); with `sessions` on, also `SessionStoreError`.
    */
-  addMessage(role: Role, content: MessageContent, options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.addMessage(role, content), options)
+  addMessage(role: Role, content: HistoryContent, options?: CallOptions): Promise<void> {
+    return this.run(engineAppend([{ role, content }]), options)
   }
 
-  /** Append a user message and the assistant's reply together (stored and fsynced first with `sessions` on). */
-  addExchange(user: MessageContent, assistant: MessageContent, options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.addExchange(user, assistant), options)
+  /** Append several messages as one step (a tool exchange, say), checked together. */
+  addMessages(messages: ReadonlyArray<Message>, options?: CallOptions): Promise<void> {
+    return this.run(engineAppend(messages), options)
+  }
+
+  /** Append a user message and the assistant's reply together. */
+  addExchange(user: HistoryContent, assistant: HistoryContent, options?: CallOptions): Promise<void> {
+    return this.run(engineAppend([{ role: "user", content: user }, { role: "assistant", content: assistant }]), options)
   }
 
   /** A copy of the history; changing it does not change the engine. */
-  getHistory(options?: CallOptions): Promise<ReadonlyArray<Message>> {
-    return this.withManager((m) => m.getHistory, options)
+  async getHistory(options?: CallOptions): Promise<ReadonlyArray<Message>> {
+    return structuredClone(await this.run(engineHistory, options))
   }
 
   /** Replace the history. Throws `InvalidInput` naming the bad field; the history is then unchanged. */
-  setHistory(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.setHistory(messages), options)
+  async setHistory(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<void> {
+    await this.run(engineReplace(messages, { purge: false, what: "history" }), options)
   }
 
   /** Empty the history and purge the tracker's history entries. */
-  clearHistory(options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.clearHistory, options)
+  async clearHistory(options?: CallOptions): Promise<void> {
+    await this.run(engineReplace([], { purge: true, what: "history" }), options)
   }
 
   /** Purge the tracker's history entries without touching the history. */
   reregisterHistoryItems(options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.reregisterHistoryItems, options)
+    return this.run(enginePurge, options)
   }
 
-  historyTokenCount(options?: CallOptions): Promise<number> {
-    return this.withManager((m) => m.historyTokenCount, options)
+  async historyTokenCount(options?: CallOptions): Promise<number> {
+    return (await this.run(engineBudget, options)).historyTokens
   }
 
   // Files
@@ -194,26 +253,29 @@ export class ContextEngine implements AsyncDisposable {
 
   /** `{ historyTokens, maxHistoryTokens, maxInputTokens, remaining, needsSummary }`. */
   getTokenBudget(options?: CallOptions): Promise<TokenBudget> {
-    return this.withManager((m) => m.getTokenBudget, options)
+    return this.run(engineBudget, options)
   }
 
-  shouldCompact(options?: CallOptions): Promise<boolean> {
-    return this.withManager((m) => m.shouldCompact, options)
+  async shouldCompact(options?: CallOptions): Promise<boolean> {
+    return (await this.run(engineBudget, options)).needsSummary
   }
 
   /** `{ enabled, tokens, threshold, percent }` for a UI. */
   getCompactionStatus(options?: CallOptions): Promise<CompactionStatus> {
-    return this.withManager((m) => m.getCompactionStatus, options)
+    return this.run(engineCompactionStatus, options)
   }
 
-  /** Compact the history when it passed the trigger (call after each response). */
+  /**
+   * Compact the history when it passed the trigger (call after each response): one
+   * history rewrite in the store, with the tracker's history entries purged.
+   */
   compactHistoryIfNeeded(options?: CallOptions): Promise<CompactionResult> {
-    return this.withManager((m) => m.compactHistoryIfNeeded, options)
+    return this.run(engineCompact(), options)
   }
 
   /** Drop the oldest exchanges when history is over twice the compaction trigger. */
   emergencyTruncate(options?: CallOptions): Promise<TruncationResult> {
-    return this.withManager((m) => m.emergencyTruncate, options)
+    return this.run(engineTruncate(), options)
   }
 
   /**
@@ -221,45 +283,91 @@ export class ContextEngine implements AsyncDisposable {
    * limit; the report carries a warning to show the user.
    */
   shedFilesIfNeeded(otherTokens: number, options?: CallOptions): Promise<ShedReport> {
-    return this.withManager((m) => m.shedFilesIfNeeded(otherTokens), options)
+    return this.run(
+      Effect.gen(function* () {
+        const history = yield* engineBudget
+        return yield* (yield* ContextManager).shedFilesIfNeeded(otherTokens + history.historyTokens)
+      }),
+      options
+    )
   }
 
-  // Lifecycle
+  // Session
 
-  /** Start over: empty the history, purge the tracker's history entries, and (with `sessions`) start a new stored session; files stay. */
-  resetSession(options?: CallOptions): Promise<void> {
-    return this.withManager((m) => m.resetSession, options)
+  /**
+   * Start over: empty the history, purge the tracker's history entries, and (with
+   * `sessions`) log to a new JSONL session from the next message; files stay.
+   */
+  async resetSession(options?: CallOptions): Promise<void> {
+    await this.run(
+      Effect.gen(function* () {
+        yield* engineReplace([], { purge: true, what: "history" })
+        yield* Ref.set((yield* EngineSession).log, undefined)
+      }),
+      options
+    )
   }
 
   /** Replace the history with messages you stored yourself (validated first); returns how many. */
   loadSession(messages: ReadonlyArray<Message> | unknown, options?: CallOptions): Promise<number> {
-    return this.withManager((m) => m.loadSession(messages), options)
+    return this.run(engineReplace(messages, { purge: true, what: "session history" }), options)
   }
 
   /**
-   * Continue a session from the session store (needs `sessions`): the history becomes its
-   * messages, the tracker's history entries are purged, and new messages are appended to
-   * it. Damaged lines (an interrupted write) are skipped and listed in `warnings`. Throws
+   * Continue a JSONL-logged session (needs `sessions`): the history becomes its messages,
+   * the tracker's history entries are purged, and new messages are logged to it. Damaged
+   * lines (an interrupted write) are skipped and listed in `warnings`. Throws
    * `SessionNotFound`, `SessionStoreError` or `SessionStoreMissing`. Call
    * `compactHistoryIfNeeded()` afterwards if the session is long.
    */
   resumeSession(id: string, options?: CallOptions): Promise<LoadedSession> {
-    return this.withManager((m) => m.resumeSession(id), options)
+    return this.run(engineResume(id), options)
   }
 
-  /** Sessions in the session store, newest first (needs `sessions`). */
+  /** Sessions in the JSONL log, newest first (needs `sessions`). */
   listSessions(options?: CallOptions): Promise<ReadonlyArray<SessionSummary>> {
     return this.withManager((m) => m.listSessions, options)
   }
 
-  /** The stored session new messages go to (undefined before the first message, or without `sessions`). */
+  /** The JSONL session new messages are logged to (undefined before the first message, or without `sessions`). */
   getSessionId(options?: CallOptions): Promise<string | undefined> {
-    return this.withManager((m) => m.sessionId, options)
+    return this.run(Effect.flatMap(EngineSession.use(Effect.succeed), (s) => Ref.get(s.log)), options)
+  }
+
+  /** The session's key in its store (repository identity and name). */
+  getSessionKey(options?: CallOptions): Promise<SessionKey> {
+    return this.run(Effect.map(EngineSession.use(Effect.succeed), (s) => s.key), options)
+  }
+
+  /** The session record: usage totals, the last request's usage and tier changes, turns. */
+  getSessionRecord(options?: CallOptions): Promise<SessionRecord> {
+    return this.run(engineRecord, options)
   }
 
   /** The current history and files as immutable values. */
   getState(options?: CallOptions): Promise<SessionState> {
-    return this.withManager((m) => m.state, options)
+    return this.run(
+      Effect.gen(function* () {
+        const state = yield* (yield* ContextManager).state
+        return { ...state, history: yield* engineHistory }
+      }),
+      options
+    )
+  }
+
+  /**
+   * The HUD as lines of text: the next request's cache blocks (assembled, not sent), the
+   * token breakdown with the last request's usage and the session totals, tier changes.
+   */
+  async hud(hudOptions: HudOptions = {}, options?: CallOptions): Promise<ReadonlyArray<string>> {
+    const plugin = this.#plugin
+    return this.run(
+      Effect.gen(function* () {
+        const { turn } = yield* beginEngineTurn({ prompt: "" }, plugin)
+        return sessionHudLines(turn.assembly.report, turn.record, hudOptions)
+      }),
+      options
+    )
   }
 
   // Prompts, tokens and assembly
@@ -291,26 +399,50 @@ export class ContextEngine implements AsyncDisposable {
    * `RequestTooLarge` when it is still over the limit (the history, most often).
    */
   async assembleFlat(input: FlatRequestInput, options?: CallOptions): Promise<FlatRequest> {
-    return this.#warnOnce(await this.run(assembleFlatRequest(input), options))
+    return this.#warnOnce(await this.run(Effect.flatMap(engineHistory, (history) => assembleFlatRequest(input, history)), options))
   }
 
   /**
-   * A tiered request (seed 002) from the session: history and files from the engine,
-   * prompts re-read, the symbol map from a provided `SymbolIndex`, tiers from a provided
-   * `Tracker` (without one: flat fallback), the body from the provided `Placement`
-   * (default: OpenAI-compatible with `cache_control`). Call `commit()` once the provider
-   * call succeeded; a failed request skips it and the tracker stays as it was. The map is
-   * cut to its budget, files and map blocks are shed over 90% of the input limit, and a
-   * request still over the limit throws `RequestTooLarge`.
+   * The session's next request (seed 002): files and prompts from the engine, history,
+   * tiers and journal from the session's state, the symbol map from `symbols`, the body
+   * from `provider` (typed; default the seeds' OpenAI-compatible format). Without a
+   * `tracker` the request is flat. Send `turn.request`, then `turn.commit({ reply })`.
+   * The map is cut to its budget, files and map blocks are shed over 90% of the input
+   * limit, and a request still over the limit throws `RequestTooLarge`.
+   *
+   * @example
+   * ```ts
+   * import { createContextEngine } from "@strata/core"
+   * await using engine = createContextEngine({ model: "gpt-4o", repoRoot: "." })
+   * const turn = await engine.assemble({ prompt: "What does src/a.ts do?" })
+   * // ... send turn.request ...
+   * await turn.commit({ reply: "It exports a.", usage: { input: 900, cacheRead: 0, cacheWrite: 0, output: 5 } })
+   * ```
    */
-  async assemble(request: SessionAssemblyRequest, options?: CallOptions): Promise<EngineAssembly> {
-    const result = this.#warnOnce(await this.run(assembleSession(request), options))
-    return { ...result, commit: (commitOptions?: CallOptions) => this.run(result.commit, commitOptions) }
+  async assemble(request: EngineTurnRequest, options?: CallOptions): Promise<EngineTurn<Body>> {
+    const { turn, warnings } = await this.run(beginEngineTurn(request, this.#plugin), options)
+    return this.#engineTurn(turn, this.#warnOnce({ warnings }).warnings)
+  }
+
+  #engineTurn(turn: Turn<Body>, warnings: ReadonlyArray<string>): EngineTurn<Body> {
+    const plugin = this.#plugin
+    const { request: neutral, ...assembly } = turn.assembly
+    return {
+      ...assembly,
+      request: turn.assembly.placed.body,
+      neutral,
+      warnings,
+      id: turn.id,
+      version: turn.baseVersion,
+      record: turn.record,
+      commit: (outcome: EngineTurnOutcome = {}, commitOptions?: CommitCallOptions) =>
+        this.run(commitEngineTurn(turn, outcome, plugin, commitOptions?.retries), commitOptions)
+    }
   }
 
   /** The seed 003 breakdown JSON of the session's next request, without sending or committing anything. */
-  getContextBreakdown(request: Partial<SessionAssemblyRequest> = {}, options?: CallOptions): Promise<ContextBreakdown> {
-    return this.run(sessionBreakdown(request), options)
+  getContextBreakdown(request: EngineTurnRequest = {}, options?: CallOptions): Promise<ContextBreakdown> {
+    return this.run(engineBreakdown(request), options)
   }
 
   /** Release the runtime. Later calls throw. */
@@ -337,4 +469,8 @@ export class ContextEngine implements AsyncDisposable {
  * await engine.dispose()
  * ```
  */
-export const createContextEngine = (options: ContextEngineOptions): ContextEngine => new ContextEngine(options)
+export function createContextEngine<Body>(options: ContextEngineOptions<Body> & { readonly provider: ProviderPlugin<Body> }): ContextEngine<Body>
+export function createContextEngine(options: ContextEngineOptions<SeedBody> & { readonly provider?: undefined }): ContextEngine<SeedBody>
+export function createContextEngine(options: ContextEngineOptions): ContextEngine {
+  return new ContextEngine(options, options.provider ?? seedPlugin)
+}

@@ -1,29 +1,62 @@
 /**
- * The Layer behind `createContextEngine`: tokenizer, repository files, prompts,
- * history compactor and context manager, plus any layers the caller adds (a
- * `Tracker` from `@strata/tiers`, a `CompactionModel`, a `SymbolIndex`...).
+ * The Layer behind `createContextEngine`: tokenizer, repository files, prompts, history
+ * compactor and context manager, the session's state store (memory unless a `store` is
+ * given) and the values the caller composes in from the leaf packages: a `tracker`
+ * (`@strata/tiers`), a `symbols` index (`@strata/symbols`), a `provider` plugin
+ * (`@strata/providers`) and a `store` (`@strata/store`), plus any other layers.
  */
-import { Effect, Layer, Result, Schema } from "effect"
-import { InvalidInput } from "../domain/errors.ts"
+import { Context, Effect, Layer, Ref, Result, Schema } from "effect"
 import type { CompactionConfig } from "../compaction/algorithm.ts"
 import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
 import { compactionModelFromFunction, type CompactionModelFunction } from "../compaction/promiseModel.ts"
 import { ContextManager } from "../context/ContextManager.ts"
-import { Pipeline, type StageServices } from "../pipeline/index.ts"
 import { requestLimits } from "../pipeline/requestLimits.ts"
-import type { AssemblySession } from "../pipeline/assemblySession.ts"
 import { RepoFiles } from "../context/FileContext.ts"
+import { InvalidInput, type PathOutsideRepo } from "../domain/errors.ts"
+import { EMPTY_TRACKER } from "../pipeline/assemble.ts"
+import type { AssemblySession } from "../pipeline/assemblySession.ts"
+import { Pipeline, type StageServices } from "../pipeline/index.ts"
 import { Prompts } from "../prompts/Prompts.ts"
+import { Placement, PlacementError, type ProviderPlugin } from "../services/Placement.ts"
+import { StateStore, type SessionKey, type StateStoreError, type StateStorePlugin } from "../services/StateStore.ts"
+import type { SymbolIndex } from "../services/SymbolIndex.ts"
+import { Tracker } from "../services/Tracker.ts"
 import { SessionStore } from "../session/SessionStore.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
+import { MemoryStateStore } from "../turn/MemoryStateStore.ts"
 
-/** Options of `createContextEngine` and `makeEngineLayer`. */
-export interface ContextEngineOptions {
+/** Options of `createContextEngine` and `makeEngineLayer`. `Body` is the provider plugin's request body. */
+export interface ContextEngineOptions<Body = unknown> {
   /** Model id; picks the tokenizer and the input limit (`gpt-4o`, `claude-sonnet-4-5`...). */
   readonly model: string
   /** Repository root; file paths are relative to it. Default: the current directory. */
   readonly repoRoot?: string | undefined
+  /**
+   * The stability tracker: `TrackerLayer.memory()` or `TrackerLayer.persistent({ repoRoot })`
+   * from `@strata/tiers`. With a `store`, its state lives in the store (the layer gives the
+   * configuration; no tracker file is written). Without a tracker, requests are flat.
+   */
+  readonly tracker?: Layer.Layer<Tracker, unknown> | undefined
+  /** The symbol map: `symbolIndexLayer(repoRoot)` from `@strata/symbols`. */
+  readonly symbols?: Layer.Layer<SymbolIndex, unknown> | undefined
+  /**
+   * The provider plugin from `@strata/providers` (`AnthropicPlacement`, `OpenAIPlacement`,
+   * `BedrockPlacement`, `GeminiPlacement`, `OpenAICompatiblePlacement`, `AiSdkPlacement`,
+   * each callable with options). It types the turn's `request` and decodes replies.
+   * Default: the seeds' OpenAI-compatible body, `unknown` to TypeScript.
+   */
+  readonly provider?: ProviderPlugin<Body> | undefined
+  /**
+   * Where the session's state lives between processes: `stateStore()` from `@strata/store`
+   * (`STRATA_STORE`, else files under `.strata/state`), `stateStore("postgres://...")`.
+   * Default: memory, for the engine's lifetime.
+   */
+  readonly store?: StateStorePlugin | undefined
+  /** The session's name in the store (letters, digits, `.`, `_`, `-`). Default `default`. */
+  readonly session?: string | undefined
+  /** How often a turn's commit re-assembles and retries after another process committed first. Default 5. */
+  readonly commitRetries?: number | undefined
   /** Largest file `addFile` reads from disk, in bytes. Default 1 MiB. */
   readonly maxFileBytes?: number | undefined
   /** Override the model's input limit used for budgets, shedding and the refusal of requests over it. */
@@ -46,16 +79,16 @@ export interface ContextEngineOptions {
    */
   readonly compactionModel?: CompactionModelFunction | undefined
   /**
-   * Record every message in a JSONL session store: `true` for `<repoRoot>/.strata/sessions/`,
+   * Also record every message in a JSONL log: `true` for `<repoRoot>/.strata/sessions/`,
    * or a directory. Enables `resumeSession` and `listSessions`. Default: off.
    */
   readonly sessions?: boolean | string | undefined
   /** Count tokens with this counter instead of the model's tokenizer. */
   readonly tokenCounter?: TokenCounter | undefined
   /**
-   * More services for the engine: `Tracker`, `CompactionModel`, `SymbolIndex`, stage
-   * overrides. They are visible to the engine's own services (the manager purges the
-   * tracker's history entries; the compactor asks the compaction model).
+   * More services for the engine: a `CompactionModel`, stage overrides, a `LayoutMode`...
+   * (a `Tracker`, `SymbolIndex` or `Placement` here works too; the options above are the
+   * documented way). They are visible to the engine's own services.
    */
   readonly layers?: ReadonlyArray<Layer.Layer<never, unknown>> | undefined
 }
@@ -72,7 +105,9 @@ const EngineOptionsFields = Schema.Struct({
   mapTokens: Schema.optional(PositiveInt),
   outputReserveTokens: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   promptsDir: Schema.optional(NonBlank),
-  sessions: Schema.optional(Schema.Union([Schema.Boolean, NonBlank]))
+  sessions: Schema.optional(Schema.Union([Schema.Boolean, NonBlank])),
+  session: Schema.optional(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9._-]+$/))),
+  commitRetries: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 const decodeOptions = Schema.decodeUnknownResult(EngineOptionsFields)
 
@@ -95,15 +130,75 @@ const fieldIssue = (message: string): string => {
  * validateEngineOptions({ model: "gpt-4o", maxInputTokens: -5 }) // Result.fail(InvalidInput: "maxInputTokens: Expected a value greater than 0")
  * ```
  */
-export const validateEngineOptions = (options: ContextEngineOptions): Result.Result<ContextEngineOptions, InvalidInput> => {
+export const validateEngineOptions = <Body>(options: ContextEngineOptions<Body>): Result.Result<ContextEngineOptions<Body>, InvalidInput> => {
   const decoded = decodeOptions(options)
   return Result.isSuccess(decoded)
     ? Result.succeed(options)
     : Result.fail(new InvalidInput({ what: "createContextEngine options", issue: fieldIssue(decoded.failure.message) }))
 }
 
+/**
+ * The session an engine works on: its key in the store, where its tracker's state lives,
+ * how often a commit retries, and the JSONL log it also records to (`sessions`).
+ */
+export class EngineSession extends Context.Service<EngineSession, {
+  readonly key: SessionKey
+  /**
+   * Where the tracker's state lives: `service` without a store (the `Tracker` keeps it, in
+   * memory or its own file); with a store, undefined: in the store when a `TrackerState`
+   * is provided (the `TrackerLayer`s provide one).
+   */
+  readonly tracker: "service" | undefined
+  readonly retries: number
+  /** The JSONL session new messages are recorded to, once there is one. */
+  readonly log: Ref.Ref<string | undefined>
+}>()("@strata/core/EngineSession") {}
+
 /** Services every engine runtime provides. */
-export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | RepoFiles | Prompts | StageServices | AssemblySession
+export type EngineServices =
+  | ContextManager
+  | HistoryCompactor
+  | Tokenizer
+  | RepoFiles
+  | Prompts
+  | StageServices
+  | AssemblySession
+  | StateStore
+  | EngineSession
+
+/** A tracker that holds nothing and writes nothing: with a store, the tracker in context must not persist. */
+const inertTracker: Tracker["Service"] = {
+  current: Effect.succeed(EMPTY_TRACKER),
+  commit: () => Effect.void,
+  remove: () => Effect.succeed([]),
+  purgeHistory: Effect.succeed([])
+}
+
+/** A provider plugin as core's `Placement` service. */
+export const placementOf = <Body>(plugin: ProviderPlugin<Body>): Layer.Layer<Placement> =>
+  Layer.succeed(Placement, {
+    provider: plugin.provider,
+    place: (request) =>
+      Effect.try({
+        try: () => plugin.place(request),
+        catch: (error) => (error instanceof PlacementError ? error : new PlacementError({ provider: plugin.provider, reason: error instanceof Error ? error.message : String(error) }))
+      })
+  })
+
+const sessionLayer = <Body>(options: ContextEngineOptions<Body>, root: string): Layer.Layer<EngineSession, StateStoreError> =>
+  Layer.effect(
+    EngineSession,
+    Effect.gen(function* () {
+      const name = options.session ?? "default"
+      const key = options.store === undefined ? { repository: "memory", name } : yield* options.store.sessionKey(root, name)
+      return {
+        key,
+        tracker: options.store === undefined ? "service" : undefined,
+        retries: options.commitRetries ?? 5,
+        log: yield* Ref.make<string | undefined>(undefined)
+      }
+    })
+  )
 
 /**
  * Build the engine's Layer. Effect users can provide it directly instead of using the
@@ -120,27 +215,35 @@ export type EngineServices = ContextManager | HistoryCompactor | Tokenizer | Rep
  * }).pipe(Effect.provide(makeEngineLayer({ model: "gpt-4o", repoRoot: "." })))
  * ```
  */
-export const makeEngineLayer = (options: ContextEngineOptions): Layer.Layer<EngineServices, unknown> => {
+export const makeEngineLayer = <Body = unknown>(options: ContextEngineOptions<Body>): Layer.Layer<EngineServices, unknown> => {
   const valid = validateEngineOptions(options)
   if (Result.isFailure(valid)) return Layer.unwrap(Effect.fail(valid.failure))
   const tokenizer = options.tokenCounter === undefined
     ? Tokenizer.layer(options.model)
     : Tokenizer.layerFrom(options.tokenCounter)
-  const extras = options.layers ?? []
   const root = options.repoRoot ?? process.cwd()
   const sessions = options.sessions === true
     ? [SessionStore.layer(root)]
     : typeof options.sessions === "string" ? [SessionStore.layerDirectory(options.sessions)] : []
+  const store: Layer.Layer<StateStore, StateStoreError | PathOutsideRepo> = options.store === undefined ? MemoryStateStore.layer : options.store.layer(root)
   const base = Layer.mergeAll(
     tokenizer,
     RepoFiles.layer({ root, maxFileBytes: options.maxFileBytes }),
     // Prompt files must resolve inside the repository (or inside a folder outside it chosen here).
     Prompts.layer({ dir: options.promptsDir, root }),
-    // The assembly pipeline's default stages; extras (stage overrides) come later and win.
+    // The assembly pipeline's default stages; the composed values and extras (stage overrides) come later and win.
     Pipeline.layer,
     requestLimits({ maxInputTokens: options.maxInputTokens, mapTokens: options.mapTokens, outputReserveTokens: options.outputReserveTokens }),
+    store,
+    sessionLayer(options, root),
     ...sessions,
-    ...extras,
+    ...(options.tracker === undefined ? [] : [options.tracker]),
+    ...(options.symbols === undefined ? [] : [options.symbols]),
+    ...(options.provider === undefined ? [] : [placementOf(options.provider)]),
+    ...(options.layers ?? []),
+    // With a store the tracker's state is the store's: the context's own tracker (a
+    // persistent one would write its file on a purge) holds and writes nothing.
+    ...(options.tracker !== undefined && options.store !== undefined ? [Layer.succeed(Tracker, inertTracker)] : []),
     ...(options.compactionModel === undefined ? [] : [compactionModelFromFunction(options.compactionModel)])
   )
   const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))

@@ -8,9 +8,10 @@
  * cache reads.
  */
 import type { TierChange } from "../domain/Item.ts"
-import { CACHED_TIERS, TIERS, type Tier } from "../domain/Tier.ts"
+import { CACHED_TIERS, TIERS, tierRank, type Tier } from "../domain/Tier.ts"
 import type { LeftOut, TierReport } from "../breakdown/report.ts"
 import { modelInfo } from "../models/modelTable.ts"
+import type { SessionRecord } from "../turn/record.ts"
 
 /**
  * Provider-reported usage of one request, or summed over a session, split as the
@@ -293,3 +294,45 @@ export const renderTierChanges = (report: TierReport, options: HudOptions = {}):
  */
 export const renderHud = (input: HudInput, options: HudOptions = {}): string =>
   [...renderCacheBlocks(input.report, options), ...renderTokenBreakdown(input), ...renderTierChanges(input.report, options)].join("\n")
+
+/**
+ * The HUD of a session between requests: the next request's blocks (`report`, assembled
+ * and not sent), with the tier changes, usage and totals of the last committed request
+ * (the session `record`), and where that usage came from. Plain lines, as `renderHud`.
+ *
+ * @example
+ * ```ts
+ * import { sessionHudLines } from "@strata/core"
+ * // console.log(sessionHudLines(preview.report, record, { width: process.stdout.columns }).join("\n"))
+ * ```
+ */
+export const sessionHudLines = (
+  report: TierReport,
+  record: Pick<SessionRecord, "turns" | "totals" | "last">,
+  options: HudOptions & { readonly lastMiss?: string | undefined } = {}
+): ReadonlyArray<string> => {
+  const last = record.last
+  // The changes shown are the last committed request's, not this preview's.
+  const shown: TierReport = last === null ? { ...report, promotions: [], demotions: [], changes: [] } : {
+    ...report,
+    changes: last.changes,
+    promotions: last.changes.filter((c) => c.from !== null && c.to !== null && tierRank(c.to) < tierRank(c.from)),
+    demotions: last.changes.filter((c) => c.from !== null && c.to !== null && tierRank(c.to) > tierRank(c.from))
+  }
+  const usage = last === null || last.usageSource === "none" ? undefined : last.usage
+  const lastMiss = options.lastMiss ?? last?.lastMiss
+  const source = last === null
+    ? []
+    : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]
+  return [
+    ...renderCacheBlocks(shown, options),
+    ...renderTokenBreakdown({
+      report: shown,
+      ...(usage === undefined ? {} : { lastRequest: usage }),
+      ...(record.turns === 0 ? {} : { session: { ...record.totals, requests: record.turns } }),
+      lastMiss
+    }),
+    ...source,
+    ...renderTierChanges(shown, options)
+  ]
+}

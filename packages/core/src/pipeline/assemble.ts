@@ -41,14 +41,14 @@ import { selectedFiles } from "./stages/activeFiles.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
 import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./state.ts"
 
-/** One assembled request. */
-export interface AssemblyResult {
+/** One assembled request; `Body` is the provider body's type when the plugin is known (see the turn API). */
+export interface AssemblyResult<Body = unknown> {
   /** `flat` when no `Tracker` was provided. */
   readonly mode: "tiered" | "flat"
   /** Provider-neutral blocks, messages and breakpoints. */
   readonly request: NeutralRequest
   /** The provider's request body, from the `Placement` service. */
-  readonly placed: PlacementResult
+  readonly placed: PlacementResult<Body>
   readonly report: TierReport
   /** The same layout as seed 003 breakdown JSON (promotions are this request's). */
   readonly breakdown: ContextBreakdown

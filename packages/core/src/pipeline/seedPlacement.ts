@@ -9,7 +9,7 @@ import type { NeutralRequest } from "../domain/Block.ts"
 import { toolOutputText, type Message, type ToolMessage } from "../domain/Message.ts"
 import type { CachedTier } from "../domain/Tier.ts"
 import type { JsonSchemaObject, ToolDefinition } from "../domain/Tool.ts"
-import { Placement, type PlacedBreakpoint, type PlacementResult } from "../services/Placement.ts"
+import { Placement, type PlacedBreakpoint, type PlacementResult, type ProviderPlugin } from "../services/Placement.ts"
 
 /** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
 export interface CacheControl {
@@ -111,6 +111,12 @@ export const seedMessageIndex = (messages: ReadonlyArray<Message>, index: number
   return self?.role === "tool" ? at + self.content.length - 1 : at
 }
 
+/** A request body in the seeds' format: the model and the messages (an OpenAI-compatible Chat Completions body). */
+export interface SeedBody {
+  readonly model: string
+  readonly messages: ReadonlyArray<SeedMessage>
+}
+
 /**
  * Place a neutral request in the seeds' format; pure.
  *
@@ -120,7 +126,7 @@ export const seedMessageIndex = (messages: ReadonlyArray<Message>, index: number
  * placeSeedFormat({ model: "m", blocks: [], messages: [], breakpoints: [] }).body // { model: "m", messages: [] }
  * ```
  */
-export const placeSeedFormat = (request: NeutralRequest): PlacementResult => {
+export const placeSeedFormat = (request: NeutralRequest): PlacementResult<SeedBody> => {
   const messages = toSeedMessages(request)
   const prefix = new Map<CachedTier, number>()
   let tokens = 0
@@ -157,6 +163,27 @@ export const seedPlacement: Context.Service.Shape<typeof Placement> = {
 }
 
 export const seedPlacementLayer: Layer.Layer<Placement> = Layer.succeed(Placement, seedPlacement)
+
+/**
+ * The seeds' format as a provider plugin value: the Promise API's default when no
+ * `provider` is given. It decodes no provider response: commit the reply's text or messages.
+ *
+ * @example
+ * ```ts
+ * import { seedPlugin } from "@strata/core"
+ * seedPlugin.place({ model: "m", blocks: [], messages: [], breakpoints: [] }).body // { model: "m", messages: [] }
+ * ```
+ */
+export const seedPlugin: ProviderPlugin<SeedBody> = {
+  provider: "openai-compatible",
+  place: placeSeedFormat,
+  decodeReply: () => {
+    throw new Error("the engine has no provider plugin to decode a provider's response; commit the reply's text or messages, or create the engine with a provider from @strata/providers")
+  },
+  decodeUsage: () => {
+    throw new Error("the engine has no provider plugin to decode a provider's usage; pass { input, cacheRead, cacheWrite, output }, or create the engine with a provider from @strata/providers")
+  }
+}
 
 /** @deprecated Renamed `seedPlacement` (`@strata/providers` has an `OpenAICompatiblePlacement` of its own). */
 export const openAICompatiblePlacement = seedPlacement

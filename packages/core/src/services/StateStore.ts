@@ -4,7 +4,7 @@
  * committed as one atomic step with compare-and-set on that version. `@strata/store`
  * implements it on files (one machine) and on PostgreSQL (many processes and hosts).
  */
-import { Context, Schema, type Effect } from "effect"
+import { Context, Schema, type Effect, type Layer } from "effect"
 import type { PathOutsideRepo } from "../domain/errors.ts"
 import { Message } from "../domain/Message.ts"
 
@@ -247,3 +247,25 @@ export class StateStore extends Context.Service<StateStore, {
   /** Replace the history (compaction, clear), with the same compare-and-set as `commit`. */
   readonly rewriteHistory: (rewrite: HistoryRewrite) => Effect.Effect<CommitResult, StateConflict | StateStoreError | PathOutsideRepo>
 }>()("@strata/core/StateStore") {}
+
+/**
+ * A store as a plain value, for the Promise API's `createContextEngine({ store })`: the
+ * `StateStore` layer for a repository and the key of a named session in it (which does not
+ * depend on the checkout path). `@strata/store`'s `stateStore(spec)` makes one for the file
+ * store, PostgreSQL or memory; core knows only this shape.
+ *
+ * @example
+ * ```ts
+ * import type { StateStorePlugin } from "@strata/core"
+ * declare const store: StateStorePlugin
+ * store.describe // "file", "postgres://db.internal/app", ...
+ * ```
+ */
+export interface StateStorePlugin {
+  /** What the store is, for messages (a database URL without its password). */
+  readonly describe: string
+  /** The store's layer for the repository at `repoRoot`. */
+  readonly layer: (repoRoot: string) => Layer.Layer<StateStore, StateStoreError | PathOutsideRepo>
+  /** The key of session `name` of the repository at `repoRoot`. */
+  readonly sessionKey: (repoRoot: string, name: string) => Effect.Effect<SessionKey, StateStoreError>
+}

@@ -41,6 +41,17 @@ export interface SymbolMapSnapshot {
   readonly refCounts: ReadonlyMap<string, number>
   /** Files skipped or partly parsed, with reasons. */
   readonly problems: ReadonlyArray<IndexProblem>
+  /**
+   * The path aliases the legend and blocks use (`@1/` = `src/components/`...), when the
+   * index has them. A session records them, so every process renders the same legend.
+   */
+  readonly aliases?: ReadonlyArray<PathAlias> | undefined
+}
+
+/** A path alias of the symbol map's legend: `token` stands for the directory `prefix`. */
+export interface PathAlias {
+  readonly token: string
+  readonly prefix: string
 }
 
 /** Indexing failed as a whole (the repository root is unreadable, for example). */
@@ -57,4 +68,10 @@ export class SymbolIndexError extends Schema.TaggedError<SymbolIndexError>()("Sy
 export class SymbolIndex extends Context.Service<SymbolIndex, {
   /** Bring the index up to date with the working tree and return its map. */
   readonly snapshot: Effect.Effect<SymbolMapSnapshot, SymbolIndexError>
+  /**
+   * Render with these path aliases from now on (a session's recorded ones), so the legend
+   * is byte-identical to the one an earlier process cached. Optional: an index without it
+   * computes its own.
+   */
+  readonly useAliases?: ((aliases: ReadonlyArray<PathAlias>) => Effect.Effect<void>) | undefined
 }>()("@strata/core/SymbolIndex") {}

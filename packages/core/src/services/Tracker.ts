@@ -77,3 +77,32 @@ export class Tracker extends Context.Service<Tracker, {
   /** Remove every `history:` entry now (clear or compaction); returns the removals. */
   readonly purgeHistory: Effect.Effect<ReadonlyArray<TierChange>, TrackerPersistError>
 }>()("@strata/core/Tracker") {}
+
+/** A tracker started from a stored state: the service, and its committed state as a JSON value. */
+export interface SeededTracker {
+  readonly tracker: Tracker["Service"]
+  /** The committed state, encoded for the `StateStore` (the `tracker` of a `StatePatch`). */
+  readonly state: Effect.Effect<Schema.Json>
+  /** The stored state could not be used (another format, damaged): the tracker started empty. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * Trackers whose state lives elsewhere (in a `StateStore` snapshot): `seed` starts an
+ * in-memory tracker from a stored JSON value (`null`: a new session) and exposes its state
+ * to commit back. It writes nothing itself. `@strata/tiers` provides it with its
+ * `TrackerLayer`s; the turn API seeds one tracker per turn.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TrackerState } from "@strata/core/effect"
+ * const fresh = Effect.gen(function* () {
+ *   const seeded = yield* (yield* TrackerState).seed(null)
+ *   return yield* seeded.state // the empty tracker's JSON
+ * })
+ * ```
+ */
+export class TrackerState extends Context.Service<TrackerState, {
+  readonly seed: (state: Schema.Json | null) => Effect.Effect<SeededTracker>
+}>()("@strata/core/TrackerState") {}

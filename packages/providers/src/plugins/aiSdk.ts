@@ -18,7 +18,9 @@ import type { Schema } from "effect"
 import { assertToolPairs, markablePart, parseDataUrl, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints } from "../rules/plan.ts"
 import { anthropicReasoning } from "./anthropic.ts"
-import { placedFrom, placementLayer, requestTools, result, toolTokenEstimate, type CommonOptions, type PluginResult } from "./common.ts"
+import { decodeAiSdkReply } from "../replies.ts"
+import { decodeAiSdkUsage } from "../usage.ts"
+import { makePlugin, placedFrom, requestTools, result, toolTokenEstimate, type CommonOptions, type PlacementPlugin, type PluginResult } from "./common.ts"
 import { limitsFor, reasoningNote, textOnly } from "./internal.ts"
 import { geminiReasoning } from "./gemini.ts"
 import { openAIReasoning } from "./openai.ts"
@@ -265,16 +267,24 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
 }
 
 /**
- * Layer for core's `Placement` service that emits AI SDK messages.
+ * The Vercel AI SDK plugin: `{ system, messages }` to spread into `generateText` /
+ * `streamText` (ai 6 and 7), replies and usage decoded from a `generateText` result
+ * (`response.messages`, `totalUsage`, `providerMetadata`). Call it with options to
+ * configure it.
  *
  * @example
  * ```ts
  * import { AiSdkPlacement } from "@strata/providers"
+ * const provider = AiSdkPlacement({ target: "anthropic" })
  * const layer = AiSdkPlacement.layer({ target: "bedrock" })
  * ```
  */
-export const AiSdkPlacement = {
-  provider: "ai-sdk",
-  place: placeAiSdk,
-  layer: (options: AiSdkOptions = {}) => placementLayer("ai-sdk", (request) => placeAiSdk(request, options))
-} as const
+export const AiSdkPlacement: PlacementPlugin<AiSdkBody, AiSdkOptions> = makePlugin<AiSdkBody, AiSdkOptions>(
+  {
+    provider: "ai-sdk",
+    place: placeAiSdk,
+    decodeReply: (reply, options) => decodeAiSdkReply(reply, options.target === "openai" ? "openai" : options.target === "google" ? "gemini" : "anthropic"),
+    decodeUsage: decodeAiSdkUsage
+  },
+  {}
+)

@@ -17,13 +17,16 @@ import {
   type CleanMessage
 } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
+import { decodeAnthropicReply } from "../replies.ts"
+import { decodeAnthropicUsage } from "../usage.ts"
 import {
+  makePlugin,
   placedFrom,
-  placementLayer,
   requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type PlacementPlugin,
   type PluginResult
 } from "./common.ts"
 import { limitsFor, reasoningNote } from "./internal.ts"
@@ -341,16 +344,17 @@ export const placeAnthropic = (request: NeutralRequest, options: AnthropicOption
 }
 
 /**
- * Layer for core's `Placement` service that emits Anthropic Messages API bodies.
+ * The Anthropic Messages API plugin: bodies for `messages.create`, replies and usage
+ * decoded from its `Message`. Call it with options to configure it.
  *
  * @example
  * ```ts
  * import { AnthropicPlacement } from "@strata/providers"
- * const layer = AnthropicPlacement.layer({ ttl: "1h" })
+ * const provider = AnthropicPlacement({ ttl: "1h" }) // for createContextEngine({ provider })
+ * const layer = AnthropicPlacement.layer({ ttl: "1h" }) // core's Placement, for Effect
  * ```
  */
-export const AnthropicPlacement = {
-  provider: "anthropic",
-  place: placeAnthropic,
-  layer: (options: AnthropicOptions = {}) => placementLayer("anthropic", (request) => placeAnthropic(request, options))
-} as const
+export const AnthropicPlacement: PlacementPlugin<AnthropicBody, AnthropicOptions> = makePlugin(
+  { provider: "anthropic", place: placeAnthropic, decodeReply: decodeAnthropicReply, decodeUsage: decodeAnthropicUsage },
+  {}
+)

@@ -20,14 +20,18 @@ import {
   type AnthropicTool
 } from "./anthropic.ts"
 import {
+  makePlugin,
   placedFrom,
   placementLayer,
   requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type PlacementPlugin,
   type PluginResult
 } from "./common.ts"
+import { decodeBedrockConverseReply } from "../replies.ts"
+import { decodeBedrockUsage } from "../usage.ts"
 import { limitsFor, reasoningNote } from "./internal.ts"
 
 /** A Converse cache checkpoint; `ttl` only for 1 h (5 min is the default). */
@@ -291,18 +295,24 @@ export const invokeModelInput = (
 })
 
 /**
- * Layers for core's `Placement` service: Converse (default) or InvokeModel bodies.
+ * The Bedrock Converse plugin: `ConverseCommandInput` bodies (send with `new
+ * ConverseCommand(body)`), replies and usage decoded from `ConverseCommandOutput`. Call it
+ * with options to configure it. `placeInvoke` / `layerInvoke` emit InvokeModel bodies.
  *
  * @example
  * ```ts
  * import { BedrockPlacement } from "@strata/providers"
+ * const provider = BedrockPlacement({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
  * const layer = BedrockPlacement.layer({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
  * ```
  */
-export const BedrockPlacement = {
-  provider: "bedrock",
-  place: placeBedrockConverse,
-  placeInvoke: placeBedrockInvoke,
-  layer: (options: BedrockOptions = {}) => placementLayer("bedrock", (request) => placeBedrockConverse(request, options)),
-  layerInvoke: (options: AnthropicOptions = {}) => placementLayer("bedrock", (request) => placeBedrockInvoke(request, options))
-} as const
+export const BedrockPlacement: PlacementPlugin<BedrockConverseBody, BedrockOptions> & {
+  readonly placeInvoke: typeof placeBedrockInvoke
+  readonly layerInvoke: (options?: AnthropicOptions) => ReturnType<typeof placementLayer>
+} = Object.assign(
+  makePlugin({ provider: "bedrock", place: placeBedrockConverse, decodeReply: decodeBedrockConverseReply, decodeUsage: decodeBedrockUsage }, {}),
+  {
+    placeInvoke: placeBedrockInvoke,
+    layerInvoke: (options: AnthropicOptions = {}) => placementLayer("bedrock", (request) => placeBedrockInvoke(request, options))
+  }
+)

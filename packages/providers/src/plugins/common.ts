@@ -8,10 +8,12 @@ import {
   Placement,
   PlacementError,
   type CacheTtl,
+  type DecodedReply,
   type DroppedBreakpoint,
   type NeutralRequest,
   type PlacedBreakpoint,
   type PlacementResult,
+  type ProviderPlugin,
   type ToolDefinition
 } from "@strata/core"
 import { estimateTokens } from "@strata/core"
@@ -19,6 +21,7 @@ import { CachePrices, type CachePriceRatios } from "@strata/core/effect"
 import { lookupModel, PROVIDER_IDS, ttlSpec, type ModelEntry, type ProviderId } from "../models.ts"
 import type { BreakpointPlan } from "../rules/plan.ts"
 import { canonicalize } from "../rules/serialize.ts"
+import type { CacheUsage } from "../usage.ts"
 
 // Tool definitions are core's (`ToolDefinition`, carried on `NeutralRequest.tools`); the
 // names stay exported here for code written against earlier versions of this package.
@@ -133,4 +136,51 @@ export const cachePricesOf = (provider: ProviderId) => (model: string): CachePri
   const limits = lookupModel(provider, model)
   const standard = ttlSpec(limits)
   return { read: standard.read, write: standard.write, writeLong: ttlSpec(limits, "1h").write }
+}
+
+/**
+ * A provider plugin value: core's `ProviderPlugin` typed with the provider's request
+ * body, and callable with options to configure it (`AnthropicPlacement({ ttl: "1h" })`;
+ * options merge over the ones it already has). Give one to `createContextEngine({
+ * provider })`, or take its Layer (`.layer()`) for the Effect pipeline.
+ *
+ * @example
+ * ```ts
+ * import { AnthropicPlacement } from "@strata/providers"
+ * const plugin = AnthropicPlacement({ ttl: "1h", maxTokens: 2048 })
+ * plugin.options // { ttl: "1h", maxTokens: 2048 }
+ * const layer = plugin.layer() // core's Placement, with those options
+ * ```
+ */
+export interface PlacementPlugin<Body, Options> extends ProviderPlugin<Body> {
+  /** The same plugin with `options` merged over its own. */
+  (options?: Options): PlacementPlugin<Body, Options>
+  readonly options: Options
+  /** Place a request with the plugin's options, `options` merged over them. Throws `PlacementError`. */
+  readonly place: (request: NeutralRequest, options?: Options) => PluginResult<Body>
+  /** core's `Placement` service over this plugin (`options` merged over its own). */
+  readonly layer: (options?: Options) => Layer.Layer<Placement>
+  readonly decodeUsage: (usage: unknown) => CacheUsage
+}
+
+/** What a plugin value is made from. */
+export interface PluginSpec<Body, Options> {
+  readonly provider: string
+  readonly place: (request: NeutralRequest, options: Options) => PluginResult<Body>
+  readonly decodeReply: (reply: unknown, options: Options) => DecodedReply
+  readonly decodeUsage: (usage: unknown) => CacheUsage
+}
+
+/** A plugin value from its pure functions and options. */
+export const makePlugin = <Body, Options extends object>(spec: PluginSpec<Body, Options>, options: Options): PlacementPlugin<Body, Options> => {
+  const merged = (more: Options | undefined): Options => (more === undefined ? options : { ...options, ...more })
+  const configure = (more?: Options): PlacementPlugin<Body, Options> => makePlugin(spec, merged(more))
+  return Object.assign(configure, {
+    provider: spec.provider,
+    options,
+    place: (request: NeutralRequest, more?: Options) => spec.place(request, merged(more)),
+    layer: (more?: Options) => placementLayer(spec.provider, (request) => spec.place(request, merged(more))),
+    decodeReply: (reply: unknown) => spec.decodeReply(reply, options),
+    decodeUsage: spec.decodeUsage
+  })
 }

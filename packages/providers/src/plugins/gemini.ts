@@ -19,14 +19,17 @@ import { assertToolPairs, mergeSameRole, parseDataUrl, splitSystem, toolAsUser, 
 import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
 import {
+  makePlugin,
   placedFrom,
-  placementLayer,
   requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type PlacementPlugin,
   type PluginResult
 } from "./common.ts"
+import { decodeGeminiReply } from "../replies.ts"
+import { decodeGeminiUsage } from "../usage.ts"
 import { limitsFor, reasoningNote } from "./internal.ts"
 
 type GeminiMedia = { inlineData: { mimeType: string; data: string } } | { fileData: { fileUri: string; mimeType: string } }
@@ -289,16 +292,18 @@ export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}
 }
 
 /**
- * Layer for core's `Placement` service that emits Gemini `generateContent` parameters.
+ * The Gemini plugin: `generateContent` parameters (`ai.models.generateContent(body)`),
+ * replies and usage decoded from its `GenerateContentResponse`. Call it with options to
+ * configure it.
  *
  * @example
  * ```ts
  * import { GeminiPlacement } from "@strata/providers"
+ * const provider = GeminiPlacement({ model: "gemini-2.5-flash" })
  * const layer = GeminiPlacement.layer({ model: "gemini-2.5-flash" })
  * ```
  */
-export const GeminiPlacement = {
-  provider: "gemini",
-  place: placeGemini,
-  layer: (options: GeminiOptions = {}) => placementLayer("gemini", (request) => placeGemini(request, options))
-} as const
+export const GeminiPlacement: PlacementPlugin<GeminiBody, GeminiOptions> = makePlugin(
+  { provider: "gemini", place: placeGemini, decodeReply: decodeGeminiReply, decodeUsage: decodeGeminiUsage },
+  {}
+)

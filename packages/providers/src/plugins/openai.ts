@@ -19,15 +19,18 @@ import type { ModelLimits } from "../models.ts"
 import { assertToolPairs, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
+  makePlugin,
   placedFrom,
-  placementLayer,
   requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type PlacementPlugin,
   type OpenAIChatTool,
   type PluginResult
 } from "./common.ts"
+import { decodeOpenAIChatReply, decodeOpenAIResponsesReply } from "../replies.ts"
+import { decodeOpenAIChatUsage, decodeOpenAIResponsesUsage } from "../usage.ts"
 import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
 
 /** The explicit breakpoint marker (GPT-5.6+); it inherits the request TTL. */
@@ -453,18 +456,38 @@ export const placeOpenAIResponses = (request: NeutralRequest, options: OpenAIOpt
 }
 
 /**
- * Layers for core's `Placement` service: Chat Completions (default) or Responses.
+ * The OpenAI Responses plugin: bodies for `responses.create`, replies and usage decoded
+ * from its `Response`. Call it with options to configure it.
+ *
+ * @example
+ * ```ts
+ * import { OpenAIResponsesPlacement } from "@strata/providers"
+ * const provider = OpenAIResponsesPlacement({ promptCacheKey: "session-42" })
+ * ```
+ */
+export const OpenAIResponsesPlacement: PlacementPlugin<OpenAIResponsesBody, OpenAIOptions> = makePlugin(
+  { provider: "openai", place: placeOpenAIResponses, decodeReply: decodeOpenAIResponsesReply, decodeUsage: decodeOpenAIResponsesUsage },
+  {}
+)
+
+/**
+ * The OpenAI Chat Completions plugin: bodies for `chat.completions.create`, replies and
+ * usage decoded from its `ChatCompletion`. Call it with options to configure it;
+ * `OpenAIPlacement.responses` (`OpenAIResponsesPlacement`) is the Responses API's.
  *
  * @example
  * ```ts
  * import { OpenAIPlacement } from "@strata/providers"
+ * const chat = OpenAIPlacement({ promptCacheKey: "session-42" })
+ * const responses = OpenAIPlacement.responses({ promptCacheKey: "session-42" })
  * const layer = OpenAIPlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */
-export const OpenAIPlacement = {
-  provider: "openai",
-  place: placeOpenAIChat,
-  placeResponses: placeOpenAIResponses,
-  layer: (options: OpenAIOptions = {}) => placementLayer("openai", (request) => placeOpenAIChat(request, options)),
-  layerResponses: (options: OpenAIOptions = {}) => placementLayer("openai", (request) => placeOpenAIResponses(request, options))
-} as const
+export const OpenAIPlacement: PlacementPlugin<OpenAIChatBody, OpenAIOptions> & {
+  readonly responses: PlacementPlugin<OpenAIResponsesBody, OpenAIOptions>
+  readonly placeResponses: typeof placeOpenAIResponses
+  readonly layerResponses: (options?: OpenAIOptions) => ReturnType<PlacementPlugin<OpenAIResponsesBody, OpenAIOptions>["layer"]>
+} = Object.assign(
+  makePlugin({ provider: "openai", place: placeOpenAIChat, decodeReply: decodeOpenAIChatReply, decodeUsage: decodeOpenAIChatUsage }, {}),
+  { responses: OpenAIResponsesPlacement, placeResponses: placeOpenAIResponses, layerResponses: OpenAIResponsesPlacement.layer }
+)

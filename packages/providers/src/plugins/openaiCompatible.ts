@@ -11,15 +11,18 @@ import { assertToolPairs, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type PlanOptions } from "../rules/plan.ts"
 import { cacheControl, type AnthropicCacheControl } from "./anthropic.ts"
 import {
+  makePlugin,
   placedFrom,
-  placementLayer,
   requestTools,
   result,
   toolTokenEstimate,
   type CommonOptions,
+  type PlacementPlugin,
   type OpenAIChatTool,
   type PluginResult
 } from "./common.ts"
+import { decodeOpenAIChatReply } from "../replies.ts"
+import { decodeOpenAIChatUsage } from "../usage.ts"
 import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
 import type { OpenAIChatToolCall } from "./openai.ts"
 
@@ -223,16 +226,18 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
 }
 
 /**
- * Layer for core's `Placement` service that emits the seeds' OpenAI-compatible body.
+ * The OpenAI-compatible gateway plugin (LiteLLM, OpenRouter...): the seeds' Chat
+ * Completions body with `cache_control` passed through, replies and usage decoded as Chat
+ * Completions. Call it with options to configure it.
  *
  * @example
  * ```ts
  * import { OpenAICompatiblePlacement } from "@strata/providers"
+ * const provider = OpenAICompatiblePlacement({ promptCacheKey: "session-42" })
  * const layer = OpenAICompatiblePlacement.layer({ promptCacheKey: "session-42" })
  * ```
  */
-export const OpenAICompatiblePlacement = {
-  provider: "openai-compatible",
-  place: placeOpenAICompatible,
-  layer: (options: CompatOptions = {}) => placementLayer("openai-compatible", (request) => placeOpenAICompatible(request, options))
-} as const
+export const OpenAICompatiblePlacement: PlacementPlugin<CompatBody, CompatOptions> = makePlugin(
+  { provider: "openai-compatible", place: placeOpenAICompatible, decodeReply: decodeOpenAIChatReply, decodeUsage: decodeOpenAIChatUsage },
+  {}
+)
