@@ -464,6 +464,7 @@ const ProviderMetadataWrites = Schema.Struct({
  *
  * @example
  * ```ts
+ * import { decodeAiSdkResultUsage } from "@strata/providers"
  * decodeAiSdkResultUsage({ inputTokens: 5000, cachedInputTokens: 4000, outputTokens: 9 }, { anthropic: { cacheCreationInputTokens: 800 } })
  * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 9 }
  * ```

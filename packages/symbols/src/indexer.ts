@@ -294,11 +294,12 @@ export class SymbolIndexer {
    * rebuilt only when the aliases differ from the current ones. Serialized with `refresh`.
    *
    * @example
-   * ```ts
+   * ```ts no-run
    * import { SymbolIndexer } from "@strata/symbols"
    * const indexer = await SymbolIndexer.create(".")
    * await indexer.useAliases([{ token: "@1/", prefix: "packages/core/src/" }])
-   * (await indexer.refresh()).legend // ...# @1/=packages/core/src/
+   * const map = await indexer.refresh()
+   * map.legend // ...# @1/=packages/core/src/
    * ```
    */
   useAliases(aliases: ReadonlyArray<PathAlias>): Promise<void> {

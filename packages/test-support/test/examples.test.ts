@@ -4,7 +4,7 @@
 // `expression // value` whose comment is a literal checks that value. Label an example
 // ```ts no-run when it needs a network, credentials or a real repository, and
 // ```ts fragment when it is an excerpt that cannot stand alone.
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
@@ -13,8 +13,9 @@ import { docComments, jsdocSamples, relativeImportsFrom, typecheckSandbox, works
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 
+// A package without src/ (the private e2e tests) has no examples.
 const sourcesOf = (dir: string): ReadonlyArray<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+  !existsSync(dir) ? [] : readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? sourcesOf(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []
   )
 

@@ -95,6 +95,7 @@ export const COMPACTION_MARGIN_TOKENS = 13_000
  *
  * @example
  * ```ts
+ * import { transcriptWindow } from "./agentReplay.ts"
  * transcriptWindow("claude-sonnet-4-5") // 200,000 - 20,000 - 13,000 = 167,000
  * ```
  */
@@ -216,7 +217,8 @@ const tokenizerName = (counter: TokenCounter): string => `${counter.encoding}${c
  * one request per step `stepSeconds` apart, tasks `gapSeconds` apart.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { runAgentReplay } from "./agentReplay.ts"
  * const report = await runAgentReplay({ repo: "examples/demo-repo", tasks: 5, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.requests, row.vsOracle)
  * ```
@@ -329,7 +331,8 @@ const sameMessage = (a: Message, b: Message): boolean => a === b || JSON.stringi
  * are skipped and listed in `problems`.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { runRecordedReplay } from "./agentReplay.ts"
  * const report = await runRecordedReplay({ transcript: { path: "session.jsonl" }, provider: "anthropic" })
  * report.problems // [{ line: 7, skipped: true, reason: "not JSON: ..." }]
  * ```

@@ -81,6 +81,7 @@ const PATH_KEYS = ["path", "file_path", "filePath", "file", "filename", "target_
  *
  * @example
  * ```ts
+ * import { readPathOf } from "./agentTools.ts"
  * readPathOf({ toolName: "Read", input: { file_path: "src/a.ts" } }) // "src/a.ts"
  * readPathOf({ toolName: "run_tests", input: {} }) // undefined
  * ```

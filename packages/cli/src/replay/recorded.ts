@@ -283,7 +283,9 @@ const repoPath = (path: string | undefined): string | undefined => {
  * reported with their line number and skipped, and the files its tool calls read.
  *
  * @example
- * ```ts
+ * ```ts no-run
+ * import { readFileSync } from "node:fs"
+ * import { parseRecordedSession } from "./recorded.ts"
  * const session = parseRecordedSession(readFileSync("session.jsonl", "utf8"))
  * session.problems // [{ line: 7, skipped: true, reason: "not JSON: ..." }]
  * ```

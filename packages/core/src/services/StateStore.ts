@@ -255,7 +255,7 @@ export class StateStore extends Context.Service<StateStore, {
  * store, PostgreSQL or memory; core knows only this shape.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import type { StateStorePlugin } from "@strata/core"
  * declare const store: StateStorePlugin
  * store.describe // "file", "postgres://db.internal/app", ...

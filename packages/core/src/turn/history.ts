@@ -53,7 +53,7 @@ const retryConflicts = <A, E, R>(attempt: Effect.Effect<A, E, R>, retries: numbe
  * changes nothing.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { appendHistory, type SessionKey } from "@strata/core/effect"
  * declare const session: SessionKey
  * const program = appendHistory(session, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }])
@@ -91,7 +91,7 @@ export interface HistoryRewritten<A> {
  * again on the fresh state. `rewrite` returns `history: undefined` to change nothing.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { Effect } from "effect"
  * import { rewriteSessionHistory, type SessionKey } from "@strata/core/effect"
  * declare const session: SessionKey

@@ -458,7 +458,7 @@ const afterCommit = (prepared: Prepared, next: TrackerSnapshot | undefined, comm
  * most `retries` times (default 3).
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { Effect } from "effect"
  * import { runTurn, type AssemblyInput, type SessionKey } from "@strata/core/effect"
  *

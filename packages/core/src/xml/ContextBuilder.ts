@@ -206,7 +206,7 @@ export class ContextBuilder {
    * directly follow it (none yet, or a user turn in between) stays XML, with its result.
    *
    * @example
-   * ```ts
+   * ```ts fragment
    * const { messages } = builder.toNativeHistory(state)
    * // [{ role: "user", ... }, { role: "assistant", content: [{ type: "tool-call", ... }] }, { role: "tool", ... }]
    * ```
@@ -279,7 +279,7 @@ export const memoryToHistory = (state: MemoryStateInput, options: ChunkFilterOpt
  * turns, ready to hand to the tiered engine.
  *
  * @example
- * ```ts
+ * ```ts fragment
  * import { memoryToNativeHistory } from "@strata/core"
  * const { system, messages } = memoryToNativeHistory(state)
  * // assemble({ ..., systemPrompt: system, history: messages })

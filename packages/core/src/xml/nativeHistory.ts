@@ -244,7 +244,7 @@ const misplacedCalls = (messages: ReadonlyArray<Message>): ReadonlySet<string> =
  * ids, names, inputs and outputs. Images are left out.
  *
  * @example
- * ```ts
+ * ```ts fragment
  * import { historyToMemory, memoryToNativeHistory } from "@strata/core"
  * const memory = historyToMemory(messages)
  * memoryToNativeHistory(memory).messages // the same tool calls and results, text as XML
