@@ -1,6 +1,7 @@
 // The vitest settings every package shares; a package's vitest.config.ts merges what only
 // it needs (a global setup, longer timeouts). Tests live under test/, workspace imports
 // resolve to the packages' sources (the `@strata/source` export condition).
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -8,6 +9,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@strata/source"] } },
   test: {
     include: ["test/**/*.test.ts"],
+    // Property tests draw from one fixed seed (FC_SEED=<n> or FC_SEED=random to explore).
+    setupFiles: [fileURLToPath(new URL("./packages/test-support/src/fastCheckSeed.ts", import.meta.url))],
     testTimeout: 30_000,
     pool: "threads"
   }

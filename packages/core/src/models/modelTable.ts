@@ -52,6 +52,17 @@ const DEFAULT_ENCODING: EncodingChoice = { encoding: "cl100k_base", exact: false
  * ```
  */
 export const normalizeModelId = (model: string): string => {
+  // Each pass strips one layer; repeat until nothing changes, so normalising twice is
+  // normalising once ("x-2024-01-01-20240101", "a @b" whose trim shows after the cut).
+  let m = model
+  for (;;) {
+    const next = normalizeOnce(m)
+    if (next === m) return m
+    m = next
+  }
+}
+
+const normalizeOnce = (model: string): string => {
   let m = model.trim().toLowerCase()
   const slash = m.lastIndexOf("/")
   if (slash >= 0) m = m.slice(slash + 1)
@@ -63,7 +74,7 @@ export const normalizeModelId = (model: string): string => {
   m = m.replace(/-latest$/, "")
   m = m.replace(/-\d{8}$/, "")
   m = m.replace(/-\d{4}-\d{2}-\d{2}$/, "")
-  return m
+  return m.trim()
 }
 
 /** One family of models: which normalised ids it covers and what is known about them. */
