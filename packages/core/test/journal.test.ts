@@ -758,7 +758,7 @@ describe("journal layout: random sessions (property tests)", () => {
     fc.assert(fc.property(sessionArb, (s) => checkSession(runSession(s), seen)), { numRuns: 200 })
     // The generator reaches every reason but the rent-or-buy one (its own example above).
     for (const reason of ["first request", "history rewritten", "legend changed", "system prompt changed", "tools changed", undefined]) expect([...seen]).toContain(reason)
-  })
+  }, 120_000) // 200 random sessions: ~3 s alone, much longer beside the other packages' tests on 2 cores
 
   vitestIt("determinism: the same session gives byte-identical request bodies in a fresh pipeline", () => {
     fc.assert(
