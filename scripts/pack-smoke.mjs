@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Install the packages as a user would: pack every workspace package, install the
+// Install the packages as a user would: pack every published package, install the
 // tarballs into a scratch project outside the monorepo with npm (the @strata packages
 // come from the tarballs only; effect, the Anthropic SDK and TypeScript from the
 // registry), typecheck scripts/pack-smoke/sample.ts under strict settings, run it against
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const PNPM = ["--yes", "pnpm@10.34.9"]
-const PACKAGES = ["core", "tiers", "symbols", "providers", "cli"]
+const PACKAGES = ["core", "tiers", "symbols", "providers", "store", "cli"]
 const started = performance.now()
 const work = mkdtempSync(join(tmpdir(), "strata-pack-smoke-"))
 

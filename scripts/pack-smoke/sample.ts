@@ -1,10 +1,11 @@
 // What a user of the published packages writes: compose the engine from the packages'
-// values, assemble a tiered request and send it through the official Anthropic SDK with
-// no cast, then commit the reply. scripts/pack-smoke.mjs
+// values with the session kept in files (@strata/store), assemble a tiered request and
+// send it through the official Anthropic SDK with no cast, commit the reply, then open the
+// session again from the store in a second engine. scripts/pack-smoke.mjs
 // typechecks this file under strict settings in a project that installed the packed
 // tarballs, then runs it against a loopback server that answers as the Messages API.
 import assert from "node:assert/strict"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -12,6 +13,7 @@ import { join } from "node:path"
 import Anthropic from "@anthropic-ai/sdk"
 import { createContextEngine } from "@strata/core"
 import { AnthropicPlacement } from "@strata/providers"
+import { stateStore } from "@strata/store"
 import { symbolIndexLayer } from "@strata/symbols"
 import { TrackerLayer } from "@strata/tiers"
 
@@ -37,29 +39,49 @@ const server = createServer((req, res) => {
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
 const { port } = server.address() as AddressInfo
 
-const engine = createContextEngine({
-  model: "claude-sonnet-4-5",
-  repoRoot: repo,
-  tracker: TrackerLayer.memory(),
-  symbols: symbolIndexLayer(repo, { git: false, cache: false }),
-  provider: AnthropicPlacement({ maxTokens: 256 })
-})
+// The repository is no git checkout, so the session's key takes a configured identity.
+const open = () =>
+  createContextEngine({
+    model: "claude-sonnet-4-5",
+    repoRoot: repo,
+    tracker: TrackerLayer.memory(),
+    symbols: symbolIndexLayer(repo, { git: false, cache: false }),
+    provider: AnthropicPlacement({ maxTokens: 256 }),
+    store: stateStore("file", { repositoryId: "pack-smoke" }),
+    session: "smoke"
+  })
+const client = new Anthropic({ apiKey: "sk-ant-smoke", baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 })
 try {
-  await engine.addFile("src/math.ts")
-  const turn = await engine.assemble({ prompt: "What does add return?" })
-  assert.equal(turn.mode, "tiered")
-  const client = new Anthropic({ apiKey: "sk-ant-smoke", baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 })
-  const message = await client.messages.create(turn.request)
-  const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("")
-  assert.equal(text, "add returns a + b.")
-  await turn.commit({ reply: message })
-  const record = await engine.getSessionRecord()
-  assert.equal(record.totals.cacheWrite, 1500, "the reply's usage is in the session totals")
-  const sent = received[0] as { system?: Array<{ text: string }>; messages: Array<unknown> }
-  assert.ok(sent.system !== undefined && sent.system.length > 0, "the system prompt goes in `system`")
-  assert.ok(JSON.stringify(sent).includes("export const add"), "the file in context was sent")
-  console.log(`pack-smoke sample: ${sent.messages.length} messages sent, reply "${text}", ${message.usage.cache_creation_input_tokens ?? 0} tokens written to the cache`)
+  const engine = open()
+  const { sent, text, written } = await (async () => {
+    try {
+      await engine.addFile("src/math.ts")
+      const turn = await engine.assemble({ prompt: "What does add return?" })
+      assert.equal(turn.mode, "tiered")
+      const message = await client.messages.create(turn.request)
+      const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("")
+      assert.equal(text, "add returns a + b.")
+      await turn.commit({ reply: message })
+      const record = await engine.getSessionRecord()
+      assert.equal(record.totals.cacheWrite, 1500, "the reply's usage is in the session totals")
+      const sent = received[0] as { system?: Array<{ text: string }>; messages: Array<unknown> }
+      assert.ok(sent.system !== undefined && sent.system.length > 0, "the system prompt goes in `system`")
+      assert.ok(JSON.stringify(sent).includes("export const add"), "the file in context was sent")
+      return { sent, text, written: message.usage.cache_creation_input_tokens ?? 0 }
+    } finally {
+      await engine.dispose()
+    }
+  })()
+  // A second engine (another process would do the same) reads the session the first committed.
+  const reopened = open()
+  try {
+    const stored = await reopened.getSessionRecord()
+    assert.equal(stored.totals.cacheWrite, 1500, "the committed turn is in the file store")
+  } finally {
+    await reopened.dispose()
+  }
+  console.log(`pack-smoke sample: ${sent.messages.length} messages sent, reply "${text}", ${written} tokens written to the cache, the session read back from the file store`)
 } finally {
-  await engine.dispose()
   server.close()
+  rmSync(repo, { recursive: true, force: true })
 }

@@ -4,7 +4,7 @@
 // that the session costs no more than a trailing-breakpoint baseline, and less where the
 // lookback window or the minimum prefix bites.
 import { createAnthropic } from "@ai-sdk/anthropic"
-import { generateText, streamText, wrapLanguageModel, type LanguageModelMiddleware, type ModelMessage } from "ai"
+import { generateText, jsonSchema, streamText, tool, wrapLanguageModel, type LanguageModelMiddleware, type ModelMessage, type ToolSet } from "ai"
 import { afterEach, describe, expect, it } from "vitest"
 import { cachedPromptBodies, makeSimulator, strataCache, type Prompt } from "../src/index.ts"
 import { json, sse, startServer, type Recorded, type TestServer } from "./wire-server.ts"
@@ -63,6 +63,8 @@ interface Session {
   /** The messages of each call, in order. */
   readonly calls: ReadonlyArray<Array<ModelMessage>>
   readonly times: ReadonlyArray<number>
+  /** Tools every call passes (the AI SDK sends them ahead of the system prompt). */
+  readonly tools?: ToolSet | undefined
 }
 
 /** Run a session through `generateText` with a middleware; the recorded bodies and the simulated cost. */
@@ -80,10 +82,10 @@ const run = async (session: Session, middleware: LanguageModelMiddleware, option
   const model = wrapLanguageModel({ model: provider(MODEL), middleware: [capture, middleware] })
   for (const messages of session.calls) {
     if (options.stream === true) {
-      const result = streamText({ model, system: session.system, messages, maxOutputTokens: 64 })
+      const result = streamText({ model, system: session.system, messages, maxOutputTokens: 64, ...(session.tools === undefined ? {} : { tools: session.tools }) })
       await result.consumeStream()
     } else {
-      await generateText({ model, system: session.system, messages, maxOutputTokens: 64 })
+      await generateText({ model, system: session.system, messages, maxOutputTokens: 64, ...(session.tools === undefined ? {} : { tools: session.tools }) })
     }
   }
   return { bodies: server.requests.map((r: Recorded) => r.json as Record<string, unknown>), cost: cost(), prompts }
@@ -200,6 +202,22 @@ describe("strataCache middleware through generateText and @ai-sdk/anthropic", ()
     expect(markers(ours.bodies[3]!)).toEqual([])
     // Every call of the baseline writes a prefix no later call reads (1.25x); ours, from the third call on, 1x.
     expect(ours.cost).toBeLessThan(baseline.cost * 0.9)
+  })
+
+  it("a chat just under the minimum without its tool definitions: the tools count, so it costs what the trailing baseline costs", async () => {
+    // System and first question: about 900 tokens; the tool definitions lift the prefix over 1,024.
+    const chat = chatSession(3)
+    const session: Session = {
+      ...chat,
+      system: words("system", 600),
+      tools: { read_file: tool({ description: words("Reads a file of the repository", 300), inputSchema: jsonSchema<{ path: string }>({ type: "object", properties: { path: { type: "string" } }, required: ["path"] }) }) }
+    }
+    const cache = strataCache({ now: clock(session.times) })
+    const ours = await run(session, cache)
+    const baseline = await run(session, trailingBreakpoint)
+    expect(markers(ours.bodies[0]!)).toEqual(["messages[0].content[0]"])
+    expect(ours.cost).toBeLessThanOrEqual(baseline.cost)
+    expect(cache.report().sessions[`anthropic.messages:${MODEL}`]?.lastPlan?.promptTokens).toBeGreaterThan(1024)
   })
 
   it("streamText: usage from the stream's finish part reaches the report", async () => {

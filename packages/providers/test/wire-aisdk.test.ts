@@ -5,6 +5,8 @@
 // what arrived, so a request the real API would refuse (a system role among the messages,
 // too many markers, a marker on nothing) gets the provider's 400, and a well-placed one
 // gets cache reads on the second turn. The test checks the reply and usage came back.
+// The same calls with the application's own messages through `strataCache()`
+// (`wrapLanguageModel` of each major) check the middleware's markers and its report.
 import { createAmazonBedrock as bedrock7 } from "@ai-sdk/amazon-bedrock"
 import { createAmazonBedrock as bedrock6 } from "@ai-sdk/amazon-bedrock-v4"
 import { createAnthropic as anthropic7 } from "@ai-sdk/anthropic"
@@ -20,6 +22,7 @@ import {
   makeSimulator,
   placeAiSdk,
   SimulatedRejection,
+  strataCache,
   type AiSdkBody,
   type AiSdkTarget,
   type AnthropicNativeUsage,
@@ -172,23 +175,33 @@ interface Outcome {
   readonly usage: { readonly inputTokens: number | undefined; readonly outputTokens: number | undefined; readonly inputTokenDetails: { readonly cacheReadTokens: number | undefined; readonly cacheWriteTokens: number | undefined } }
 }
 
+/** What `generateText` and `streamText` take here: Strata's body, or an application's own system prompt and messages. */
+type CallBody = AiSdkBody | OwnMessages
+
+/** Plain text messages, which either major's `ModelMessage` takes. */
+interface OwnMessages {
+  readonly system: string
+  readonly messages: Array<{ readonly role: "user" | "assistant"; readonly content: string }>
+}
+
 interface Major {
   readonly name: string
-  readonly call: (mode: "generateText" | "streamText", target: AiSdkTarget, url: string, body: AiSdkBody) => Promise<Outcome>
+  readonly call: (mode: "generateText" | "streamText", target: AiSdkTarget, url: string, body: CallBody, middleware?: ReturnType<typeof strataCache>) => Promise<Outcome>
 }
 
 const AWS = { region: "us-west-2", accessKeyId: "AKIDTEST", secretAccessKey: "secret-test" }
 
 const v7: Major = {
   name: "ai 7",
-  call: async (mode, target, url, body) => {
-    const model = target === "anthropic"
+  call: async (mode, target, url, body, middleware) => {
+    const base = target === "anthropic"
       ? anthropic7({ baseURL: `${url}/v1`, apiKey: "sk-ant-test" })(MODELS.anthropic)
       : target === "openai"
       ? openai7({ baseURL: `${url}/v1`, apiKey: "sk-openai-test" })(MODELS.openai)
       : target === "bedrock"
       ? bedrock7({ baseURL: url, ...AWS })(MODELS.bedrock)
       : google7({ baseURL: `${url}/v1beta`, apiKey: "gemini-test" })(MODELS.google)
+    const model = middleware === undefined ? base : ai7.wrapLanguageModel({ model: base, middleware })
     if (mode === "generateText") {
       const r = await ai7.generateText({ model, ...body, maxOutputTokens: 64, maxRetries: 0 })
       return { text: r.text, usage: r.usage }
@@ -202,14 +215,15 @@ const v7: Major = {
 
 const v6: Major = {
   name: "ai 6",
-  call: async (mode, target, url, body) => {
-    const model = target === "anthropic"
+  call: async (mode, target, url, body, middleware) => {
+    const base = target === "anthropic"
       ? anthropic6({ baseURL: `${url}/v1`, apiKey: "sk-ant-test" })(MODELS.anthropic)
       : target === "openai"
       ? openai6({ baseURL: `${url}/v1`, apiKey: "sk-openai-test" })(MODELS.openai)
       : target === "bedrock"
       ? bedrock6({ baseURL: url, ...AWS })(MODELS.bedrock)
       : google6({ baseURL: `${url}/v1beta`, apiKey: "gemini-test" })(MODELS.google)
+    const model = middleware === undefined ? base : ai6.wrapLanguageModel({ model: base, middleware })
     if (mode === "generateText") {
       const r = await ai6.generateText({ model, ...body, maxOutputTokens: 64, maxRetries: 0 })
       return { text: r.text, usage: r.usage }
@@ -330,5 +344,43 @@ describe.each([v7, v6])("placeAiSdk through $name", (major) => {
       await sent
       expect(JSON.stringify(warnings)).toMatch(/System messages in the prompt or messages fields/)
     }
+  })
+})
+
+/** An application's own conversation (no markers): a long system prompt, then `turn` questions. */
+const ownMessages = (turn: number): OwnMessages => {
+  const messages: Array<OwnMessages["messages"][number]> = []
+  for (let t = 1; t <= turn; t++) {
+    if (t > 1) messages.push({ role: "assistant", content: WORDS.join("") })
+    messages.push({ role: "user", content: `Question ${t}: what does the parser do with node ${t}? `.repeat(120) })
+  }
+  return { system: "You review the parser of a TypeScript compiler. ".repeat(300), messages }
+}
+
+/** How many cache markers the request carries, in the provider's spelling. */
+const markersSent = (target: "anthropic" | "bedrock", sent: Json): number =>
+  JSON.stringify(sent).split(target === "anthropic" ? "cache_control" : "cachePoint").length - 1
+
+describe.each([v7, v6])("strataCache through $name", (major) => {
+  describe.each(TARGETS)("%s", (target) => {
+    it.each(["generateText", "streamText"] as const)("%s: markers (or the cache key) on the application's messages, usage in the report", async (mode) => {
+      warnings.length = 0
+      const exchanges: Array<Exchange> = []
+      server = await providerServer(target, exchanges)
+      const cache = strataCache({ now: () => exchanges.length * 30_000, promptCacheKey: "session-1" })
+      for (const turn of [1, 2]) {
+        const outcome = await major.call(mode, target, server.url, ownMessages(turn), cache)
+        expect(outcome.text).toBe(WORDS.join(""))
+        const sent = exchanges[turn - 1]!.request.json as Json
+        if (target === "anthropic" || target === "bedrock") expect(markersSent(target, sent)).toBeGreaterThan(0)
+        if (target === "openai") expect(sent["prompt_cache_key"]).toBe("session-1")
+      }
+      const report = cache.report()
+      expect(report.requests).toBe(2)
+      expect(report.usage.cacheRead).toBe(exchanges.reduce((n, e) => n + e.usage.cacheRead, 0))
+      // Anthropic and Bedrock read the first turn's prefix on the second; OpenAI and Gemini cache it themselves.
+      if (target === "anthropic" || target === "bedrock") expect(exchanges[1]!.usage.cacheRead).toBeGreaterThan(1024)
+      expect(warnings).toEqual([])
+    })
   })
 })

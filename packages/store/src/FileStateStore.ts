@@ -17,6 +17,7 @@ import {
   emptyState,
   formatSessionKey,
   PathOutsideRepo,
+  processAlive,
   StateConflict,
   StateStore,
   StateStoreError,
@@ -88,15 +89,6 @@ const errorCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errorCode(error) === "EPERM"
-  }
-}
 
 const isInside = (root: string, p: string): boolean => {
   const rel = path.relative(root, p)

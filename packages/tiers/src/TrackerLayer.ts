@@ -9,6 +9,7 @@ import {
   InvalidInput,
   keepDamagedCopy,
   PathOutsideRepo,
+  processAlive,
   readInsideRepo,
   removeInsideRepo,
   statInsideRepo,
@@ -162,24 +163,12 @@ interface Stamp {
 const sameStamp = (a: Stamp | undefined, b: Stamp | undefined): boolean =>
   a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
 
-const errorCode = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
-
 /** The file's stamp (links resolved inside the repository), undefined when missing; a link out fails. */
 const statOf = (root: string, file: string): Effect.Effect<Stamp | undefined, PathOutsideRepo> =>
   statInsideRepo(root, file).pipe(
     Effect.map((s): Stamp | undefined => (s === undefined ? undefined : { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs })),
     Effect.catchIf((error): error is Exclude<typeof error, PathOutsideRepo> => error._tag !== "PathOutsideRepo", () => Effect.succeed(undefined))
   )
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errorCode(error) === "EPERM"
-  }
-}
 
 /** How the lock file is judged: this host, and how long to wait for or trust a holder. */
 interface LockTiming {

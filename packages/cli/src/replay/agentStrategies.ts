@@ -511,7 +511,9 @@ const middlewareStrategy = (env: AgentEnv): AgentStrategy => {
       const messages = log.messages()
       const prompt: Prompt = messages.map(promptMessageOf)
       const extra = { ...(target === "anthropic" ? { max_tokens: 4096 } : {}), ...middlewareTools(target, request.tools) }
-      const body = nativeBodyOf(applyPlan(prompt, planner.plan(prompt, request.t), target), target, env.model, extra)
+      // The planner sees the tools as the AI SDK passes them to the model (`params.tools`).
+      const tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, inputSchema: t.inputSchema }))
+      const body = nativeBodyOf(applyPlan(prompt, planner.plan(prompt, request.t, tools), target), target, env.model, extra)
       return Promise.resolve({ body, supersededTokens: log.superseded(messages) })
     },
     answered: async () => {},

@@ -3,3 +3,4 @@
  * atomic writes that never follow a link.
  */
 export * from "./insideRepo.ts"
+export * from "./process.ts"

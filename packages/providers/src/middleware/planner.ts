@@ -3,11 +3,13 @@
  * pure planner that follows the prompts' stable prefix and mirrors the entries its
  * breakpoints wrote, so each call reads the longest live entry (bridging the lookback
  * window with a breakpoint on it when needed) and writes where the next call will read.
- * Rules come from the model table: marker slots, minimum prefix, lookback, TTLs.
+ * Rules come from the model table: marker slots, minimum prefix, lookback, TTLs. It never
+ * leaves out the trailing breakpoint a plain transcript sets for want of a token estimate:
+ * the provider ignores a breakpoint on a prefix it finds too short, at no charge.
  */
 import { hash } from "node:crypto"
 import { lookupModel, type ModelLimits } from "../models.ts"
-import { markerOf, aiSdkPromptBlocks, type NativeTarget, type Prompt, type AiSdkPromptBlock } from "./prompt.ts"
+import { markerOf, aiSdkPromptBlocks, toolsPrefix, type NativeTarget, type Prompt, type AiSdkPromptBlock, type PromptTool } from "./prompt.ts"
 
 /** Why a breakpoint was placed. */
 export type MarkerRole =
@@ -33,6 +35,8 @@ export interface PlannedMarker {
   readonly tokens: number
   /** `5m` or `1h` (Bedrock through the AI SDK: always the default). */
   readonly ttl: "5m" | "1h"
+  /** The estimate puts this trailing breakpoint under the model's minimum: placed, not counted on as an entry. */
+  readonly tentative?: boolean
 }
 
 /** What the planner decided for one call. */
@@ -44,7 +48,7 @@ export interface CachePlan {
   readonly sharedBlocks: number
   /** The block of the longest live entry this call should read, or -1. */
   readonly readBlock: number
-  /** Estimated prompt tokens (calibrated). */
+  /** Estimated prompt tokens, tool definitions included (calibrated). */
   readonly promptTokens: number
   /** Why candidate positions were not used. */
   readonly skipped: ReadonlyArray<string>
@@ -73,8 +77,11 @@ export interface CachePlannerOptions {
 /** A stateful planner for one conversation (one model instance or session key). */
 export interface CachePlanner {
   readonly limits: ModelLimits
-  /** Plan the breakpoints of a prompt sent at `atSeconds` and remember what they write. */
-  readonly plan: (prompt: Prompt, atSeconds: number) => CachePlan
+  /**
+   * Plan the breakpoints of a prompt sent at `atSeconds` with these tool definitions (the
+   * call's `tools`, which the provider caches ahead of the prompt) and remember what they write.
+   */
+  readonly plan: (prompt: Prompt, atSeconds: number, tools?: ReadonlyArray<PromptTool> | undefined) => CachePlan
   /** Scale token estimates by what the provider reported: the plan's `promptTokens` against the prompt tokens it billed. */
   readonly calibrate: (estimatedPromptTokens: number, reportedPromptTokens: number) => void
 }
@@ -86,12 +93,19 @@ interface Entry {
 
 const TTL_SECONDS = { "5m": 300, "1h": 3600 } as const
 
+/**
+ * Per-checkpoint minimum (Bedrock): how far above the minimum the estimated segment of a
+ * trailing checkpoint that follows another must be. The estimate counts the AI SDK's parts,
+ * not the provider's rendering of them, and can be that far off.
+ */
+const TRAILING_MARGIN = 1.5
+
 const sha = (text: string): string => hash("sha256", text, "hex")
 
-/** Chained hashes: `hashes[i]` identifies the prefix through block i. */
-const chain = (blocks: ReadonlyArray<AiSdkPromptBlock>): ReadonlyArray<string> => {
+/** Chained hashes: `hashes[i]` identifies the prefix through block i, after the tool definitions. */
+const chain = (tools: string, blocks: ReadonlyArray<AiSdkPromptBlock>): ReadonlyArray<string> => {
   const out: Array<string> = []
-  let h = ""
+  let h = tools === "" ? "" : sha(`tools\u0000${tools}`)
   for (const b of blocks) {
     h = sha(`${h}\u0000${b.identity}`)
     out.push(h)
@@ -99,8 +113,9 @@ const chain = (blocks: ReadonlyArray<AiSdkPromptBlock>): ReadonlyArray<string> =
   return out
 }
 
-const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
+const countMarkers = (prompt: Prompt, tools: ReadonlyArray<PromptTool>, target: NativeTarget): number => {
   let n = 0
+  for (const tool of tools) if (markerOf(tool.providerOptions, target) !== undefined) n++
   for (const message of prompt) {
     if (markerOf(message.providerOptions, target) !== undefined) n++
     if (typeof message.content !== "string") for (const part of message.content) if (markerOf(part.providerOptions, target) !== undefined) n++
@@ -112,6 +127,8 @@ const countMarkers = (prompt: Prompt, target: NativeTarget): number => {
 interface Candidate {
   readonly role: MarkerRole
   readonly block: number
+  /** Placed although the estimate puts it under the minimum (see `chooseMarkers`). */
+  readonly tentative?: boolean
 }
 
 type Block = AiSdkPromptBlock & { readonly tokens: number }
@@ -164,7 +181,11 @@ const candidatesFor = (
  * The candidates that fit, in order, each noted in `skipped` when it does not: a free
  * slot, and the model's minimum, which applies to the whole prefix (Anthropic) or to
  * each checkpoint's segment since the previous one (Bedrock); a set is kept only if
- * every marker passes. Sorted by block.
+ * every marker passes. The trailing candidate is the exception: when the estimate puts
+ * it under the minimum it still takes a free slot, as `tentative` (the provider caches
+ * nothing there and charges nothing if the prefix is that short, and writes what the
+ * next call reads if the estimate was short: tool framing, another tokenizer), so the
+ * plan never caches less than one trailing breakpoint would. Sorted by block.
  */
 const chooseMarkers = (
   candidates: ReadonlyArray<Candidate>,
@@ -174,11 +195,15 @@ const chooseMarkers = (
   slots: number,
   skipped: Array<string>
 ): Array<Candidate> => {
-  const fits = (set: ReadonlyArray<number>): boolean => {
+  const fits = (set: ReadonlyArray<Candidate>): boolean => {
     let before = 0
-    for (const b of [...set].sort((x, y) => x - y)) {
+    for (const { block: b, role } of [...set].sort((x, y) => x.block - y.block)) {
       const tokens = cumulative[b]!
-      if ((perCheckpoint ? tokens - before : tokens) < limits.minCacheTokens) return false
+      // Per checkpoint, a marker before the trailing one shortens the trailing one's
+      // segment: it must clear the minimum with a margin for the estimate, or the provider
+      // may drop the write the next call reads, which a lone trailing checkpoint keeps.
+      const minimum = perCheckpoint && role === "trailing" && before > 0 ? limits.minCacheTokens * TRAILING_MARGIN : limits.minCacheTokens
+      if ((perCheckpoint ? tokens - before : tokens) < minimum) return false
       before = tokens
     }
     return true
@@ -190,8 +215,15 @@ const chooseMarkers = (
       skipped.push(`${c.role}: no marker slot left (${limits.family} allows ${limits.maxBreakpoints})`)
       continue
     }
-    if (!fits([...chosen.map((m) => m.block), c.block])) {
+    if (!fits([...chosen.filter((m) => m.tentative !== true), c])) {
       const tokens = Math.round(cumulative[c.block]!)
+      if (c.role === "trailing") {
+        const what = perCheckpoint ? `its checkpoint (prefix ${tokens} tokens) holds less than ${limits.family}'s ${limits.minCacheTokens}-token minimum per checkpoint` : `the prefix of ${tokens} tokens is below ${limits.family}'s ${limits.minCacheTokens}-token minimum`
+        skipped.push(`trailing: by the estimate ${what}; placed anyway (the provider ignores it at no charge if so) and not counted on`)
+        chosen.push({ ...c, tentative: true })
+        slots--
+        continue
+      }
       skipped.push(perCheckpoint
         ? `${c.role}: with the breakpoints kept, a checkpoint (prefix ${tokens} tokens) would hold less than ${limits.family}'s ${limits.minCacheTokens}-token minimum per checkpoint`
         : `${c.role}: the prefix of ${tokens} tokens is below ${limits.family}'s ${limits.minCacheTokens}-token minimum`)
@@ -216,13 +248,22 @@ const withTtls = (
   return chosen.map((c, i): PlannedMarker => {
     const b = blocks[c.block]!
     const messageLevel = b.messageEnd
-    return { role: c.role, message: b.message, part: messageLevel ? -1 : b.part, block: c.block, tokens: Math.round(cumulative[c.block]!), ttl: ttls[i]! }
+    return {
+      role: c.role,
+      message: b.message,
+      part: messageLevel ? -1 : b.part,
+      block: c.block,
+      tokens: Math.round(cumulative[c.block]!),
+      ttl: ttls[i]!,
+      ...(c.tentative === true ? { tentative: true } : {})
+    }
   })
 }
 
 /** What the provider will do with the request: refresh the entry it reads and write one at every marker above it. */
 const recordEntries = (entries: Map<string, Entry>, markers: ReadonlyArray<PlannedMarker>, hashes: ReadonlyArray<string>, readBlock: number, at: number): void => {
   for (const m of markers) {
+    if (m.tentative === true) continue
     const seconds = TTL_SECONDS[m.ttl]
     const key = hashes[m.block]!
     const e = entries.get(key)
@@ -263,12 +304,15 @@ export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => 
   let rewrites = 0
   let scale = 1
 
-  const plan = (prompt: Prompt, at: number): CachePlan => {
+  const plan = (prompt: Prompt, at: number, tools: ReadonlyArray<PromptTool> = []): CachePlan => {
     const raw = aiSdkPromptBlocks(prompt, { countTokens: options.countTokens, imageTokens: options.imageTokens })
     const blocks = raw.map((b) => ({ ...b, tokens: b.tokens * scale }))
-    const hashes = chain(blocks)
+    // The tool definitions come first in the provider's prefix: they count toward every
+    // breakpoint's minimum, and a change to them is a change to every prefix.
+    const definitions = toolsPrefix(tools, { countTokens: options.countTokens })
+    const hashes = chain(definitions.identity, blocks)
     const cumulative: Array<number> = []
-    let total = 0
+    let total = definitions.tokens * scale
     for (const b of blocks) cumulative.push((total += b.tokens))
     const skipped: Array<string> = []
 
@@ -285,7 +329,7 @@ export const makeCachePlanner = (options: CachePlannerOptions): CachePlanner => 
     if (!trailing) skipped.push(`trailing: the last ${rewrites} calls rewrote the previous call's messages, so a write at the end would not be read`)
     const candidates = candidatesFor({ prompt, blocks, target: options.target, readBlock, shared, previous, trailing, lookback })
 
-    const existing = countMarkers(prompt, options.target)
+    const existing = countMarkers(prompt, tools, options.target)
     const slots = Math.max(0, limits.maxBreakpoints - existing)
     if (existing > 0) skipped.push(`${existing} marker${existing === 1 ? "" : "s"} set by the application take${existing === 1 ? "s" : ""} ${existing} of ${limits.maxBreakpoints} slots`)
 

@@ -26,6 +26,29 @@ export interface PromptMessage {
 
 export type Prompt = ReadonlyArray<PromptMessage>
 
+/**
+ * A tool definition as a call's options carry it (`{ type: "function", name, inputSchema }`
+ * or a provider tool): the providers put the tools first in the cached prefix.
+ */
+export interface PromptTool {
+  readonly type: string
+  readonly name: string
+  readonly providerOptions?: PromptProviderOptions | undefined
+}
+
+/** Identities leave provider options out: markers and metadata do not change what is cached. */
+const NO_OPTIONS: ReadonlySet<string> = new Set(["providerOptions"])
+
+/** The tool definitions' identity (without provider options) and estimated tokens; empty when there are none. */
+export const toolsPrefix = (
+  tools: ReadonlyArray<PromptTool> | undefined,
+  options: { readonly countTokens?: ((text: string) => number) | undefined } = {}
+): { readonly identity: string; readonly tokens: number } => {
+  if (tools === undefined || tools.length === 0) return { identity: "", tokens: 0 }
+  const identity = canonicalJson(tools, NO_OPTIONS)
+  return { identity, tokens: (options.countTokens ?? estimateTokens)(identity) }
+}
+
 /** Which native body a prompt renders to. */
 export type NativeTarget = "anthropic" | "bedrock"
 
@@ -49,8 +72,6 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 /** Parts of a message, string content as one text part. */
 export const partsOf = (message: PromptMessage): ReadonlyArray<PromptPart> =>
   typeof message.content === "string" ? [{ type: "text", text: message.content } as PromptPart] : message.content
-
-const NO_OPTIONS: ReadonlySet<string> = new Set(["providerOptions"])
 
 const partTokens = (part: PromptPart, count: (text: string) => number, image: number): number => {
   switch (part.type) {

@@ -13,7 +13,7 @@ import type { ModelLimits } from "../models.ts"
 import { addUsage, cacheHitRate, decodeAiSdkUsage, emptyUsage, promptTokens, type CacheUsage } from "../usage.ts"
 import { isRecord } from "../json.ts"
 import { makeCachePlanner, type CachePlan, type CachePlanner, type PlannedMarker } from "./planner.ts"
-import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions } from "./prompt.ts"
+import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions, type PromptTool } from "./prompt.ts"
 
 /** Which provider's cache options the middleware sets. */
 export type CacheTargetName = NativeTarget | "openai" | "none"
@@ -27,6 +27,8 @@ export interface ModelRef {
 /** The part of a call's parameters the middleware reads and rewrites. */
 export interface CallParams {
   readonly prompt: Prompt
+  /** The call's tool definitions: they come first in the cached prefix. */
+  readonly tools?: ReadonlyArray<PromptTool> | undefined
   readonly providerOptions?: PromptProviderOptions | undefined
 }
 
@@ -213,7 +215,7 @@ export const strataCache = (options: StrataCacheOptions = {}): StrataCacheMiddle
         prefixTtl: options.prefixTtl,
         countTokens: options.countTokens
       })
-      const plan = session.planner.plan(params.prompt, now() / 1000)
+      const plan = session.planner.plan(params.prompt, now() / 1000, params.tools)
       session.lastPlan = plan
       const next = { ...params, prompt: applyPlan(params.prompt, plan, target) }
       calls.set(next, { session, plan })
@@ -254,6 +256,8 @@ export interface CachedBodiesOptions extends Omit<StrataCacheOptions, "target" |
   readonly times?: ReadonlyArray<number> | undefined
   /** Fields every body carries besides the prompt (`max_tokens`, `tools`...). */
   readonly extra?: Readonly<Record<string, unknown>> | undefined
+  /** The calls' tool definitions as the AI SDK hands them to the model, for the planner (render them in `extra` as the provider takes them). */
+  readonly tools?: ReadonlyArray<PromptTool> | undefined
 }
 
 /**
@@ -278,6 +282,6 @@ export const cachedPromptBodies = (prompts: ReadonlyArray<Prompt>, options: Cach
   const planner = makeCachePlanner({ ...options })
   return prompts.map((prompt, i) => {
     const at = options.times?.[i] ?? i * 30
-    return nativeBodyOf(applyPlan(prompt, planner.plan(prompt, at), options.target), options.target, options.model, options.extra)
+    return nativeBodyOf(applyPlan(prompt, planner.plan(prompt, at, options.tools), options.target), options.target, options.model, options.extra)
   })
 }
