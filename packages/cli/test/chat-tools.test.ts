@@ -11,6 +11,7 @@ import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { tempDirs } from "@strata/test-support"
 import { globToRegExp, REPO_TOOLS, runRepoTool, TOOL_LIMITS, toolOutput } from "../src/tools/index.ts"
+import { describeToolCall, withUniqueIds } from "../src/run/chat.ts"
 
 const made = tempDirs("strata-tools-")
 let base = ""
@@ -35,6 +36,7 @@ beforeAll(() => {
   writeFileSync(NodePath.join(root, "README.md"), "# Demo\n\nCall quote() for a price.\n")
   writeFileSync(NodePath.join(root, "long.txt"), Array.from({ length: 2500 }, (_, i) => `l${i + 1}`).join("\n"))
   writeFileSync(NodePath.join(root, "big.txt"), "x".repeat(MAX_BYTES + 1))
+  writeFileSync(NodePath.join(root, "wide.txt"), Array.from({ length: 200 }, (_, i) => `${i + 1}`.padEnd(1500, "w")).join("\n"))
   writeFileSync(NodePath.join(root, "logo.bin"), Buffer.from([0x89, 0x50, 0x00, 0x01]))
   symlinkSync("../outside/secret.txt", NodePath.join(root, "out-link"))
   symlinkSync("../outside", NodePath.join(root, "out-dir"))
@@ -60,6 +62,11 @@ describe("read_file", () => {
     expect(long.split("\n")).toHaveLength(TOOL_LIMITS.readLines + 2)
     expect(long.split("\n").at(-1)).toBe("(lines 2001-2500 not shown; call read_file again with startLine 2001)")
     expect(ok(run("read_file", { path: "long.txt", startLine: 2499, endLine: 9999 }))).toBe("long.txt, lines 2499-2500 of 2500:\n2499\tl2499\n2500\tl2500")
+    // Long lines end a page before the line limit, within the character limit.
+    const wide = toolOutput({ root, maxFileBytes: 1_000_000 }, "read_file", { path: "wide.txt" })
+    expect(String(wide.value).length).toBeLessThan(TOOL_LIMITS.readChars + 200)
+    expect(String(wide.value)).toMatch(/^wide\.txt, lines 1-66 of 200:\n/)
+    expect(String(wide.value).split("\n").at(-1)).toBe("(lines 67-200 not shown; call read_file again with startLine 67)")
     // An absolute path inside the repository is the same file; a link inside it is followed.
     expect(ok(run("read_file", { path: NodePath.join(root, "README.md") }))).toMatch(/^README\.md, lines 1-3 of 3:/)
     expect(ok(run("read_file", { path: "readme-link.md" }))).toMatch(/^readme-link\.md, lines 1-3 of 3:\n1\t# Demo/)
@@ -101,7 +108,7 @@ describe("search", () => {
         "README.md:3: Call quote() for a price.",
         "readme-link.md:3: Call quote() for a price.",
         "src/ui/app.tsx:2: export const App = () => quote(3)",
-        "(4 files not searched: binary, over the size limit, or leading outside the repository)"
+        "(5 files not searched: binary, over the size limit, or leading outside the repository)"
       ].join("\n")
     )
     expect(ok(run("search", { pattern: "^export const [QA]", regex: true, glob: "src/**/*.{ts,tsx}" }))).toBe(
@@ -115,7 +122,7 @@ describe("search", () => {
   })
 
   it("never finds what lies outside the project, and refuses folders that lead there", () => {
-    expect(ok(run("search", { pattern: "SECRET" }))).toMatch(/^No matches for "SECRET" in \d+ files\.\n\(4 files not searched/)
+    expect(ok(run("search", { pattern: "SECRET" }))).toMatch(/^No matches for "SECRET" in \d+ files\.\n\(5 files not searched/)
     expect(refused(run("search", { pattern: "x", path: "../outside" }))).toMatch(/is outside the repository/)
     expect(refused(run("search", { pattern: "x", path: "out-dir" }))).toMatch(/leads outside the repository/)
     expect(refused(run("search", { pattern: "x", path: ".strata" }))).toMatch(/inside \.strata\//)
@@ -149,6 +156,18 @@ describe("the tool set", () => {
     const result = Effect.runSync(runRepoTool({ root, maxFileBytes: MAX_BYTES }, { type: "tool-call", toolCallId: "c7", toolName: "list_files", input: { glob: "src/*.ts" } }))
     expect(result).toEqual({ type: "tool-result", toolCallId: "c7", toolName: "list_files", output: { type: "text", value: "src/pricing.ts" } })
     expect(REPO_TOOLS.map((t) => t.name)).toEqual(["read_file", "search", "list_files"])
+  })
+
+  it("gives every call an id unique in the history and the reply, keeping the model's where it is", () => {
+    const call = (toolCallId: string) => ({ type: "tool-call" as const, toolCallId, toolName: "search", input: { pattern: "x" } })
+    const history = [
+      { role: "user" as const, content: "hi" },
+      { role: "assistant" as const, content: [call("a"), call("strata_2_2")] },
+      { role: "tool" as const, content: [{ type: "tool-result" as const, toolCallId: "a", toolName: "search", output: { type: "text" as const, value: "" } }, { type: "tool-result" as const, toolCallId: "strata_2_2", toolName: "search", output: { type: "text" as const, value: "" } }] }
+    ]
+    expect(withUniqueIds([call("b"), call(""), call("a"), call("b")], history, 2).map((c) => c.toolCallId)).toEqual(["b", "strata_2_2_1", "strata_2_3", "strata_2_4"])
+    expect(describeToolCall(call("b"), { type: "error-text", value: "no\nmore" })).toBe("tool search {\"pattern\":\"x\"} -> error: no")
+    expect(describeToolCall(call("b"), { type: "text", value: "a\nb" })).toBe("tool search {\"pattern\":\"x\"} -> 2 lines")
   })
 
   it("globs: * and ? stay in a segment, ** spans them, classes and choices work, a bare name matches in any folder", () => {

@@ -10,6 +10,8 @@ import { Schema } from "effect"
 export const TOOL_LIMITS = {
   /** Lines one `read_file` returns at most. */
   readLines: 2000,
+  /** Characters one `read_file` returns at most (about 25,000 tokens); the lines stop before. */
+  readChars: 100_000,
   /** Characters of one line `read_file` and `search` show at most. */
   lineChars: 2000,
   /** Default and largest number of matches `search` returns. */
@@ -72,7 +74,7 @@ export const REPO_TOOLS: ReadonlyArray<ToolDefinition> = [
   {
     name: "read_file",
     description:
-      `Read a text file of the repository, with line numbers. Paths are relative to the repository root. Gives at most ${TOOL_LIMITS.readLines} lines; pass startLine and endLine (1-based, inclusive) for a part of a long file.`,
+      `Read a text file of the repository, with line numbers. Paths are relative to the repository root. Gives at most ${TOOL_LIMITS.readLines} lines (fewer when they are long); pass startLine and endLine (1-based, inclusive) for a part of a long file.`,
     inputSchema: {
       type: "object",
       properties: {

@@ -112,7 +112,7 @@ const linesOf = (content: string): ReadonlyArray<string> => {
   return lines
 }
 
-/** `read_file`: the file's lines with their numbers, at most `TOOL_LIMITS.readLines` of them. */
+/** `read_file`: the file's lines with their numbers, at most `TOOL_LIMITS.readLines` of them and `TOOL_LIMITS.readChars` characters. */
 const readFile = (options: RepoToolsOptions, input: ReadFileInput): ToolResultOutput => {
   const { relative, real, exists } = checkPath(options, input.path, "file")
   if (!exists) return refuse(`There is no file "${input.path}" in the repository; list_files shows what exists.`)
@@ -122,9 +122,19 @@ const readFile = (options: RepoToolsOptions, input: ReadFileInput): ToolResultOu
   if (first > lines.length) return refuse(`${relative} has ${plural(lines.length, "line")}; startLine ${first} is past its end.`)
   if (input.endLine !== undefined && input.endLine < first) return refuse(`endLine ${input.endLine} is before startLine ${first}.`)
   const wanted = Math.min(input.endLine ?? lines.length, lines.length)
-  const last = Math.min(wanted, first + TOOL_LIMITS.readLines - 1)
-  const width = String(last).length
-  const body = lines.slice(first - 1, last).map((line, i) => `${String(first + i).padStart(width)}\t${cut(line, TOOL_LIMITS.lineChars)}`)
+  const bound = Math.min(wanted, first + TOOL_LIMITS.readLines - 1)
+  const width = String(bound).length
+  const body: Array<string> = []
+  let chars = 0
+  let last = first - 1
+  for (let n = first; n <= bound; n++) {
+    const line = `${String(n).padStart(width)}\t${cut(lines[n - 1]!, TOOL_LIMITS.lineChars)}`
+    // Long lines end the page early; at least one line is always given.
+    if (body.length > 0 && chars + line.length > TOOL_LIMITS.readChars) break
+    body.push(line)
+    chars += line.length + 1
+    last = n
+  }
   const more = last < wanted ? [`(lines ${last + 1}-${wanted} not shown; call read_file again with startLine ${last + 1})`] : []
   return text([`${relative}, lines ${first}-${last} of ${lines.length}:`, ...body, ...more].join("\n"))
 }
