@@ -1,7 +1,8 @@
 /**
  * `strata chat`: an interactive loop (or one turn with `--once`) that assembles each
  * request through the pipeline, sends it to the provider when its API key is set,
- * streams the reply, and shows the provider's cache read/write and the HUD per turn.
+ * streams the reply, runs the read-only repository tools the model calls (`--no-tools`
+ * turns them off), and shows the provider's cache read/write and the HUD per turn.
  * `--dry-run` shows each request without sending it (no key needed, nothing saved).
  */
 import { Effect } from "effect"
@@ -25,18 +26,28 @@ export const chat = Command.make(
       Flag.withDescription("How long to wait for the provider to start answering, and between stream events, in ms (default: timeoutMs in .strata/config.json, $STRATA_TIMEOUT_MS, or 60000)"),
       Flag.optional
     ),
-    hud: Flag.Boolean("no-hud").pipe(Flag.withDescription("Do not print the HUD after each turn"), Flag.withDefault(false))
+    hud: Flag.Boolean("no-hud").pipe(Flag.withDescription("Do not print the HUD after each turn"), Flag.withDefault(false)),
+    noTools: Flag.Boolean("no-tools").pipe(
+      Flag.withDescription("Offer the model no tools (by default it may read files, search and list the repository, read-only, inside the repository)"),
+      Flag.withDefault(false)
+    ),
+    maxToolRounds: Flag.Int("max-tool-rounds").pipe(
+      Flag.withMetavar("N"),
+      Flag.withDescription("Rounds of tool calls one prompt may run before the model must answer (default 8)"),
+      Flag.optional
+    )
   },
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/chat.ts")), (m) => m.runChat({ ...flags, noHud: flags.hud }))
 ).pipe(
   Command.withDescription(
-    "Chat about the repository. Each turn is assembled by the pipeline and sent to the provider (ANTHROPIC_API_KEY, OPENAI_API_KEY or AWS credentials; STRATA_BASE_URL for a gateway); the reply streams to stdout, then the provider's cache read/write and the HUD. History is kept in .strata/sessions/ and compacted when it passes budgets.compactionTokens. Without a key, --dry-run shows every request instead of sending it."
+    "Chat about the repository. Each turn is assembled by the pipeline and sent to the provider (ANTHROPIC_API_KEY, OPENAI_API_KEY or AWS credentials; STRATA_BASE_URL for a gateway); the reply streams to stdout, then the provider's cache read/write and the HUD. The model may call read-only tools (read_file, search, list_files) that run inside the repository; each call is shown, and the loop sends their results back until the model answers (--max-tool-rounds, --no-tools). History is kept in .strata/sessions/ and compacted when it passes budgets.compactionTokens. Without a key, --dry-run shows every request instead of sending it."
   ),
   Command.withShortDescription("Chat with real requests (or --dry-run), with the HUD per turn"),
   Command.withExamples([
     { command: "strata chat --file src/services/pricing.ts", description: "Interactive; type /help for the commands" },
     { command: "strata chat --once 'Where is pricing done?'", description: "One turn, then exit" },
     { command: "strata chat --dry-run --once 'Explain the worker'", description: "No API key needed: the request and its HUD, nothing sent" },
+    { command: "strata chat --no-tools --once 'Summarize the README'", description: "One request, no tool calls" },
     { command: "STRATA_BASE_URL=http://localhost:4000 strata chat --provider openai-compatible", description: "Through a LiteLLM or OpenRouter gateway" }
   ])
 )

@@ -5,7 +5,7 @@
  */
 import { Clock, Effect, Ref } from "effect"
 import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type AssemblyResult, type JournalSummary, type TierReport } from "@strata/core/effect"
-import type { PlacementResult } from "@strata/core"
+import type { Message, PlacementResult } from "@strata/core"
 import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
 import { UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
@@ -64,7 +64,12 @@ export interface TurnRecord {
   readonly result: AssemblyResult
   readonly usage: Usage | undefined
   readonly usageSource: "provider" | "simulated" | "none"
-  readonly exchange: { readonly user: string; readonly assistant: string } | undefined
+  /**
+   * What the turn adds to the history: a prompt and its reply, or the messages of one
+   * round of a tool loop (its prompt, the assistant message with its calls and the tool
+   * message answering them, stored in one write so a call never lands without its result).
+   */
+  readonly exchange: { readonly user: string; readonly assistant: string } | { readonly messages: ReadonlyArray<Message> } | undefined
   readonly atMs: number
 }
 
@@ -80,7 +85,15 @@ export const recordTurn = (t: TurnRecord) =>
     if (t.exchange !== undefined) {
       const store = yield* SessionStore
       if (historyId === null) historyId = yield* store.create
-      yield* store.appendExchange(historyId, { role: "user", content: t.exchange.user }, { role: "assistant", content: t.exchange.assistant })
+      if (!("messages" in t.exchange)) yield* store.appendExchange(historyId, { role: "user", content: t.exchange.user }, { role: "assistant", content: t.exchange.assistant })
+      else {
+        // The last two (a call and its results) go in one synced write.
+        const messages = t.exchange.messages
+        const [last, beforeLast] = [messages.at(-1), messages.at(-2)]
+        for (const m of messages.slice(0, beforeLast === undefined ? -1 : -2)) yield* store.append(historyId, m)
+        if (beforeLast !== undefined && last !== undefined) yield* store.appendExchange(historyId, beforeLast, last)
+        else if (last !== undefined) yield* store.append(historyId, last)
+      }
     }
     const usage = t.usage ?? emptyUsage
     const map = t.engine.lastMap()

@@ -3,9 +3,11 @@
  * pipeline, send through the provider's LLM client (or, dry, only show the request),
  * stream the reply, commit the tracker only on success, store the exchange, compact the
  * history when it grows past the budget, then print the provider's usage and the HUD.
+ * When the reply calls the repository tools, they run and the loop sends the next
+ * request, each round recorded on its own once the provider said it finished.
  */
 import { Clock, Effect, Layer, Option, Stream } from "effect"
-import { HistoryCompactor, SessionStore, formatTokens } from "@strata/core/effect"
+import { HistoryCompactor, SessionStore, formatTokens, type Message, type ToolCallPart, type ToolResultPart } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../config.ts"
 import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
@@ -17,6 +19,7 @@ import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from ".
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
+import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
 
 export interface ChatFlags {
   readonly once: Option.Option<string>
@@ -27,7 +30,14 @@ export interface ChatFlags {
   readonly dryRun: boolean
   readonly noHud: boolean
   readonly timeoutMs: Option.Option<number>
+  /** Offer no tools: every turn is one request. */
+  readonly noTools: boolean
+  /** Tool rounds one prompt may run before the model must answer. */
+  readonly maxToolRounds: Option.Option<number>
 }
+
+/** Tool rounds one prompt may run by default. */
+export const DEFAULT_TOOL_ROUNDS = 8
 
 /** Which LLM client sends a provider's bodies; undefined when there is none. */
 export const clientFor = (provider: ProviderName): LlmProvider | undefined =>
@@ -74,6 +84,9 @@ export const runChat = (flags: ChatFlags) =>
   Effect.gen(function* () {
     const timeoutMs = opt(flags.timeoutMs)
     if (timeoutMs !== undefined && timeoutMs <= 0) return yield* new UsageError({ reason: `--timeout-ms must be a positive number of milliseconds, got ${timeoutMs}` })
+    const maxToolRounds = opt(flags.maxToolRounds) ?? DEFAULT_TOOL_ROUNDS
+    if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) return yield* new UsageError({ reason: `--max-tool-rounds must be a whole number of at least 1, got ${maxToolRounds}` })
+    const tools: ChatTools | undefined = flags.noTools ? undefined : { maxRounds: maxToolRounds }
     const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun })
     const { ctx } = prepared
     const output = yield* Output
@@ -115,7 +128,7 @@ export const runChat = (flags: ChatFlags) =>
       let lastDry: StoredRequest | undefined
       const runTurn = (prompt: string) =>
         Effect.gen(function* () {
-          const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud, lastDry)
+          const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud, lastDry, tools)
           session = turn.session
           lastDry = turn.dryRequest ?? lastDry
         })
@@ -161,6 +174,44 @@ const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArr
     for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss, maxInputTokens: prepared.ctx.config.budgets.maxInputTokens }), output.errStyle)) yield* output.err(line)
   })
 
+/** How the repository tools are offered in a turn. */
+interface ChatTools {
+  readonly maxRounds: number
+}
+
+/** One request of a turn, as `--json` reports it. */
+interface Round {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly input: unknown; readonly output: ToolResultPart["output"] }>
+  readonly usage: Usage | null
+}
+
+/**
+ * The calls with an id each that is unique in the history and the reply (a provider may
+ * send none, or a gateway repeat one); the id the model gave is kept when it is. Pure.
+ */
+export const withUniqueIds = (calls: ReadonlyArray<ToolCallPart>, history: ReadonlyArray<Message>, round: number): ReadonlyArray<ToolCallPart> => {
+  const seen = new Set<string>()
+  for (const m of history) if (m.role === "assistant" && typeof m.content !== "string") for (const p of m.content) if (p.type === "tool-call") seen.add(p.toolCallId)
+  return calls.map((call, i) => {
+    let id = call.toolCallId
+    for (let k = 0; id === "" || seen.has(id); k++) id = `strata_${round}_${i + 1}${k === 0 ? "" : `_${k}`}`
+    seen.add(id)
+    return id === call.toolCallId ? call : { ...call, toolCallId: id }
+  })
+}
+
+/** The line that says what a tool call did. Pure. */
+export const describeToolCall = (call: ToolCallPart, output: ToolResultPart["output"]): string => {
+  const input = JSON.stringify(call.input)
+  const args = input.length > 100 ? `${input.slice(0, 100)}...` : input
+  const value = typeof output.value === "string" ? output.value : JSON.stringify(output.value)
+  const outcome = output.type === "error-text" || output.type === "error-json"
+    ? `error: ${value.split("\n")[0] ?? ""}`
+    : `${value.split("\n").length.toLocaleString("en-US")} lines`
+  return `tool ${call.toolName} ${args} -> ${outcome}`
+}
+
 const chatTurn = (
   prepared: Prepared,
   session: SessionFile,
@@ -168,75 +219,107 @@ const chatTurn = (
   prompt: string,
   llm: LlmClientShape | undefined,
   noHud: boolean,
-  lastDry: StoredRequest | undefined
+  lastDry: StoredRequest | undefined,
+  tools: ChatTools | undefined
 ) =>
   Effect.gen(function* () {
     const { ctx, engine } = prepared
     const output = yield* Output
-    const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt, selected, session })
-    const result = yield* assemble(input)
-    yield* warn([...warnings, ...result.warnings])
-    const atMs = yield* Clock.currentTimeMillis
-    if (llm === undefined) {
-      const at = Math.floor(atMs / 1000)
-      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
-      if (ctx.json) {
-        yield* output.out(jsonDocument({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
-      } else {
-        const s = output.style
-        yield* output.out(s.bold(`(dry run) would send ${result.request.messages.length} messages, ${formatTokens(result.report.totalTokens)} tokens to ${ctx.config.provider} ${ctx.config.model}`))
-        for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
-        yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
-        if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
-        yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
+    const s = output.style
+    const rounds: Array<Round> = []
+    let current = session
+    for (let round = 1; ; round++) {
+      // After the first round the prompt is in the history, followed by the tool exchanges.
+      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: round === 1 ? prompt : "", selected, session: current })
+      const result = yield* assemble(tools === undefined ? input : { ...input, tools: REPO_TOOLS })
+      if (round === 1) yield* warn([...warnings, ...result.warnings])
+      else yield* warn(result.warnings)
+      const atMs = yield* Clock.currentTimeMillis
+      if (llm === undefined) {
+        const at = Math.floor(atMs / 1000)
+        const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
+        if (ctx.json) {
+          yield* output.out(jsonDocument({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
+        } else {
+          yield* output.out(s.bold(`(dry run) would send ${result.request.messages.length} messages, ${formatTokens(result.report.totalTokens)} tokens to ${ctx.config.provider} ${ctx.config.model}`))
+          for (const line of describeBreakpoints(result.placed)) yield* output.out(s.dim(line))
+          yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
+          if (!noHud) for (const line of colourChanges(hudLines(result.report, { ...session, last: null }, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
+          yield* output.out(s.dim("Nothing was sent or saved. Set the API key and drop --dry-run to chat for real."))
+        }
+        const dryRequest: StoredRequest = { provider: ctx.config.provider, model: ctx.config.model, at, body: result.placed.body }
+        return { reply: undefined, usage, session, dryRequest } satisfies Turn
       }
-      const dryRequest: StoredRequest = { provider: ctx.config.provider, model: ctx.config.model, at, body: result.placed.body }
-      return { reply: undefined, usage, session, dryRequest } satisfies Turn
-    }
 
-    let reply = ""
-    let usage: Usage | undefined
-    // The client fails the stream unless the provider said the reply finished (a cut,
-    // truncated, empty or non-JSON reply): the turn then fails here, before anything is
-    // recorded, and the text shown so far ends its line before the error.
-    yield* llm.stream({ body: result.placed.body }).pipe(
-      Stream.runForEach((event) =>
-        Effect.gen(function* () {
-          if (event._tag === "TextDelta") {
-            reply += event.text
-            if (!ctx.json) yield* output.write(event.text)
-          } else if (event._tag === "Usage") {
-            usage = { input: event.usage.input, cacheRead: event.usage.cacheRead, cacheWrite: event.usage.cacheWrite, output: event.usage.output }
-          }
-        })
-      ),
-      Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void))
-    )
-    if (!ctx.json) yield* output.write(reply.endsWith("\n") ? "" : "\n")
-    // Only a request that succeeded advances the tracker and is stored.
-    let next = yield* recordTurn({
-      ctx,
-      session,
-      engine,
-      selected,
-      result,
-      usage,
-      usageSource: "provider",
-      exchange: { user: result.userText, assistant: reply },
-      atMs
-    })
-    const compaction = yield* compact(prepared, next, llm)
-    next = compaction.session
-    if (ctx.json) {
-      yield* output.out(jsonDocument({ reply, usage: usage ?? null, report: result.report, compaction: compaction.note ?? null }))
-    } else {
-      const s = output.style
-      yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
-      if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
-      if (!noHud) for (const line of colourChanges(hudLines(result.report, next, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
+      let reply = ""
+      const calls: Array<ToolCallPart> = []
+      let usage: Usage | undefined
+      // The client fails the stream unless the provider said the reply finished (a cut,
+      // truncated, empty or non-JSON reply): the round then fails here, before anything is
+      // recorded, and the text shown so far ends its line before the error. Tool calls
+      // arrive only once the reply finished.
+      yield* llm.stream({ body: result.placed.body }).pipe(
+        Stream.runForEach((event) =>
+          Effect.gen(function* () {
+            if (event._tag === "TextDelta") {
+              reply += event.text
+              if (!ctx.json) yield* output.write(event.text)
+            } else if (event._tag === "ToolCall") {
+              calls.push(event.call)
+            } else if (event._tag === "Usage") {
+              usage = { input: event.usage.input, cacheRead: event.usage.cacheRead, cacheWrite: event.usage.cacheWrite, output: event.usage.output }
+            }
+          })
+        ),
+        Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void))
+      )
+      if (!ctx.json && reply !== "") yield* output.write(reply.endsWith("\n") ? "" : "\n")
+      // Calls past the round limit are answered, not run: the model is to answer now.
+      const asked = withUniqueIds(tools === undefined ? [] : calls, input.history ?? [], round)
+      const allowed = tools !== undefined && round <= tools.maxRounds
+      const results: Array<ToolResultPart> = []
+      for (const call of asked) {
+        const answer = allowed
+          ? yield* runRepoTool({ root: ctx.root, maxFileBytes: ctx.config.budgets.maxFileBytes }, call)
+          : { type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output: { type: "error-text" as const, value: `Not run: this prompt used its ${tools?.maxRounds ?? 0} tool rounds (--max-tool-rounds). Answer with what you have.` } }
+        results.push(answer)
+        if (!ctx.json) yield* output.out(s.dim(describeToolCall(call, answer.output)))
+      }
+      const parts = [...(reply === "" ? [] : [{ type: "text" as const, text: reply }]), ...asked]
+      const assistant: Message = asked.length === 0 ? { role: "assistant", content: reply } : { role: "assistant", content: parts }
+      const messages: ReadonlyArray<Message> = [
+        ...(round === 1 ? [{ role: "user" as const, content: result.userText }] : []),
+        assistant,
+        ...(results.length === 0 ? [] : [{ role: "tool" as const, content: results }])
+      ]
+      // Only a request that succeeded advances the tracker and is stored: each round on its own.
+      current = yield* recordTurn({ ctx, session: current, engine, selected, result, usage, usageSource: "provider", exchange: { messages }, atMs })
+      rounds.push({ text: reply, toolCalls: asked.map((c, i) => ({ id: c.toolCallId, name: c.toolName, input: c.input, output: results[i]!.output })), usage: usage ?? null })
+      if (!ctx.json) yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
+      // The loop ends with an answer, or when the model kept calling after its last round.
+      if (asked.length === 0 || round > (tools?.maxRounds ?? 0) + 1) {
+        if (asked.length > 0 && !ctx.json) yield* output.out(s.yellow(`The model still called tools after ${tools?.maxRounds ?? 0} tool rounds; stopped without its answer. Raise --max-tool-rounds, or ask again.`))
+        const compaction = yield* compact(prepared, current, llm)
+        current = compaction.session
+        const ran = rounds.flatMap((r) => r.toolCalls)
+        if (ctx.json) {
+          yield* output.out(jsonDocument({ reply, usage: usage ?? null, rounds, report: result.report, compaction: compaction.note ?? null }))
+        } else {
+          if (ran.length > 0) yield* output.out(s.dim(`tools: ${ran.length} call${ran.length === 1 ? "" : "s"} in ${rounds.length - 1} round${rounds.length === 2 ? "" : "s"} (${toolCounts(ran.map((c) => c.name))})`))
+          if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
+          if (!noHud) for (const line of colourChanges(hudLines(result.report, current, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
+        }
+        return { reply, usage, session: current } satisfies Turn
+      }
     }
-    return { reply, usage, session: next } satisfies Turn
   })
+
+/** `read_file x2, search` from the names of the calls, in first-use order. Pure. */
+const toolCounts = (names: ReadonlyArray<string>): string => {
+  const counts = new Map<string, number>()
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1)
+  return [...counts].map(([n, k]) => (k === 1 ? n : `${n} x${k}`)).join(", ")
+}
 
 /**
  * The compaction hook: when history passes `budgets.compactionTokens`, the history

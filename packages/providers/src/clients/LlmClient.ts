@@ -2,8 +2,9 @@
  * The `LlmClient` service: streaming chat requests to Anthropic Messages, OpenAI(-compatible)
  * Chat Completions and Bedrock ConverseStream through the official SDKs, with the key
  * from the environment, timeouts, retries on 429/5xx honouring `retry-after`, typed
- * errors, and usage decoded from the stream into the neutral `CacheUsage`.
+ * errors, the reply's tool calls, and usage decoded from the stream into the neutral `CacheUsage`.
  */
+import type { ToolCallPart } from "@strata/core"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
 import { foldStreamUsage, type CacheUsage } from "../usage.ts"
 import type { Driver, DriverReply, LlmProvider } from "./driver.ts"
@@ -20,6 +21,7 @@ import {
   type LlmError
 } from "./errors.ts"
 import { DEFAULT_RETRY, nextDelayMs, retryAfterMs, type Failure, type RetryOptions } from "./retry.ts"
+import { collectToolCalls, type ToolCallDelta } from "./toolCalls.ts"
 
 export type { Driver, LlmProvider } from "./driver.ts"
 
@@ -31,9 +33,14 @@ export interface LlmRequest {
   readonly body: unknown
 }
 
-/** What a stream emits: text as it arrives, then the usage (when reported), then the end. */
+/**
+ * What a stream emits: text as it arrives; once the provider said the reply finished,
+ * each tool call it made (whole, in order), then the usage (when reported), then the end.
+ * A reply that breaks before it finished emits no tool call.
+ */
 export type LlmEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ToolCall"; readonly call: ToolCallPart }
   | { readonly _tag: "Usage"; readonly usage: CacheUsage }
   | { readonly _tag: "Finish"; readonly stopReason: string | undefined }
 
@@ -41,6 +48,8 @@ export type LlmEvent =
 export interface LlmResponse {
   readonly provider: LlmProvider
   readonly text: string
+  /** The tool calls the reply made, in order (empty when it made none). */
+  readonly toolCalls: ReadonlyArray<ToolCallPart>
   readonly usage: CacheUsage | undefined
   readonly stopReason: string | undefined
 }
@@ -203,6 +212,7 @@ async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<Llm
   let events = 0
   let characters = 0
   let finished = false
+  const deltas: Array<ToolCallDelta> = []
   const source = reply._tag === "Body" ? bodyEvents(driver, reply) : reply.events
   try {
     for await (const event of source) {
@@ -215,6 +225,7 @@ async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<Llm
         characters += text.length
         yield { _tag: "TextDelta", text }
       }
+      for (const delta of driver.toolCallDeltasOf(event)) deltas.push(delta)
       stopReason = driver.stopOf(event) ?? stopReason
       if (driver.finishedBy(event)) finished = true
     }
@@ -235,6 +246,7 @@ async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<Llm
       characters
     })
   }
+  for (const call of collectToolCalls(deltas)) yield { _tag: "ToolCall", call }
   if (usage !== undefined) yield { _tag: "Usage", usage }
   yield { _tag: "Finish", stopReason }
 }
@@ -274,11 +286,14 @@ export const makeLlmClient = (
   const complete = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> =>
     stream(request).pipe(
       Stream.runFold(
-        (): { text: string; usage: CacheUsage | undefined; stopReason: string | undefined } => ({ text: "", usage: undefined, stopReason: undefined }),
+        (): { text: string; toolCalls: Array<ToolCallPart>; usage: CacheUsage | undefined; stopReason: string | undefined } => ({ text: "", toolCalls: [], usage: undefined, stopReason: undefined }),
         (acc, event) => {
           switch (event._tag) {
             case "TextDelta":
               acc.text += event.text
+              break
+            case "ToolCall":
+              acc.toolCalls.push(event.call)
               break
             case "Usage":
               acc.usage = event.usage

@@ -4,6 +4,7 @@
  */
 import type { UsageFormat } from "../usage.ts"
 import type { Failure } from "./retry.ts"
+import type { ToolCallDelta } from "./toolCalls.ts"
 
 /** Providers with an LLM client. `openai` also covers OpenAI-compatible gateways. */
 export type LlmProvider = "anthropic" | "openai" | "bedrock"
@@ -19,6 +20,8 @@ export interface Driver {
   readonly classify: (error: unknown) => Failure
   readonly textOf: (event: unknown) => string | undefined
   readonly stopOf: (event: unknown) => string | undefined
+  /** The pieces of tool calls this event carries (empty for most events). */
+  readonly toolCallDeltasOf: (event: unknown) => ReadonlyArray<ToolCallDelta>
   /** An error reported inside the stream, if this event is one. */
   readonly errorOf: (event: unknown) => string | undefined
   /**

@@ -6,9 +6,12 @@
 import { Schema } from "effect"
 import type { Driver, DriverReply } from "./driver.ts"
 import type { Failure } from "./retry.ts"
+import type { ToolCallDelta } from "./toolCalls.ts"
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined)
+const NO_DELTAS: ReadonlyArray<ToolCallDelta> = []
 
 type ErrorClass = abstract new (...args: never[]) => unknown
 
@@ -85,7 +88,13 @@ const replyOf = async (stream: AsyncIterable<unknown>, response: Response): Prom
 /** A finished Anthropic Messages reply (non-streaming): a stop reason says it finished. */
 const AnthropicReply = Schema.Struct({
   type: Schema.Literal("message"),
-  content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })),
+  content: Schema.Array(Schema.Struct({
+    type: Schema.String,
+    text: Schema.optional(Schema.String),
+    id: Schema.optional(Schema.String),
+    name: Schema.optional(Schema.String),
+    input: Schema.optional(Schema.Unknown)
+  })),
   stop_reason: Schema.String,
   usage: Schema.Record(Schema.String, Schema.Unknown)
 })
@@ -94,7 +103,13 @@ const decodeAnthropicReply = Schema.decodeUnknownResult(AnthropicReply)
 /** A finished OpenAI Chat Completions reply (non-streaming): its first choice has a finish reason. */
 const OpenAIReply = Schema.Struct({
   choices: Schema.Array(Schema.Struct({
-    message: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }),
+    message: Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String)),
+      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+        id: Schema.String,
+        function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+      }))))
+    }),
     finish_reason: Schema.String
   })).check(Schema.isMinLength(1)),
   usage: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)))
@@ -124,16 +139,34 @@ export const anthropicDriver = (sdk: AnthropicSdk, options: DriverOptions): Driv
       const decoded = decodeAnthropicReply(body)
       if (decoded._tag === "Failure" || !isRecord(body)) return undefined
       const reply = decoded.success
-      const texts = reply.content.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : []))
+      const blocks = reply.content.flatMap((b, index): ReadonlyArray<Record<string, unknown>> =>
+        b.type === "text" && b.text !== undefined
+          ? [{ type: "content_block_delta", index, delta: { type: "text_delta", text: b.text } }]
+          : b.type === "tool_use"
+            ? [{ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: b.input ?? {} } }]
+            : []
+      )
       return [
         { type: "message_start", message: { ...body, content: [], stop_reason: null } },
-        ...texts.map((text, index) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text } })),
+        ...blocks,
         { type: "message_delta", delta: { stop_reason: reply.stop_reason }, usage: { output_tokens: reply.usage["output_tokens"] } },
         { type: "message_stop" }
       ]
     },
     textOf: (e) => (isRecord(e) && e["type"] === "content_block_delta" && isRecord(e["delta"]) && e["delta"]["type"] === "text_delta" ? str(e["delta"]["text"]) : undefined),
     stopOf: (e) => (isRecord(e) && e["type"] === "message_delta" && isRecord(e["delta"]) ? str(e["delta"]["stop_reason"]) : undefined),
+    // A `tool_use` block opens with its id, name and an empty input; `input_json_delta`s carry the JSON.
+    toolCallDeltasOf: (e) => {
+      if (!isRecord(e)) return NO_DELTAS
+      const index = num(e["index"]) ?? 0
+      const block = e["content_block"]
+      if (e["type"] === "content_block_start" && isRecord(block) && block["type"] === "tool_use") {
+        return [{ index, id: str(block["id"]), name: str(block["name"]), input: block["input"] }]
+      }
+      const delta = e["delta"]
+      if (e["type"] === "content_block_delta" && isRecord(delta) && delta["type"] === "input_json_delta") return [{ index, arguments: str(delta["partial_json"]) ?? "" }]
+      return NO_DELTAS
+    },
     errorOf: (e) => (isRecord(e) && e["type"] === "error" ? (isRecord(e["error"]) ? str(e["error"]["message"]) : undefined) ?? "error event" : undefined)
   }
 }
@@ -167,7 +200,9 @@ export const openaiDriver = (sdk: OpenAISdk, options: DriverOptions): Driver => 
       if (decoded._tag === "Failure") return undefined
       const choice = decoded.success.choices[0]
       if (choice === undefined) return undefined
-      return [{ choices: [{ index: 0, delta: { content: choice.message.content ?? "" }, finish_reason: choice.finish_reason }], usage: decoded.success.usage ?? null }]
+      const toolCalls = (choice.message.tool_calls ?? []).map((c, index) => ({ index, id: c.id, type: "function", function: c.function }))
+      const delta = { content: choice.message.content ?? "", ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }) }
+      return [{ choices: [{ index: 0, delta, finish_reason: choice.finish_reason }], usage: decoded.success.usage ?? null }]
     },
     textOf: (e) => {
       if (!isRecord(e) || !Array.isArray(e["choices"])) return undefined
@@ -178,6 +213,17 @@ export const openaiDriver = (sdk: OpenAISdk, options: DriverOptions): Driver => 
       if (!isRecord(e) || !Array.isArray(e["choices"])) return undefined
       const choice: unknown = e["choices"][0]
       return isRecord(choice) ? (str(choice["finish_reason"]) ?? undefined) : undefined
+    },
+    // The first chunk of a call has its id and name; later ones add argument text at its index.
+    toolCallDeltasOf: (e) => {
+      if (!isRecord(e) || !Array.isArray(e["choices"])) return NO_DELTAS
+      const choice: unknown = e["choices"][0]
+      if (!isRecord(choice) || !isRecord(choice["delta"]) || !Array.isArray(choice["delta"]["tool_calls"])) return NO_DELTAS
+      return choice["delta"]["tool_calls"].flatMap((call: unknown, k: number): ReadonlyArray<ToolCallDelta> => {
+        if (!isRecord(call)) return []
+        const fn = isRecord(call["function"]) ? call["function"] : {}
+        return [{ index: num(call["index"]) ?? k, id: str(call["id"]), name: str(fn["name"]), arguments: str(fn["arguments"]) }]
+      })
     },
     // Gateways (OpenRouter, LiteLLM) report upstream failures as an `error` chunk.
     errorOf: (e) => (isRecord(e) && isRecord(e["error"]) ? (str(e["error"]["message"]) ?? "error chunk") : undefined)
@@ -255,6 +301,20 @@ export const bedrockDriver = (sdk: BedrockSdk, options: BedrockDriverOptions): D
     },
     textOf: (e) => (isRecord(e) && isRecord(e["contentBlockDelta"]) && isRecord(e["contentBlockDelta"]["delta"]) ? str(e["contentBlockDelta"]["delta"]["text"]) : undefined),
     stopOf: (e) => (isRecord(e) && isRecord(e["messageStop"]) ? str(e["messageStop"]["stopReason"]) : undefined),
+    // `contentBlockStart.start.toolUse` names the call; `contentBlockDelta.delta.toolUse.input` carries its JSON.
+    toolCallDeltasOf: (e) => {
+      if (!isRecord(e)) return NO_DELTAS
+      const start = e["contentBlockStart"]
+      if (isRecord(start) && isRecord(start["start"]) && isRecord(start["start"]["toolUse"])) {
+        const use = start["start"]["toolUse"]
+        return [{ index: num(start["contentBlockIndex"]) ?? 0, id: str(use["toolUseId"]), name: str(use["name"]) }]
+      }
+      const delta = e["contentBlockDelta"]
+      if (isRecord(delta) && isRecord(delta["delta"]) && isRecord(delta["delta"]["toolUse"])) {
+        return [{ index: num(delta["contentBlockIndex"]) ?? 0, arguments: str(delta["delta"]["toolUse"]["input"]) ?? "" }]
+      }
+      return NO_DELTAS
+    },
     errorOf: (e) => {
       if (!isRecord(e)) return undefined
       const key = Object.keys(e).find((k) => k.endsWith("Exception") && e[k] !== undefined)
