@@ -10,7 +10,6 @@ import {
   cutMap,
   defaultMapTokens,
   getContextBreakdown,
-  JOURNAL_NOTE,
   LayoutMode,
   renderLeftOut,
   requestLimits,
@@ -309,8 +308,7 @@ describe("property: no request over the model's input limit leaves the pipeline"
           expect(refused.requestTokens + refused.outputReserveTokens).toBeGreaterThan(MAX_IN)
           // Refused only once every file and block was shed.
           expect(refused.fileTokens).toBe(0)
-          // What is left of the map: its header and legend (with the journal layout's note on its updates).
-          expect(refused.mapTokens).toBeLessThanOrEqual(REPO_MAP_HEADER.length + "# legend".length + (layout === "journal" ? 1 + JOURNAL_NOTE.length : 0))
+          expect(refused.mapTokens).toBeLessThanOrEqual(REPO_MAP_HEADER.length + "# legend".length)
           expect(refused.historyTokens).toBeGreaterThan(ALLOWED / 2)
         }
       ),

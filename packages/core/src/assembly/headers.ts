@@ -13,8 +13,8 @@ export const FILE_TREE_HEADER = "# Repository Files\n\nComplete list of files in
 /**
  * Journal layout: symbol blocks that changed since the model saw them (they supersede
  * earlier entries). The journal's update headers are titles only: every earlier request's
- * updates are read again on every later one, so the rule they follow is stated once, in
- * the frozen system message (`JOURNAL_NOTE`), not in each of them.
+ * updates are read again on every later one, so the rule they follow is stated once, at
+ * the head of the journal's first update (`JOURNAL_NOTE`), not in each of them.
  */
 export const REPO_MAP_UPDATES_HEADER = "# Repository Structure (updated)\n\n"
 /** Journal layout: files added (`+`) to and removed (`-`) from the repository since the file list above. */
@@ -22,8 +22,9 @@ export const FILE_TREE_CHANGES_HEADER = "# Repository Files (changes)\n\n"
 /** Journal layout: selected files that became stable, shown once in the journal instead of every turn. */
 export const FILES_JOURNAL_HEADER = "# Reference Files (updated)\n\n"
 /**
- * Journal layout: how to read the update pairs the conversation carries, stated once
- * after the map's legend (in the frozen system message) instead of in every update.
+ * Journal layout: how to read the update pairs the conversation carries, stated once, at
+ * the head of the journal's first update, instead of in every update (a session whose
+ * map never changes never pays for it).
  */
 export const JOURNAL_NOTE =
   "Entries under a later \"(updated)\" heading replace earlier ones for the same file; \"(changes)\" lists files added (+) and removed (-)."

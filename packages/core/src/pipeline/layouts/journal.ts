@@ -20,10 +20,7 @@
  * When to rebuild and what to append is planned by `journalPlan.ts`.
  */
 import { Clock, Effect } from "effect"
-import { JOURNAL_NOTE } from "../../assembly/headers.ts"
 import {
-  counted,
-  joinCounted,
   neutralRequest,
   NOTHING,
   promptPart,
@@ -34,8 +31,6 @@ import {
   treePart,
   urlsPart,
   workingFilesPart,
-  type Count,
-  type Counted,
   type LayoutBlock
 } from "../../assembly/parts.ts"
 import { ItemKeys } from "../../domain/Item.ts"
@@ -45,26 +40,12 @@ import { CacheExpiryMillis, CachePrices } from "../providerCache.ts"
 import { AdaptiveTtl, planJournal } from "./journalPlan.ts"
 import { promptOf, seedLayout, systemPromptOf, toolsOf } from "./seed.ts"
 
-const notes = new WeakMap<Count, Counted>()
-
-/**
- * The map's legend with `JOURNAL_NOTE` after it: the journal's update headers are bare
- * titles, so how to read them is said once here, in the frozen system message. Without
- * a map (no legend) there are no symbol or file list updates to explain.
- */
-const journalLegend = (legend: Counted, c: Count): Counted => {
-  if (legend.text === "") return legend
-  let note = notes.get(c)
-  if (note === undefined) notes.set(c, (note = counted(JOURNAL_NOTE, c)))
-  return joinCounted([legend, note], "\n", c)
-}
-
 /** The journal layout's request, top to bottom, as this request's plan has it. */
 export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
   const c = state.counter
   return [
     // Frozen at the last rebuild: byte-identical until the next one.
-    { tier: "L0", parts: [...toolsPart(toolsOf(state)), ...systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: journalLegend(state.symbols.legend, c) }, c)] },
+    { tier: "L0", parts: [...toolsPart(toolsOf(state)), ...systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c)] },
     { tier: "L1", parts: tierContentPart("L1", plan.frozen.L1, c) },
     { tier: "L2", parts: [...tierContentPart("L2", plan.frozen.L2, c), ...treePart(plan.tree ?? NOTHING, c)] },
     // The journal: history and update pairs, append-only.
