@@ -18,6 +18,7 @@ import {
   FILES_JOURNAL_HEADER,
   LayoutPlanStage,
   MESSAGE_OVERHEAD_TOKENS,
+  JOURNAL_NOTE,
   REPO_MAP_UPDATES_HEADER,
   SymbolIndex,
   Tracker,
@@ -123,8 +124,11 @@ const tierJson = (r: AssemblyResult, tier: Tier): string => JSON.stringify(tierM
 const bodyOf = (r: AssemblyResult): string => JSON.stringify(r.placed.body)
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 const UPDATE_HEADERS = [REPO_MAP_UPDATES_HEADER, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER]
+/** What the journal's first update pair opens with: how to read every update. */
+const NOTE = `${JOURNAL_NOTE}\n\n`
+const withoutNote = (text: string): string => (text.startsWith(NOTE) ? text.slice(NOTE.length) : text)
 const isUpdatePair = (ms: ReadonlyArray<Message>): boolean =>
-  ms.length === 2 && ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => textOf(ms[0]!).startsWith(h)) && ms[1]?.role === "assistant" && ms[1].content === ACK
+  ms.length === 2 && ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => withoutNote(textOf(ms[0]!)).startsWith(h)) && ms[1]?.role === "assistant" && ms[1].content === ACK
 
 const memoryOf = Effect.gen(function* () {
   return yield* Ref.get((yield* AssemblySession).journal)
@@ -203,7 +207,7 @@ describe("journal layout: examples", () => {
       expect(tierMessages(second, "L3")).toEqual([
         q(0),
         a(0),
-        { role: "user", content: `${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()` },
+        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()` },
         { role: "assistant", content: ACK }
       ])
       // The superseded L1 copy stays in the prefix and is counted as stale.
@@ -233,7 +237,7 @@ describe("journal layout: examples", () => {
       yield* second.commit
       expect(second.journal?.rebuild).toBeUndefined()
       expect(tierMessages(second, "L3").map(textOf)).toEqual([
-        `${REPO_MAP_UPDATES_HEADER}src/e.ts:\n  f e()\n\nsrc/d.ts: (deleted)\n\n${FILE_TREE_CHANGES_HEADER}+ src/e.ts\n- README.md\n- src/d.ts`,
+        `${NOTE}${REPO_MAP_UPDATES_HEADER}src/e.ts:\n  f e()\n\nsrc/d.ts: (deleted)\n\n${FILE_TREE_CHANGES_HEADER}+ src/e.ts\n- README.md\n- src/d.ts`,
         ACK
       ])
       // Told once: the same repository next turn adds nothing.
@@ -293,7 +297,7 @@ describe("journal layout: examples", () => {
       for (const tier of ["L0", "L1", "L2"] as const) expect(tierJson(compacted, tier)).toBe(tierJson(first, tier))
       expect(tierMessages(compacted, "L3")).toEqual([
         ...summary,
-        { role: "user", content: `${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b3()\n\nsrc/c.ts:\n  f c2()` },
+        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b3()\n\nsrc/c.ts:\n  f c2()` },
         { role: "assistant", content: ACK }
       ])
       // Both frozen copies are superseded again.
@@ -340,7 +344,7 @@ describe("journal layout: examples", () => {
       yield* t2.commit
       expect(t2.journal?.rebuild).toBeUndefined()
       expect(working(t2)).toBeUndefined()
-      expect(tierMessages(t2, "L3").map(textOf)).toEqual([`${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN1\n\`\`\``, ACK])
+      expect(tierMessages(t2, "L3").map(textOf)).toEqual([`${NOTE}${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN1\n\`\`\``, ACK])
       const t3 = yield* assemble(notes("N1"))
       yield* t3.commit
       expect(tierJson(t3, "L3")).toBe(tierJson(t2, "L3"))
@@ -395,7 +399,7 @@ describe("journal layout: examples", () => {
       const memory: JournalMemory | undefined = yield* memoryOf
       const journalTokens = r.request.blocks.find((b) => b.tier === "L3")?.tokens ?? 0
       const historyTokens = exchanges(2).reduce((n, m) => n + charCounter().countMessage(m), 0)
-      const update = 2 * MESSAGE_OVERHEAD_TOKENS + `${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()`.length + ACK.length
+      const update = 2 * MESSAGE_OVERHEAD_TOKENS + `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()`.length + ACK.length
       expect(journalTokens - historyTokens).toBe(update)
       expect(cacheImpactOfJournalRestart(memory!)).toEqual({ invalidated: journalTokens, rewritten: update })
     }).pipe(Effect.provide(layer))

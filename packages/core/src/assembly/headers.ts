@@ -10,12 +10,24 @@ export const REPO_MAP_HEADER =
 export const REPO_MAP_CONTINUATION = "# Repository Structure (continued)\n\n"
 export const TIER_SYMBOLS_HEADER = REPO_MAP_CONTINUATION
 export const FILE_TREE_HEADER = "# Repository Files\n\nComplete list of files in the repository:\n\n"
-/** Journal layout: symbol blocks that changed since the model saw them (they supersede earlier entries). */
-export const REPO_MAP_UPDATES_HEADER = "# Repository Structure (updated)\n\nThese entries replace earlier entries for the same files:\n\n"
+/**
+ * Journal layout: symbol blocks that changed since the model saw them (they supersede
+ * earlier entries). The journal's update headers are titles only: every earlier request's
+ * updates are read again on every later one, so the rule they follow is stated once, at
+ * the head of the journal's first update (`JOURNAL_NOTE`), not in each of them.
+ */
+export const REPO_MAP_UPDATES_HEADER = "# Repository Structure (updated)\n\n"
 /** Journal layout: files added (`+`) to and removed (`-`) from the repository since the file list above. */
-export const FILE_TREE_CHANGES_HEADER = "# Repository Files (changes)\n\nFiles added (+) and removed (-) since the list above:\n\n"
+export const FILE_TREE_CHANGES_HEADER = "# Repository Files (changes)\n\n"
 /** Journal layout: selected files that became stable, shown once in the journal instead of every turn. */
-export const FILES_JOURNAL_HEADER = "# Reference Files (updated)\n\nThese files replace earlier copies of the same files:\n\n"
+export const FILES_JOURNAL_HEADER = "# Reference Files (updated)\n\n"
+/**
+ * Journal layout: how to read the update pairs the conversation carries, stated once, at
+ * the head of the journal's first update, instead of in every update (a session whose
+ * map never changes never pays for it).
+ */
+export const JOURNAL_NOTE =
+  "Entries under a later \"(updated)\" heading replace earlier ones for the same file; \"(changes)\" lists files added (+) and removed (-)."
 export const URL_CONTEXT_HEADER =
   "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n"
 export const REVIEW_CONTEXT_HEADER = "# Code Review Context\n\n"

@@ -14,7 +14,7 @@
  * earlier ones, as in a transcript.
  */
 import { Context } from "effect"
-import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, REPO_MAP_UPDATES_HEADER } from "../../assembly/headers.ts"
+import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, JOURNAL_NOTE, REPO_MAP_UPDATES_HEADER } from "../../assembly/headers.ts"
 import {
   counted,
   historyPart,
@@ -59,7 +59,10 @@ const historyOf = (state: AssemblyState): ReadonlyArray<HistoryEntry> =>
 const extendsHistory = (journaled: ReadonlyArray<string>, history: ReadonlyArray<HistoryEntry>): boolean =>
   journaled.length <= history.length && journaled.every((hash, i) => history[i]?.hash === hash)
 
-/** The update pair: changed symbol blocks, deleted files' paths, and file tree changes. */
+/**
+ * The update pair: changed symbol blocks, deleted files' paths, and file tree changes;
+ * the journal's first one (`first`) opens with `JOURNAL_NOTE`, how to read them all.
+ */
 const updatePart = (
   files: ReadonlyArray<FileEntry>,
   changed: ReadonlyArray<SymbolEntry>,
@@ -67,7 +70,8 @@ const updatePart = (
   dropped: ReadonlyArray<string>,
   added: ReadonlyArray<string>,
   removed: ReadonlyArray<string>,
-  state: AssemblyState
+  state: AssemblyState,
+  first: boolean
 ): Part | undefined => {
   const c = state.counter
   const symbolTexts: Array<Counted> = [
@@ -79,10 +83,13 @@ const updatePart = (
   const treeLines = [...added.map((f) => `+ ${f}`), ...removed.map((f) => `- ${f}`)]
   const tree = treeLines.length === 0 ? undefined : counted(FILE_TREE_CHANGES_HEADER + treeLines.join("\n"), c)
   const fileSection = files.length === 0 ? undefined : joinCounted([counted(FILES_JOURNAL_HEADER, c), joinCounted(files, SECTION_SEPARATOR, c)], "", c)
-  const body = joinCounted([symbols, tree, fileSection].filter((x): x is Counted => x !== undefined), SECTION_SEPARATOR, c)
-  if (body.text.length === 0) return undefined
+  const sections = joinCounted([symbols, tree, fileSection].filter((x): x is Counted => x !== undefined), SECTION_SEPARATOR, c)
+  if (sections.text.length === 0) return undefined
+  const note = first ? counted(JOURNAL_NOTE, c) : undefined
+  const body = note === undefined ? sections : joinCounted([note, sections], SECTION_SEPARATOR, c)
   const items: Array<ItemKey> = [...changed.map((e) => e.key), ...files.map((f) => f.key)]
   return userAckPart("updates", body, ACK, [
+    ...(note === undefined ? [] : [{ type: "legend", tokens: note.tokens }]),
     ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.path), ...gone, ...dropped] }]),
     ...(tree === undefined ? [] : [{ type: "tree", tokens: tree.tokens, count: treeLines.length }]),
     ...(fileSection === undefined ? [] : [{ type: "files", count: files.length, tokens: fileSection.tokens, files: files.map((f) => f.path) }])
@@ -274,7 +281,7 @@ const append = (
     const tracked = state.tracker.get(f.key)
     return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
   })
-  const update = updatePart(graduated, changed, gone, dropped, added, removed, state)
+  const update = updatePart(graduated, changed, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"))
   if (update !== undefined) appended.push(update)
   // A changed block supersedes the copy shown before it, which stays in the prefix.
   let staleTokens = memory.staleTokens
