@@ -55,7 +55,7 @@ describe("JSDoc examples", () => {
   for (const s of runnable) {
     it(`runs ${where(s)}`, async () => {
       await import(pathToFileURL(sandbox.variantOf("run", s)).href)
-    })
+    }, 120_000) // an example that runs the CLI in-process takes seconds, more on a loaded machine
   }
 
   it("every fence in a doc comment names a label the harness knows, so no example escapes it", () => {
