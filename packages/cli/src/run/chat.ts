@@ -5,18 +5,17 @@
  * history when it grows past the budget, then print the provider's usage and the HUD.
  */
 import { Clock, Effect, Layer, Option, Stream } from "effect"
-import { HistoryCompactor, SessionStore, formatTokens } from "@strata/core/effect"
+import { HistoryCompactor, formatTokens, rewriteSessionHistory, type SessionRecord, type Usage } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../config.ts"
-import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
+import { normalizeSelection, simulateUsage, type StoredRequest } from "../wiring.ts"
 import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
-import { saveSession, type SessionFile, type Usage } from "../session.ts"
-import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
-import { prepare, warn, type Prepared } from "./shared.ts"
+import { prepare, type Prepared } from "./shared.ts"
 
 export interface ChatFlags {
   readonly once: Option.Option<string>
@@ -65,7 +64,7 @@ const HELP = [
 interface Turn {
   readonly reply: string | undefined
   readonly usage: Usage | undefined
-  readonly session: SessionFile
+  readonly session: SessionRecord
   /** A dry turn's request, which the next dry turn is simulated against (nothing is saved). */
   readonly dryRequest?: StoredRequest
 }
@@ -105,7 +104,7 @@ export const runChat = (flags: ChatFlags) =>
       return yield* LlmClient
     }), llmLayer)
     const loop = Effect.gen(function* () {
-      let session = prepared.session
+      let session = prepared.state.record
       let selected = flags.file.length > 0 ? yield* normalizeSelection(flags.file) : session.selected
       yield* prepared.engine.symbolMap
       const once = opt(flags.once)
@@ -152,18 +151,17 @@ export const runChat = (flags: ChatFlags) =>
     yield* loop.pipe(Effect.provide(prepared.engine.layer))
   })
 
-const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArray<string>) =>
+const showHud = (prepared: Prepared, session: SessionRecord, selected: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const output = yield* Output
-    const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
-    const report = (yield* assemble(input)).report
+    const report = (yield* beginCliTurn(prepared, "", selected)).assembly.report
     const lastMiss = yield* lastMissReason(prepared.ctx.root, session)
     for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss, maxInputTokens: prepared.ctx.config.budgets.maxInputTokens }), output.errStyle)) yield* output.err(line)
   })
 
 const chatTurn = (
   prepared: Prepared,
-  session: SessionFile,
+  session: SessionRecord,
   selected: ReadonlyArray<string>,
   prompt: string,
   llm: LlmClientShape | undefined,
@@ -171,11 +169,10 @@ const chatTurn = (
   lastDry: StoredRequest | undefined
 ) =>
   Effect.gen(function* () {
-    const { ctx, engine } = prepared
+    const { ctx } = prepared
     const output = yield* Output
-    const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt, selected, session })
-    const result = yield* assemble(input)
-    yield* warn([...warnings, ...result.warnings])
+    const turn = yield* beginCliTurn(prepared, prompt, selected)
+    const result = turn.assembly
     const atMs = yield* Clock.currentTimeMillis
     if (llm === undefined) {
       const at = Math.floor(atMs / 1000)
@@ -213,20 +210,9 @@ const chatTurn = (
       Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void))
     )
     if (!ctx.json) yield* output.write(reply.endsWith("\n") ? "" : "\n")
-    // Only a request that succeeded advances the tracker and is stored.
-    let next = yield* recordTurn({
-      ctx,
-      session,
-      engine,
-      selected,
-      result,
-      usage,
-      usageSource: "provider",
-      exchange: { user: result.userText, assistant: reply },
-      atMs
-    })
-    const compaction = yield* compact(prepared, next, llm)
-    next = compaction.session
+    // Only a request that succeeded is stored: the exchange, tracker, journal and record in one commit.
+    const next = (yield* recordTurn(prepared, turn, { reply, usage, usageSource: "provider", atMs })).record
+    const compaction = yield* compact(prepared, llm)
     if (ctx.json) {
       yield* output.out(jsonDocument({ reply, usage: usage ?? null, report: result.report, compaction: compaction.note ?? null }))
     } else {
@@ -240,29 +226,30 @@ const chatTurn = (
 
 /**
  * The compaction hook: when history passes `budgets.compactionTokens`, the history
- * compactor (with the provider's model as detector) shrinks it in one large step, the
- * tracker's history entries are purged, and the session continues in a new history file.
+ * compactor (with the provider's model as detector) shrinks it in one large step, and the
+ * compacted history replaces the stored one together with the tracker's purged history
+ * entries, in one commit (re-run on the new state if another process committed first).
  */
-const compact = (prepared: Prepared, session: SessionFile, llm: LlmClientShape) =>
+const compact = (prepared: Prepared, llm: LlmClientShape) =>
   Effect.gen(function* () {
     const trigger = prepared.ctx.config.budgets.compactionTokens
-    if (trigger <= 0 || session.historyId === null) return { session, note: undefined as string | undefined }
-    const { messages } = yield* loadHistory(session)
+    if (trigger <= 0) return { note: undefined as string | undefined }
     const compactorLayer = HistoryCompactor.layer({ config: { triggerTokens: trigger } }).pipe(
       Layer.provide(compactionModelLayer(prepared.ctx.config.model).pipe(Layer.provide(Layer.succeed(LlmClient, llm))))
     )
-    const result = yield* Effect.gen(function* () {
-      const compactor = yield* HistoryCompactor
-      return yield* compactor.compactHistoryIfNeeded(messages)
-    }).pipe(Effect.provide(compactorLayer))
-    if (!result.compacted) return { session, note: undefined }
-    const store = yield* SessionStore
-    const id = yield* store.create
-    for (const m of result.history) yield* store.append(id, m)
-    const next: SessionFile = { ...session, historyId: id }
-    yield* saveSession(prepared.ctx.root, next)
+    const rewritten = yield* rewriteSessionHistory(
+      prepared.state.key,
+      (snapshot) =>
+        Effect.gen(function* () {
+          const compactor = yield* HistoryCompactor
+          const result = yield* compactor.compactHistoryIfNeeded(snapshot.history)
+          return { history: result.compacted ? result.history : undefined, value: result }
+        }).pipe(Effect.provide(compactorLayer)),
+      { purgeTracker: true, tracker: "store", retries: COMMIT_RETRIES }
+    )
+    const result = rewritten.value
+    if (!result.compacted || rewritten.commit === undefined) return { note: undefined }
     return {
-      session: next,
       note: `Compacted history (${result.kind}): ${formatTokens(result.tokensBefore)} -> ${formatTokens(result.tokensAfter)} tokens; ${formatTokens(result.cacheTokensRewritten)} cached tokens to write again (${formatTokens(result.cacheTokensInvalidated)} cached tokens invalidated).`
     }
   })
