@@ -4,19 +4,19 @@
  * Loading and writing the file are Effects; everything else is plain data.
  */
 import { Effect, Result, Schema } from "effect"
+import { SessionName } from "@strata/core"
 import { findModel, PROVIDER_IDS, type ProviderId } from "@strata/providers"
 import { ConfigInvalid, ModelNotServed } from "./errors.ts"
-import { DEFAULT_POLICY } from "@strata/tiers"
+import { DEFAULT_POLICY, PolicyName } from "@strata/tiers"
 
 /** Providers the CLI can build requests for (one placement plugin each). */
 export const PROVIDERS = ["anthropic", "bedrock", "openai", "gemini", "openai-compatible", "ai-sdk"] as const
 export const ProviderName = Schema.Literals(PROVIDERS)
 export type ProviderName = typeof ProviderName.Type
 
-/** Promotion policies of the stability tracker. */
-export const POLICIES = ["threshold", "gated", "flux"] as const
-export const PolicyName = Schema.Literals(POLICIES)
-export type PolicyName = typeof PolicyName.Type
+/** Promotion policies of the stability tracker (the tiers package's `PolicyName`). */
+export { PolicyName }
+export const POLICIES = PolicyName.literals
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -35,6 +35,53 @@ export const Budgets = Schema.Struct({
   cacheTargetTokens: Schema.optionalKey(NonNegativeInt)
 })
 export type Budgets = typeof Budgets.Type
+
+/**
+ * Where session state is kept: `file` (files under `.strata/state/`, the default), a
+ * folder inside the repository for the file store, `memory` (nothing kept between
+ * commands) or a `postgres://` / `postgresql://` URL. Pure.
+ *
+ * @example
+ * ```ts
+ * import { parseStoreSetting } from "@strata/cli"
+ * parseStoreSetting("postgres://strata@db/strata") // { kind: "postgres", url: "postgres://strata@db/strata" }
+ * parseStoreSetting(".strata/shared") // { kind: "file", directory: ".strata/shared" }
+ * ```
+ */
+export const parseStoreSetting = (setting: string): StoreSetting | undefined => {
+  const s = setting.trim()
+  if (s === "" || s === "file") return { kind: "file" }
+  if (s === "memory") return { kind: "memory" }
+  if (/^postgres(ql)?:\/\/./.test(s)) return { kind: "postgres", url: s }
+  // Anything else with a scheme is a typo of a URL, not a folder.
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s) || s.includes("\0")) return undefined
+  return { kind: "file", directory: s }
+}
+
+/**
+ * A store setting for messages and `strata config`: a database URL's password hidden. Pure.
+ *
+ * @example
+ * ```ts
+ * import { redactStoreSetting } from "@strata/cli"
+ * redactStoreSetting("postgres://strata:hunter2@db/strata") // "postgres://strata:***@db/strata"
+ * ```
+ */
+export const redactStoreSetting = (setting: string): string => setting.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/, "$1:***@")
+
+/** A store setting, parsed. */
+export type StoreSetting =
+  | { readonly kind: "file"; readonly directory?: string }
+  | { readonly kind: "memory" }
+  | { readonly kind: "postgres"; readonly url: string }
+
+/** A `store` value: one `parseStoreSetting` accepts. */
+export const StoreSettingText = Schema.String.check(
+  Schema.makeFilter((s: string) => parseStoreSetting(s) !== undefined || `Expected "file", "memory", a folder inside the repository or a postgres:// URL, got ${JSON.stringify(s)}`)
+)
+
+/** A session name: letters, digits, `.`, `_`, `-`, not starting with a dot, so never a path like `../../x`. */
+export const SessionNameText = SessionName
 
 /** The current config file format version. */
 export const CONFIG_VERSION = 1
@@ -59,7 +106,11 @@ export const ConfigFile = Schema.Struct({
   /** Prompts folder (system.md, system_extra.md, system_reminder.md), relative to the repository. */
   prompts: Schema.optionalKey(Schema.NonEmptyString),
   /** How long `chat` waits for the provider: for the response to start, and between stream events (ms). */
-  timeoutMs: Schema.optionalKey(PositiveInt)
+  timeoutMs: Schema.optionalKey(PositiveInt),
+  /** Where session state is kept (see `parseStoreSetting`); default the file store under `.strata/state/`. */
+  store: Schema.optionalKey(StoreSettingText),
+  /** The session's name in the store (default `default`). */
+  session: Schema.optionalKey(SessionNameText)
 })
 export type ConfigFile = typeof ConfigFile.Type
 
@@ -84,6 +135,10 @@ export interface ResolvedConfig {
   readonly prompts: string | null
   /** How long `chat` waits for the provider to start answering, and between stream events (ms). */
   readonly timeoutMs: number
+  /** Where session state is kept (`parseStoreSetting`'s text). */
+  readonly store: string
+  /** The session's name in the store. */
+  readonly session: string
   /** Where each value came from, by dotted key (`provider`, `budgets.mapTokens`, ...). */
   readonly sources: Readonly<Record<string, ConfigSource>>
 }
@@ -103,7 +158,9 @@ export const DEFAULTS = {
   policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
   budgets: { mapTokens: null, maxInputTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
   prompts: null,
-  timeoutMs: 60_000
+  timeoutMs: 60_000,
+  store: "file",
+  session: "default"
 } as const
 
 /** The providers whose model table lists `model` (empty when no table knows it). */
@@ -150,7 +207,9 @@ export const ENV_VARS = {
   compactionTokens: "STRATA_COMPACTION_TOKENS",
   cacheTargetTokens: "STRATA_CACHE_TARGET_TOKENS",
   prompts: "STRATA_PROMPTS",
-  timeoutMs: "STRATA_TIMEOUT_MS"
+  timeoutMs: "STRATA_TIMEOUT_MS",
+  store: "STRATA_STORE",
+  session: "STRATA_SESSION"
 } as const
 
 /** A one-line "field: problem" from a Schema error message ("Expected x\n  at ["a"]["b"]"). */
@@ -210,6 +269,15 @@ const envChoice = <T extends string>(
     throw new ConfigInvalid({ path: `$${name}`, issue: `expected one of ${choices.join(", ")}, got ${JSON.stringify(raw)}` })
   }
   return raw as T
+}
+
+/** An environment value decoded with `schema`; a bad one is `ConfigInvalid` naming the variable, before anything is written. */
+const envChecked = (env: Readonly<Record<string, string | undefined>>, name: string, schema: Schema.Codec<string>): string | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === "") return undefined
+  const decoded = Schema.decodeUnknownResult(schema)(raw)
+  if (Result.isFailure(decoded)) throw new ConfigInvalid({ path: `$${name}`, issue: formatSchemaIssue(decoded.failure.message) })
+  return decoded.success
 }
 
 const envString = (env: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
@@ -289,7 +357,9 @@ export const resolveConfig = (input: {
   const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
   const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
-  return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, sources }
+  const store = pick("store", undefined, envChecked(env, ENV_VARS.store, StoreSettingText), file?.store, DEFAULTS.store)
+  const session = pick("session", undefined, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
+  return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, store, session, sources }
 }
 
 /** The file `strata init` writes: every field explicit, so a user sees what they can change. */

@@ -1,12 +1,12 @@
 // `strata chat` end to end: the built binary against a local server posing as the provider.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { spawn } from "node:child_process"
 import { tempDir } from "@strata/test-support"
-import { BIN, runBin } from "./support.ts"
+import { BIN, runBin, stateFiles, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -102,9 +102,9 @@ describe("strata chat", () => {
     expect(second.stdout).toMatch(/anthropic: read [1-9][\d,]*/)
     // History went to the provider: the first exchange is in the second request.
     expect(JSON.stringify(server.requests.at(-1)!.json)).toMatch(/Pricing lives in/)
-    const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { turns: number; last: { usageSource: string } }
+    const session = (await storedSession(repo)).decodedRecord
     expect(session.turns).toBe(2)
-    expect(session.last.usageSource).toBe("provider")
+    expect(session.last?.usageSource).toBe("provider")
     const hud = await runBin(["hud", "--repo", repo])
     expect(hud.stdout).toMatch(/Usage source: reported by the provider/)
   })
@@ -113,16 +113,15 @@ describe("strata chat", () => {
     const repo = await demo()
     const env = { ANTHROPIC_API_KEY: "test-key", STRATA_BASE_URL: server.url }
     expect((await runBin(["chat", "--repo", repo, "--once", "first"], { env })).code).toBe(0)
-    const before = readFileSync(join(repo, ".strata", "tracker.json"), "utf8")
-    const sessionBefore = readFileSync(join(repo, ".strata", "session.json"), "utf8")
+    const before = stateFiles(repo)
+    expect(Object.keys(before).length).toBeGreaterThan(0)
     server.failNext(400)
     const r = await runBin(["chat", "--repo", repo, "--once", "second"], { env })
     expect(r.code).toBe(1)
     const lines = r.stderr.trim().split("\n")
     expect(lines[0]).toMatch(/^strata: anthropic returned HTTP 400: scripted failure/)
     expect(lines).toHaveLength(2)
-    expect(readFileSync(join(repo, ".strata", "tracker.json"), "utf8")).toBe(before)
-    expect(readFileSync(join(repo, ".strata", "session.json"), "utf8")).toBe(sessionBefore)
+    expect(stateFiles(repo)).toEqual(before)
   })
 
   it("talks to OpenAI-compatible endpoints too", async () => {
@@ -148,11 +147,9 @@ describe("strata chat", () => {
         if (/Compacted history/.test(r.stdout)) compacted = r.stdout
       }
       expect(compacted).toMatch(/Compacted history \((truncate|summary|boundary|emergency)[^)]*\): [\d,]+ -> [\d,]+ tokens/)
-      const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { historyId: string }
-      const kept = readFileSync(join(repo, ".strata", "sessions", `${session.historyId}.jsonl`), "utf8").trim().split("\n")
-      expect(kept.length).toBeGreaterThan(0)
-      const tracker = readFileSync(join(repo, ".strata", "tracker.json"), "utf8")
-      expect(tracker).not.toMatch(/"history:/)
+      const stored = await storedSession(repo)
+      expect(stored.history.length).toBeGreaterThan(0)
+      expect(JSON.stringify(stored.tracker)).not.toMatch(/"history:/)
     } finally {
       server.setReply(["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."])
     }

@@ -1,10 +1,10 @@
 // End-to-end on a copy of the example repository: the built binary as a real process.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { runBin, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -145,14 +145,16 @@ describe("strata assemble", () => {
     expect(second.stdout).toMatch(/simulated anthropic cache: read [1-9][\d,]*/)
     // The journal memory the first run saved carries over: this request appends.
     expect(second.stdout).toMatch(/journal \(L3\): appended, [\d,]+ tokens/)
-    expect(existsSync(join(repo, ".strata", "journal.json"))).toBe(true)
     expect(second.stdout).toMatch(/Turn 2 recorded/)
-    const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { turns: number; selected: Array<string>; historyId: string }
-    expect(session.turns).toBe(2)
-    expect(session.selected).toEqual([PRICING])
-    const history = readFileSync(join(repo, ".strata", "sessions", `${session.historyId}.jsonl`), "utf8").trim().split("\n")
-    expect(history).toHaveLength(2)
-    expect(existsSync(join(repo, ".strata", "tracker.json"))).toBe(true)
+    // One store holds the whole session: two commits, nothing in the old per-part files.
+    const stored = await storedSession(repo)
+    expect(stored.version).toBe(2)
+    expect(stored.decodedRecord.turns).toBe(2)
+    expect(stored.decodedRecord.selected).toEqual([PRICING])
+    expect(stored.history).toEqual([{ role: "user", content: "Where is pricing done?" }, { role: "assistant", content: "In quote()." }])
+    expect(stored.tracker).not.toBeNull()
+    expect(stored.journal).not.toBeNull()
+    for (const old of ["session.json", "tracker.json", "journal.json", "sessions"]) expect(existsSync(join(repo, ".strata", old))).toBe(false)
   })
 
   it("--dry-run leaves .strata/ untouched", async () => {
@@ -190,12 +192,12 @@ describe("strata assemble", () => {
     expect(r.stderr.split("\n")[0]).toBe('strata: Invalid configuration in .strata/config.json: provider: Expected "anthropic" | "bedrock" | "openai" | "gemini" | "openai-compatible" | "ai-sdk"')
   })
 
-  it("a corrupt session file is a warning, never fatal", async () => {
+  it("a corrupt session file of an earlier version is a warning, never fatal", async () => {
     const repo = await demo()
     writeFileSync(join(repo, ".strata", "session.json"), "{ truncated")
     const r = await runBin(["assemble", "--repo", repo, "--prompt", "x"])
     expect(r.code).toBe(0)
-    expect(r.stderr).toMatch(/warning: \.strata\/session\.json is unusable/)
+    expect(r.stderr).toMatch(/warning: \.strata\/session\.json is damaged \(not valid JSON\)/)
   })
 
   it("an unknown model is assembled with default limits and one warning naming it", async () => {

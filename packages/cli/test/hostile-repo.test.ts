@@ -3,12 +3,12 @@
 // newlines, a NUL byte past 8 KiB, a bare repository, damaged state. Each case expects its
 // typed error (or its repair), and nothing outside the repository is read or written.
 import { execFileSync } from "node:child_process"
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { runBin, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -42,10 +42,30 @@ const fixture = (from = recorded) => {
   return { repo, outside, secret }
 }
 
-const historyFile = (repo: string): string => {
-  const { historyId } = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { historyId: string }
-  return join(repo, ".strata", "sessions", `${historyId}.jsonl`)
+/** The history id of the files an earlier Strata version kept (`legacy`). */
+const LEGACY_ID = "h-legacy"
+
+/**
+ * A fresh copy of the demo repository with the session files an earlier version kept
+ * under `.strata/` (session record, history, tracker, journal): the store imports them once.
+ */
+const legacy = (historyLines: ReadonlyArray<string> = [
+  JSON.stringify({ t: 0, message: { role: "user", content: "Where is pricing done?" } }),
+  JSON.stringify({ t: 0, message: { role: "assistant", content: "In quote()." } })
+]) => {
+  const f = fixture(master)
+  mkdirSync(join(f.repo, ".strata", "sessions"), { recursive: true })
+  writeFileSync(join(f.repo, ".strata", "session.json"), JSON.stringify({
+    version: 1, historyId: LEGACY_ID, selected: [], turns: 1, emptyTiersTotal: 0,
+    totals: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }, last: null, aliases: null
+  }))
+  writeFileSync(join(f.repo, ".strata", "sessions", `${LEGACY_ID}.jsonl`), historyLines.map((l) => `${l}\n`).join(""))
+  writeFileSync(join(f.repo, ".strata", "tracker.json"), "{}")
+  writeFileSync(join(f.repo, ".strata", "journal.json"), "{}")
+  return f
 }
+
+const historyFile = (repo: string): string => join(repo, ".strata", "sessions", `${LEGACY_ID}.jsonl`)
 
 const replaceWithLink = (path: string, target: string) => {
   rmSync(path, { recursive: true, force: true })
@@ -71,16 +91,26 @@ const outsideUntouched = (outside: string, secret: string) => {
 }
 
 describe("links under .strata/ that leave the repository are refused with PathOutsideRepo", () => {
-  const cases: ReadonlyArray<readonly [string, (repo: string) => string]> = [
-    ["a history file (assemble --reply would append to its target)", historyFile],
-    ["the tracker file", (repo) => join(repo, ".strata", "tracker.json")],
-    ["the session file", (repo) => join(repo, ".strata", "session.json")],
-    ["the config file", (repo) => join(repo, ".strata", "config.json")],
-    ["the last request", (repo) => join(repo, ".strata", "last-request.json")],
-    ["the journal memory", (repo) => join(repo, ".strata", "journal.json")]
+  // `legacy`: the files of an earlier version, which the store imports (and reads only then).
+  const cases: ReadonlyArray<readonly [string, (repo: string) => string, boolean]> = [
+    ["an earlier version's history file (its import would read the target)", historyFile, true],
+    ["an earlier version's tracker file", (repo) => join(repo, ".strata", "tracker.json"), true],
+    ["an earlier version's session file", (repo) => join(repo, ".strata", "session.json"), true],
+    ["an earlier version's journal memory", (repo) => join(repo, ".strata", "journal.json"), true],
+    ["the session store's folder (a commit would write into the target)", (repo) => join(repo, ".strata", "state"), false],
+    ["the config file", (repo) => join(repo, ".strata", "config.json"), false],
+    ["the last request", (repo) => join(repo, ".strata", "last-request.json"), false]
   ]
-  it.each(cases)("%s", async (_name, pathOf) => {
-    const { repo, outside, secret } = fixture()
+  it.each(cases)("%s", async (_name, pathOf, old) => {
+    const { repo, outside, secret } = old ? legacy() : fixture()
+    if (pathOf(repo).endsWith("state")) {
+      replaceWithLink(pathOf(repo), outside)
+      const r = await assemble(repo)
+      expect(r.code, r.stdout + r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/outside the repository/)
+      outsideUntouched(outside, secret)
+      return
+    }
     if (pathOf(repo).endsWith("config.json")) writeFileSync(pathOf(repo), JSON.stringify({ version: 1 }))
     replaceWithLink(pathOf(repo), secret)
     const r = await assemble(repo)
@@ -161,8 +191,8 @@ describe("special files never hang a command", () => {
     expect(files).not.toContain("tsconfig.json")
   })
 
-  it("a FIFO where the session file should be fails with SpecialFile", async () => {
-    const { repo } = fixture()
+  it("a FIFO where an earlier version's session file should be fails with SpecialFile", async () => {
+    const { repo } = legacy()
     rmSync(join(repo, ".strata", "session.json"))
     execFileSync("mkfifo", [join(repo, ".strata", "session.json")])
     const r = await runBin(["hud", "--repo", repo], { timeoutMs: 20_000 })
@@ -214,29 +244,66 @@ describe("a bare repository", () => {
 })
 
 describe("damaged state is reported once and kept", () => {
-  it("copies of corrupt tracker files are numbered, not overwritten", async () => {
-    const { repo } = fixture()
-    for (const text of ["{ first corrupt", "{ second corrupt"]) {
-      writeFileSync(join(repo, ".strata", "tracker.json"), text)
-      const r = await assemble(repo)
-      expect(r.code, r.stderr).toBe(0)
-    }
-    expect(readFileSync(join(repo, ".strata", "tracker.json.bad.1"), "utf8")).toBe("{ first corrupt")
-    expect(readFileSync(join(repo, ".strata", "tracker.json.bad.2"), "utf8")).toBe("{ second corrupt")
+  it("a damaged session file of an earlier version: a numbered copy, the session recovered from the newest complete history, said once", async () => {
+    const { repo } = legacy()
+    const damaged = "{ truncated session"
+    writeFileSync(join(repo, ".strata", "session.json"), damaged)
+    // An earlier copy exists: the new one is numbered next, never overwriting it.
+    writeFileSync(join(repo, ".strata", "session.json.bad.1"), "older damage")
+    // An older history that is also complete, and a newer one cut by a crash: neither is the one.
+    const older = join(repo, ".strata", "sessions", "h-older.jsonl")
+    writeFileSync(older, `${JSON.stringify({ t: 0, message: { role: "user", content: "older" } })}\n`)
+    utimesSync(older, new Date(1_000_000_000_000), new Date(1_000_000_000_000))
+    writeFileSync(join(repo, ".strata", "sessions", "h-torn.jsonl"), `${JSON.stringify({ t: 0, message: { role: "user", content: "torn" } })}\n{"type":"mess`)
+    utimesSync(join(repo, ".strata", "sessions", "h-torn.jsonl"), new Date(), new Date(Date.now() + 60_000))
+    const first = await assemble(repo)
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stderr).toMatch(/warning: \.strata\/session\.json is damaged \(not valid JSON\); the session was recovered from \.strata\/sessions\/h-legacy\.jsonl \(2 messages\)/)
+    expect(first.stderr).toMatch(/the damaged \.strata\/session\.json is kept as \.strata\/session\.json\.bad\.2/)
+    expect(readFileSync(join(repo, ".strata", "session.json.bad.1"), "utf8")).toBe("older damage")
+    expect(readFileSync(join(repo, ".strata", "session.json.bad.2"), "utf8")).toBe(damaged)
+    // The conversation goes on from the recovered history: the earlier exchange, then this one.
+    const stored = await storedSession(repo)
+    expect(stored.history.map((m) => m.content)).toEqual(["Where is pricing done?", "In quote().", "And on weekends?", "With a surcharge."])
+    const second = await assemble(repo)
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stderr).not.toMatch(/damaged|recovered/)
+    expect(existsSync(join(repo, ".strata", "session.json.bad.3"))).toBe(false)
   })
 
-  it("a bad history line is warned about once: the next write moves it to <id>.jsonl.bad", async () => {
-    const { repo } = fixture()
-    const file = historyFile(repo)
-    appendFileSync(file, "{ not a message\n")
+  it("an earlier version's history id that is not an identifier (../../x) is never followed: the session is recovered, nothing written outside", async () => {
+    const { repo, outside, secret } = legacy()
+    const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as Record<string, unknown>
+    writeFileSync(join(repo, ".strata", "session.json"), JSON.stringify({ ...session, historyId: "../../outside/secret" }))
+    const r = await assemble(repo)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/session\.json is damaged \(its history id is not an identifier/)
+    expect((await storedSession(repo)).history.map((m) => m.content)).toEqual(["Where is pricing done?", "In quote().", "And on weekends?", "With a surcharge."])
+    outsideUntouched(outside, secret)
+  })
+
+  it("an invalid session name (STRATA_SESSION=../../x) is refused before anything is written", async () => {
+    const { repo, outside, secret } = fixture(master)
+    const r = await runBin(["assemble", "--repo", repo, "--prompt", "x", "--reply", "y"], { env: { STRATA_SESSION: "../../x" } })
+    expect(r.code).toBe(1)
+    expect(r.stderr.split("\n")[0]).toMatch(/^strata: Invalid configuration in \$STRATA_SESSION: /)
+    expect(existsSync(join(repo, ".strata"))).toBe(false)
+    outsideUntouched(outside, secret)
+  })
+
+  it("a bad history line of an earlier version is warned about once (at the import)", async () => {
+    const { repo } = legacy([
+      JSON.stringify({ t: 0, message: { role: "user", content: "Where is pricing done?" } }),
+      JSON.stringify({ t: 0, message: { role: "assistant", content: "In quote()." } }),
+      "{ not a message"
+    ])
     const first = await assemble(repo)
     expect(first.code).toBe(0)
-    expect(first.stderr).toMatch(/warning: line 3 is not valid JSON; skipped/)
+    expect(first.stderr).toMatch(/warning: .*h-legacy\.jsonl: line 3 is not valid JSON; skipped/)
     const second = await assemble(repo)
     expect(second.code).toBe(0)
     expect(second.stderr).not.toMatch(/not valid JSON/)
-    expect(readFileSync(`${file}.bad`, "utf8")).toBe("{ not a message\n")
-    expect(existsSync(file)).toBe(true)
+    expect((await storedSession(repo)).history).toHaveLength(6)
   })
 })
 

@@ -47,7 +47,7 @@ describe("strata chat without a key, on a terminal", () => {
     const out = makeTestOutput(["y"])
     expect(await runCli(["chat", "--repo", repo, "--once", "Where is pricing done?", "--no-hud"], { output: out.layer })).toBe(0)
     expect(out.stdout()).toMatch(/\(dry run\) would send/)
-    expect(existsSync(join(repo, ".strata", "session.json"))).toBe(false)
+    expect(existsSync(join(repo, ".strata", "state"))).toBe(false)
   })
 
   it("fails with the missing variable when declined", async () => {

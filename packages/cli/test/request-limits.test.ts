@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { appendStored, runBin } from "./support.ts"
 
 const FILES = 20_000
 const LIMIT = 200_000 // claude-sonnet-5, the default model
@@ -100,12 +100,7 @@ describe("a session whose history alone is over the limit", () => {
     const turn = await runBin(["assemble", "--repo", repo, "--prompt", "Where is pricing done?", "--reply", "In quote()."])
     expect(turn.code, turn.stderr).toBe(0)
     // One very long exchange in the history file (about 250,000 tokens).
-    const { historyId } = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { historyId: string }
-    const history = join(repo, ".strata", "sessions", `${historyId}.jsonl`)
-    const line = (message: unknown) => JSON.stringify({ t: Date.now(), message }) + "\n"
-    writeFileSync(history, readFileSync(history, "utf8") +
-      line({ role: "user", content: "Summarize this log:\n" + "abc ".repeat(250_000) }) +
-      line({ role: "assistant", content: "It repeats." }))
+    await appendStored(repo, [{ role: "user", content: "Summarize this log:\n" + "abc ".repeat(250_000) }, { role: "assistant", content: "It repeats." }])
     const state = join(repo, ".strata")
     const snapshot = () => {
       const out: Record<string, string> = {}

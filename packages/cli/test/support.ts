@@ -1,7 +1,11 @@
 // Running the built `strata` binary as a real process (the shared helpers, `it.effect`
 // and temporary directories, are in @strata/test-support).
 import { spawn } from "node:child_process"
-import { resolve } from "node:path"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Effect, type Layer } from "effect"
+import { appendHistory, decodeSessionRecord, StateStore, type Message, type PathOutsideRepo, type StateStoreError } from "@strata/core/effect"
+import { FileStateStore, sessionKeyFor } from "@strata/store"
 import { fileURLToPath } from "node:url"
 
 /** packages/cli/dist/bin.js, built by test/globalSetup.ts. */
@@ -44,3 +48,39 @@ export const runBin = (
     })
     child.stdin.end(options.input ?? "")
   })
+
+/**
+ * A session's state as the CLI stored it (the file store under `.strata/state/` unless
+ * `layer` says otherwise): history, decoded record, tracker and journal JSON, version.
+ */
+export const storedSession = (repo: string, options: { readonly name?: string; readonly layer?: Layer.Layer<StateStore, StateStoreError | PathOutsideRepo> } = {}) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const key = yield* sessionKeyFor(repo, { name: options.name ?? "default", create: false })
+      const { snapshot } = yield* (yield* StateStore).load(key)
+      return { ...snapshot, decodedRecord: decodeSessionRecord(snapshot.record).record }
+    }).pipe(Effect.provide(options.layer ?? FileStateStore.layer({ repoRoot: repo })))
+  )
+
+/** Every file under `<repo>/.strata/state/`, relative to it, with its text: byte-identical when no turn was committed. */
+export const stateFiles = (repo: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  const walk = (dir: string, prefix: string) => {
+    if (!existsSync(dir)) return
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name), `${prefix}${e.name}/`)
+      else out[`${prefix}${e.name}`] = readFileSync(join(dir, e.name), "utf8")
+    }
+  }
+  walk(join(repo, ".strata", "state"), "")
+  return out
+}
+
+/** Append messages to the CLI's session in the file store, as one commit (a test's way to grow a history). */
+export const appendStored = (repo: string, messages: ReadonlyArray<Message>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const key = yield* sessionKeyFor(repo, { create: false })
+      return yield* appendHistory(key, messages)
+    }).pipe(Effect.provide(FileStateStore.layer({ repoRoot: repo })))
+  )

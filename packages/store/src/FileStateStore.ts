@@ -427,6 +427,25 @@ interface CheckpointPolicy {
   readonly checkpointEvery: number
 }
 
+/**
+ * Set a damaged file aside as `<name>.bad.<n>` with the first free `n` from 1 (as core's
+ * `keepDamagedCopy` numbers its copies): a hard link never replaces an existing copy, so
+ * a later damaged file never overwrites an earlier one; then the original goes.
+ */
+const keepNumbered = async (dir: string, name: string): Promise<void> => {
+  for (let n = 1; n <= 1000; n++) {
+    const linked = await fs.link(path.join(dir, name), path.join(dir, `${name}.bad.${n}`)).then(() => true, (error: NodeJS.ErrnoException) => {
+      if (error.code === "EEXIST") return false
+      throw error
+    }).catch(() => undefined)
+    if (linked === undefined) return
+    if (linked) {
+      await fs.unlink(path.join(dir, name)).catch(() => undefined)
+      return
+    }
+  }
+}
+
 /** Under the lock: remove temp files and stale-lock leftovers of crashed writers, set corrupt files aside. */
 const tidy = (store: FileStore, dir: string, log: LogState) =>
   store.io("clean the session directory", async () => {
@@ -439,7 +458,7 @@ const tidy = (store: FileStore, dir: string, log: LogState) =>
     }
     for (const name of log.corrupt) {
       store.hook("quarantine")
-      await fs.rename(path.join(dir, name), path.join(dir, `${name}.corrupt-${randomBytes(4).toString("hex")}`)).catch(() => undefined)
+      await keepNumbered(dir, name)
     }
   })
 

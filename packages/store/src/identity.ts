@@ -25,6 +25,9 @@ const gitRootCommits = (root: string): Promise<ReadonlyArray<string>> =>
 
 const decodeName = Schema.decodeUnknownEffect(SessionName)
 
+/** The identity `repositoryIdentity(..., { create: false })` gives a checkout that has none yet. */
+export const UNSAVED_LOCAL_ID = "local:unsaved"
+
 /**
  * The repository's identity: `id:<configured>` when given; otherwise `git:<root commit>`
  * (the smallest, when a history has several roots); otherwise a random id kept in
@@ -37,13 +40,22 @@ const decodeName = Schema.decodeUnknownEffect(SessionName)
  * const id = await Effect.runPromise(repositoryIdentity(".")) // "git:2d9088d4..."
  * ```
  */
-export const repositoryIdentity = (root: string, configured?: string | undefined): Effect.Effect<string, StateStoreError> =>
+export const repositoryIdentity = (
+  root: string,
+  configured?: string | undefined,
+  options: { readonly create?: boolean | undefined } = {}
+): Effect.Effect<string, StateStoreError> =>
   Effect.gen(function* () {
     if (configured !== undefined && configured.trim() !== "") return `id:${configured.trim()}`
     const roots = yield* Effect.promise(() => gitRootCommits(root))
     const first = [...roots].sort()[0]
     if (first !== undefined) return `git:${first}`
     const file = path.join(root, LOCAL_ID_PATH)
+    if (options.create === false) {
+      // A reader writes nothing: without an id yet, no session can be stored under one.
+      const existing = yield* Effect.promise(() => fs.readFile(file, "utf8").catch(() => undefined))
+      return existing !== undefined && /^[0-9a-f-]{36}$/.test(existing.trim()) ? `local:${existing.trim()}` : UNSAVED_LOCAL_ID
+    }
     return yield* Effect.tryPromise({
       try: async () => {
         const existing = await fs.readFile(file, "utf8").catch(() => undefined)
@@ -71,7 +83,12 @@ export const repositoryIdentity = (root: string, configured?: string | undefined
  */
 export const sessionKeyFor = (
   root: string,
-  options: { readonly name?: string | undefined; readonly repositoryId?: string | undefined } = {}
+  options: {
+    readonly name?: string | undefined
+    readonly repositoryId?: string | undefined
+    /** False: never create `.strata/repository-id` (a reader's key; see `repositoryIdentity`). */
+    readonly create?: boolean | undefined
+  } = {}
 ): Effect.Effect<SessionKey, StateStoreError> =>
   Effect.gen(function* () {
     const name = yield* decodeName(options.name ?? DEFAULT_SESSION_NAME).pipe(
@@ -85,5 +102,5 @@ export const sessionKeyFor = (
           })
       )
     )
-    return { repository: yield* repositoryIdentity(root, options.repositoryId), name }
+    return { repository: yield* repositoryIdentity(root, options.repositoryId, { create: options.create }), name }
   })

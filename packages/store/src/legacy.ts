@@ -8,8 +8,11 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import {
+  keepDamagedCopy,
   parseSessionText,
-  PathOutsideRepo,
+  readInsideRepo,
+  type PathOutsideRepo,
+  type SpecialFile,
   SessionId,
   StateStore,
   type LoadedState,
@@ -41,21 +44,25 @@ export interface LegacyState {
   readonly files: ReadonlyArray<string>
   /** Files that could not be used, and why. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * The session file when it was damaged (not JSON, or a history id that is not an
+   * identifier, such as `../../x`): the history then comes from the newest complete
+   * history file, and the import keeps a numbered `.bad.N` copy of the damaged text.
+   */
+  readonly damaged?: { readonly path: string; readonly text: string; readonly problem: string } | undefined
 }
 
 const decodeJson = Schema.decodeUnknownResult(Schema.Json)
 const HistoryPointer = Schema.Struct({ historyId: Schema.NullOr(SessionId) })
 const decodePointer = Schema.decodeUnknownResult(HistoryPointer)
+const decodeId = Schema.decodeUnknownResult(SessionId)
 
-const isInside = (root: string, p: string): boolean => {
-  const rel = path.relative(root, p)
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
-}
 
 /**
  * Read the old files of the repository at `root`; `undefined` when there are none.
  * A file that is not JSON is reported in `warnings` and left out, never fatal; a file
- * whose real path leaves the repository (a symlink out) is refused with `PathOutsideRepo`.
+ * whose real path leaves the repository (a symlink out) is refused with `PathOutsideRepo`,
+ * a FIFO or device with `SpecialFile`.
  *
  * @example
  * ```ts
@@ -64,22 +71,21 @@ const isInside = (root: string, p: string): boolean => {
  * const legacy = await Effect.runPromise(readLegacyState("."))
  * ```
  */
-export const readLegacyState = (root: string): Effect.Effect<LegacyState | undefined, PathOutsideRepo> =>
+export const readLegacyState = (root: string): Effect.Effect<LegacyState | undefined, PathOutsideRepo | SpecialFile> =>
   Effect.gen(function* () {
     const realRoot = yield* Effect.promise(() => fs.realpath(root).catch(() => path.resolve(root)))
     const files: Array<string> = []
     const warnings: Array<string> = []
+    // Regular files inside the repository only: a link out is PathOutsideRepo, a FIFO or
+    // device SpecialFile (never a read that hangs), anything else unreadable a warning.
     const read = (relative: string) =>
-      Effect.gen(function* () {
-        const full = path.join(realRoot, relative)
-        const real = yield* Effect.promise(() => fs.realpath(full).catch(() => undefined))
-        if (real === undefined) return undefined
-        if (!isInside(realRoot, real)) return yield* new PathOutsideRepo({ path: relative, root: realRoot })
-        const text = yield* Effect.promise(() => fs.readFile(real, "utf8").catch(() => undefined))
-        if (text === undefined) return undefined
-        files.push(relative)
-        return text
-      })
+      readInsideRepo(realRoot, relative).pipe(
+        Effect.tap((text) => (text === undefined ? Effect.void : Effect.sync(() => files.push(relative)))),
+        Effect.catchTag("FileReadError", (error) => Effect.sync(() => {
+          warnings.push(`${relative} cannot be read (${error.reason}); not imported`)
+          return undefined
+        }))
+      )
     const json = (relative: string) =>
       Effect.gen(function* () {
         const text = yield* read(relative)
@@ -95,11 +101,27 @@ export const readLegacyState = (root: string): Effect.Effect<LegacyState | undef
         return Result.isSuccess(decoded) ? decoded.success : null
       })
 
-    const record = yield* json(LEGACY_FILES.session)
+    const sessionText = yield* read(LEGACY_FILES.session)
+    let damaged: LegacyState["damaged"]
+    let record: Schema.Json | null = null
+    if (sessionText !== undefined) {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(sessionText)
+      } catch {
+        parsed = undefined
+      }
+      const decoded = parsed === undefined ? undefined : decodeJson(parsed)
+      if (decoded === undefined || Result.isFailure(decoded)) damaged = { path: LEGACY_FILES.session, text: sessionText, problem: "not valid JSON" }
+      else record = decoded.success
+    }
     const tracker = yield* json(LEGACY_FILES.tracker)
     const journal = yield* json(LEGACY_FILES.journal)
     let history: ReadonlyArray<Message> = []
     const pointer = record === null ? undefined : decodePointer(record)
+    if (record !== null && (pointer === undefined || Result.isFailure(pointer))) {
+      damaged = { path: LEGACY_FILES.session, text: sessionText ?? "", problem: "its history id is not an identifier (letters, digits, _ and -)" }
+    }
     if (pointer !== undefined && Result.isSuccess(pointer) && pointer.success.historyId !== null) {
       const relative = path.join(LEGACY_FILES.sessions, `${pointer.success.historyId}.jsonl`)
       const text = yield* read(relative)
@@ -110,8 +132,42 @@ export const readLegacyState = (root: string): Effect.Effect<LegacyState | undef
         warnings.push(...parsed.warnings.map((w) => `${relative}: ${w}`))
       }
     }
+    if (damaged !== undefined) {
+      const newest = yield* newestCompleteHistory(realRoot)
+      if (newest !== undefined) {
+        files.push(newest.relative)
+        history = newest.messages
+      }
+      warnings.push(
+        `${damaged.path} is damaged (${damaged.problem}); ` +
+          (newest === undefined ? "no complete history file was found, so the session starts without history" : `the session was recovered from ${newest.relative} (${newest.messages.length} messages)`)
+      )
+    }
     if (files.length === 0) return undefined
-    return { history, tracker, journal, record, files, warnings }
+    return { history, tracker, journal, record: damaged === undefined ? record : null, files, warnings, damaged }
+  })
+
+/**
+ * The newest history file under `.strata/sessions/` (by modification time) whose every
+ * line decodes: the conversation a damaged session file pointed to, as far as can be told.
+ */
+const newestCompleteHistory = (realRoot: string) =>
+  Effect.promise(async () => {
+    const dir = path.join(realRoot, LEGACY_FILES.sessions)
+    const names = await fs.readdir(dir).catch(() => [] as Array<string>)
+    const candidates: Array<{ readonly relative: string; readonly mtime: number; readonly messages: ReadonlyArray<Message> }> = []
+    for (const name of names) {
+      if (!name.endsWith(".jsonl") || !Result.isSuccess(decodeId(name.slice(0, -".jsonl".length)))) continue
+      const full = path.join(dir, name)
+      const info = await fs.lstat(full).catch(() => undefined)
+      // Links are not followed: a history file is a regular file inside the repository.
+      if (info === undefined || !info.isFile()) continue
+      const parsed = parseSessionText(await fs.readFile(full, "utf8"))
+      if (parsed.warnings.length > 0 || parsed.messages.length === 0) continue
+      candidates.push({ relative: path.join(LEGACY_FILES.sessions, name), mtime: info.mtimeMs, messages: parsed.messages })
+    }
+    candidates.sort((a, b) => b.mtime - a.mtime || (a.relative < b.relative ? -1 : 1))
+    return candidates[0]
   })
 
 /**
@@ -133,7 +189,7 @@ export const readLegacyState = (root: string): Effect.Effect<LegacyState | undef
 export const loadOrImport = (
   key: SessionKey,
   root: string
-): Effect.Effect<LoadedState, StateStoreError | PathOutsideRepo, StateStore> =>
+): Effect.Effect<LoadedState, StateStoreError | PathOutsideRepo | SpecialFile, StateStore> =>
   Effect.gen(function* () {
     const store = yield* StateStore
     const loaded = yield* store.load(key)
@@ -150,8 +206,12 @@ export const loadOrImport = (
       })
       .pipe(Effect.catchTag("StateConflict", () => Effect.succeed({ version: -1, duplicate: true })))
     const after = yield* store.load(key)
-    const note = result.duplicate
-      ? []
-      : [`imported ${legacy.files.join(", ")} (${legacy.history.length} messages) into ${store.describe}; the old files are no longer read`]
+    if (result.duplicate) return { snapshot: after.snapshot, warnings: [...legacy.warnings, ...after.warnings] }
+    // The import happened here: keep the damaged session file's text, numbered, and say it once.
+    const kept = legacy.damaged === undefined ? undefined : yield* keepDamagedCopy(root, legacy.damaged.path, legacy.damaged.text).pipe(Effect.orElseSucceed(() => undefined))
+    const note = [
+      `imported ${legacy.files.join(", ")} (${legacy.history.length} messages) into ${store.describe}; the old files are no longer read`,
+      ...(kept === undefined ? [] : [`the damaged ${legacy.damaged?.path} is kept as ${kept}`])
+    ]
     return { snapshot: after.snapshot, warnings: [...legacy.warnings, ...note, ...after.warnings] }
   })

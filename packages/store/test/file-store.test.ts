@@ -70,7 +70,7 @@ describe("file store: damage and recovery", () => {
           const after = yield* store.load(key)
           expect(after.snapshot.version).toBe(3)
           expect(after.warnings).toEqual([])
-          expect(readdirSync(dir).filter((n) => n.includes(".corrupt-"))).toHaveLength(1)
+          expect(readdirSync(dir).filter((n) => n.includes(".bad."))).toEqual(["turn-000000000003.json.bad.1"])
         })
       )
     })

@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { resolveRequestLimits } from "@strata/core"
+import { redactStoreSetting } from "../config.ts"
 import { CONFIG_PATH, commandContext } from "../context.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
@@ -23,7 +24,10 @@ export const configRows = (config: import("../config.ts").ResolvedConfig): Reado
     ["budgets.compactionTokens", String(budgets.compactionTokens)],
     ["budgets.cacheTargetTokens", String(budgets.cacheTargetTokens)],
     ["prompts", config.prompts ?? "(bundled defaults)"],
-    ["timeoutMs", String(config.timeoutMs)]
+    ["timeoutMs", String(config.timeoutMs)],
+    // A URL's password never reaches the terminal.
+    ["store", redactStoreSetting(config.store)],
+    ["session", config.session]
   ]
 }
 

@@ -3,18 +3,22 @@
  * printed as the provider's body (`--json`) or a readable summary (tiers, breakpoints,
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
-import { Clock, Effect, Ref } from "effect"
-import { AssemblySession, renderCacheBlocks, renderTierChanges, SessionStore, formatTokens, Tokenizer, type AssemblyResult, type JournalSummary, type TierReport } from "@strata/core/effect"
-import type { Message, PlacementResult } from "@strata/core"
-import { assemble, normalizeSelection, rememberRequest, requestInput, simulateUsage, type Engine } from "../engine.ts"
+import { Clock, Effect } from "effect"
+import { beginTurn, renderCacheBlocks, renderTierChanges, formatTokens, type JournalSummary, type TierReport, type Turn, type Usage } from "@strata/core/effect"
+import type { Message, PlacementResult, ToolDefinition } from "@strata/core"
 import { UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { Output, type Style } from "../output.ts"
-import { addUsage, emptyUsage, saveJournal, saveSession, type SessionFile, type Usage } from "../session.ts"
-import { prepare, warn } from "./shared.ts"
+import { normalizeSelection, rememberRequest, requestInput, simulateUsage } from "../wiring.ts"
+import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
 import type { PolicyName, ProviderName } from "../config.ts"
-import type { CommandContext } from "../context.ts"
+
+/**
+ * Conflicts a turn's commit re-assembles and retries before giving up: each retry means
+ * another process committed in between, so this many processes can record at once.
+ */
+export const COMMIT_RETRIES = 32
 
 /** Breakpoint lines: where each landed, and why any were dropped. Pure. */
 export const describeBreakpoints = (placed: PlacementResult): ReadonlyArray<string> => [
@@ -55,72 +59,48 @@ export const describeUsage = (usage: Usage | undefined, source: "provider" | "si
 export const colourChanges = (lines: ReadonlyArray<string>, s: Style): ReadonlyArray<string> =>
   lines.map((l) => (/Promoted|Initial/.test(l) ? s.green(l) : /Demoted|Removed/.test(l) ? s.yellow(l) : l))
 
-export interface TurnRecord {
-  readonly ctx: CommandContext
-  readonly session: SessionFile
-  readonly engine: Engine
-  readonly selected: ReadonlyArray<string>
-  /** The request that was sent (or simulated); its tracker update is committed here. */
-  readonly result: AssemblyResult
-  readonly usage: Usage | undefined
-  readonly usageSource: "provider" | "simulated" | "none"
-  /**
-   * What the turn adds to the history: a prompt and its reply, or the messages of one
-   * round of a tool loop (its prompt, the assistant message with its calls and the tool
-   * message answering them, stored in one write so a call never lands without its result).
-   */
-  readonly exchange: { readonly user: string; readonly assistant: string } | { readonly messages: ReadonlyArray<Message> } | undefined
-  readonly atMs: number
-}
+/**
+ * Begin the session's next turn: the request assembled from the store's snapshot (history,
+ * tracker, journal memory and record, all of one version) with the selected files, and
+ * `tools` offered to the model when given.
+ */
+export const beginCliTurn = (prepared: Prepared, prompt: string, selected: ReadonlyArray<string>, tools?: ReadonlyArray<ToolDefinition>) =>
+  Effect.gen(function* () {
+    const { ctx, state } = prepared
+    const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt, selected })
+    const turn = yield* beginTurn({ session: state.key, input: tools === undefined ? input : { ...input, tools } }, { tracker: "store" })
+    yield* warn([...warnings, ...turn.warnings, ...turn.assembly.warnings])
+    return turn
+  })
 
 /**
- * Persist one finished turn: commit the request's tracker update, then the history
- * exchange, the session file, the journal memory and the last request.
+ * Record a finished turn as ONE commit to the session's store: the exchange (when there is
+ * a reply: a text, or a tool round's messages, the calls with their results), the tracker,
+ * the journal memory and the record. Another process committing
+ * first makes the turn re-assemble from the new state and commit again (the reply is
+ * kept). Then the request's body is remembered for the next simulation.
  */
-export const recordTurn = (t: TurnRecord) =>
+export const recordTurn = (
+  prepared: Prepared,
+  turn: Turn,
+  outcome: { readonly reply: string | ReadonlyArray<Message> | undefined; readonly usage: Usage | undefined; readonly usageSource: "provider" | "simulated"; readonly atMs: number }
+) =>
   Effect.gen(function* () {
-    yield* t.result.commit
-    const report = t.result.report
-    let historyId = t.session.historyId
-    if (t.exchange !== undefined) {
-      const store = yield* SessionStore
-      if (historyId === null) historyId = yield* store.create
-      if (!("messages" in t.exchange)) yield* store.appendExchange(historyId, { role: "user", content: t.exchange.user }, { role: "assistant", content: t.exchange.assistant })
-      else {
-        // The last two (a call and its results) go in one synced write.
-        const messages = t.exchange.messages
-        const [last, beforeLast] = [messages.at(-1), messages.at(-2)]
-        for (const m of messages.slice(0, beforeLast === undefined ? -1 : -2)) yield* store.append(historyId, m)
-        if (beforeLast !== undefined && last !== undefined) yield* store.appendExchange(historyId, beforeLast, last)
-        else if (last !== undefined) yield* store.append(historyId, last)
-      }
-    }
-    const usage = t.usage ?? emptyUsage
-    const map = t.engine.lastMap()
-    const next: SessionFile = {
-      ...t.session,
-      historyId,
-      selected: [...t.selected],
-      turns: t.session.turns + 1,
-      emptyTiersTotal: t.session.emptyTiersTotal + report.emptyTiers,
-      totals: addUsage(t.session.totals, usage),
-      last: {
-        provider: t.ctx.config.provider,
-        model: t.ctx.config.model,
-        at: t.atMs,
-        promptTokens: report.totalTokens,
-        usage,
-        usageSource: t.usage === undefined ? "none" : t.usageSource,
-        changes: report.changes,
-        emptyTiers: report.emptyTiers
+    const committed = yield* turn.commit(
+      {
+        ...(outcome.reply === undefined ? {} : { reply: typeof outcome.reply === "string" ? [{ role: "assistant" as const, content: outcome.reply }] : outcome.reply }),
+        usage: outcome.usage,
+        usageSource: outcome.usageSource,
+        at: outcome.atMs
       },
-      aliases: t.session.aliases ?? (map === undefined ? null : map.aliases.map((a) => ({ token: a.token, prefix: a.prefix })))
-    }
-    yield* saveSession(t.ctx.root, next)
-    const journal = yield* Ref.get((yield* AssemblySession).journal)
-    if (journal !== undefined) yield* saveJournal(t.ctx.root, journal, (yield* Tokenizer).encoding)
-    yield* rememberRequest(t.ctx.root, t.ctx.config.provider, t.ctx.config.model, t.result.placed.body, Math.floor(t.atMs / 1000))
-    return next
+      { retries: COMMIT_RETRIES }
+    )
+    const { ctx } = prepared
+    // After the commit: a lost body only costs the next simulation, but a link out of the
+    // repository where it goes still fails the command (PathOutsideRepo), as every state file does.
+    yield* rememberRequest(ctx.root, ctx.config.provider, ctx.config.model, turn.assembly.placed.body, Math.floor(outcome.atMs / 1000))
+    yield* warn(committed.warnings)
+    return committed
   })
 
 export interface AssembleFlags {
@@ -137,33 +117,20 @@ export interface AssembleFlags {
 export const runAssemble = (flags: AssembleFlags) =>
   Effect.gen(function* () {
     if (flags.noFiles && flags.file.length > 0) return yield* new UsageError({ reason: "--no-files and --file cannot be used together" })
-    const { ctx, session, engine } = yield* prepare(
+    const prepared = yield* prepare(
       { provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) },
       { dryRun: flags.dryRun }
     )
+    const { ctx, state, engine } = prepared
     const output = yield* Output
     yield* Effect.gen(function* () {
-      const selected = flags.noFiles ? [] : flags.file.length > 0 ? yield* normalizeSelection(flags.file) : session.selected
+      const selected = flags.noFiles ? [] : flags.file.length > 0 ? yield* normalizeSelection(flags.file) : state.record.selected
       yield* engine.symbolMap
-      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: flags.prompt, selected, session })
-      const result = yield* assemble(input)
-      yield* warn([...warnings, ...result.warnings])
+      const turn = yield* beginCliTurn(prepared, flags.prompt, selected)
+      const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
-      if (!flags.dryRun) {
-        const reply = opt(flags.reply)
-        yield* recordTurn({
-          ctx,
-          session,
-          engine,
-          selected,
-          result,
-          usage,
-          usageSource: "simulated",
-          exchange: reply === undefined ? undefined : { user: result.userText, assistant: reply },
-          atMs
-        })
-      }
+      const committed = flags.dryRun ? undefined : yield* recordTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
       if (ctx.json) {
         yield* output.out(JSON.stringify(result.placed.body, null, 2))
         return
@@ -181,7 +148,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       yield* output.out(describeUsage(usage, "simulated", ctx.config.provider))
       for (const line of colourChanges(renderTierChanges(result.report), s)) yield* output.out(line)
       yield* output.out(
-        s.dim(flags.dryRun ? "Dry run: nothing in .strata/ was changed." : `Turn ${session.turns + 1} recorded in .strata/ (--dry-run leaves it untouched).`)
+        s.dim(committed === undefined ? "Dry run: nothing in .strata/ was changed." : `Turn ${committed.record.turns} recorded in the session (--dry-run records nothing).`)
       )
     }).pipe(Effect.provide(engine.layer))
   })

@@ -4,21 +4,21 @@
  * stream the reply, commit the tracker only on success, store the exchange, compact the
  * history when it grows past the budget, then print the provider's usage and the HUD.
  * When the reply calls the repository tools, they run and the loop sends the next
- * request, each round recorded on its own once the provider said it finished.
+ * request, each round (its calls with their results) one commit once the provider said
+ * it finished.
  */
 import { Clock, Effect, Layer, Option, Stream } from "effect"
-import { HistoryCompactor, SessionStore, formatTokens, type Message, type ToolCallPart, type ToolResultPart } from "@strata/core/effect"
+import { HistoryCompactor, formatTokens, rewriteSessionHistory, type Message, type SessionRecord, type ToolCallPart, type ToolResultPart, type Usage } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../config.ts"
-import { assemble, loadHistory, normalizeSelection, requestInput, simulateUsage, type StoredRequest } from "../engine.ts"
+import { normalizeSelection, simulateUsage, type StoredRequest } from "../wiring.ts"
 import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
-import { saveSession, type SessionFile, type Usage } from "../session.ts"
-import { colourChanges, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
-import { prepare, warn, type Prepared } from "./shared.ts"
+import { prepare, type Prepared } from "./shared.ts"
 import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
 
 export interface ChatFlags {
@@ -75,7 +75,7 @@ const HELP = [
 interface Turn {
   readonly reply: string | undefined
   readonly usage: Usage | undefined
-  readonly session: SessionFile
+  readonly session: SessionRecord
   /** A dry turn's request, which the next dry turn is simulated against (nothing is saved). */
   readonly dryRequest?: StoredRequest
 }
@@ -118,7 +118,7 @@ export const runChat = (flags: ChatFlags) =>
       return yield* LlmClient
     }), llmLayer)
     const loop = Effect.gen(function* () {
-      let session = prepared.session
+      let session = prepared.state.record
       let selected = flags.file.length > 0 ? yield* normalizeSelection(flags.file) : session.selected
       yield* prepared.engine.symbolMap
       const once = opt(flags.once)
@@ -165,11 +165,10 @@ export const runChat = (flags: ChatFlags) =>
     yield* loop.pipe(Effect.provide(prepared.engine.layer))
   })
 
-const showHud = (prepared: Prepared, session: SessionFile, selected: ReadonlyArray<string>) =>
+const showHud = (prepared: Prepared, session: SessionRecord, selected: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const output = yield* Output
-    const { input } = yield* requestInput({ model: prepared.ctx.config.model, prompt: "", selected, session })
-    const report = (yield* assemble(input)).report
+    const report = (yield* beginCliTurn(prepared, "", selected)).assembly.report
     const lastMiss = yield* lastMissReason(prepared.ctx.root, session)
     for (const line of colourChanges(hudLines(report, session, { width: output.errColumns, lastMiss, maxInputTokens: prepared.ctx.config.budgets.maxInputTokens }), output.errStyle)) yield* output.err(line)
   })
@@ -214,7 +213,7 @@ export const describeToolCall = (call: ToolCallPart, output: ToolResultPart["out
 
 const chatTurn = (
   prepared: Prepared,
-  session: SessionFile,
+  session: SessionRecord,
   selected: ReadonlyArray<string>,
   prompt: string,
   llm: LlmClientShape | undefined,
@@ -223,17 +222,15 @@ const chatTurn = (
   tools: ChatTools | undefined
 ) =>
   Effect.gen(function* () {
-    const { ctx, engine } = prepared
+    const { ctx } = prepared
     const output = yield* Output
     const s = output.style
     const rounds: Array<Round> = []
     let current = session
     for (let round = 1; ; round++) {
       // After the first round the prompt is in the history, followed by the tool exchanges.
-      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: round === 1 ? prompt : "", selected, session: current })
-      const result = yield* assemble(tools === undefined ? input : { ...input, tools: REPO_TOOLS })
-      if (round === 1) yield* warn([...warnings, ...result.warnings])
-      else yield* warn(result.warnings)
+      const turn = yield* beginCliTurn(prepared, round === 1 ? prompt : "", selected, tools === undefined ? undefined : REPO_TOOLS)
+      const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
       if (llm === undefined) {
         const at = Math.floor(atMs / 1000)
@@ -275,7 +272,7 @@ const chatTurn = (
       )
       if (!ctx.json && reply !== "") yield* output.write(reply.endsWith("\n") ? "" : "\n")
       // Calls past the round limit are answered, not run: the model is to answer now.
-      const asked = withUniqueIds(tools === undefined ? [] : calls, input.history ?? [], round)
+      const asked = withUniqueIds(tools === undefined ? [] : calls, turn.history, round)
       const allowed = tools !== undefined && round <= tools.maxRounds
       const results: Array<ToolResultPart> = []
       for (const call of asked) {
@@ -287,20 +284,17 @@ const chatTurn = (
       }
       const parts = [...(reply === "" ? [] : [{ type: "text" as const, text: reply }]), ...asked]
       const assistant: Message = asked.length === 0 ? { role: "assistant", content: reply } : { role: "assistant", content: parts }
-      const messages: ReadonlyArray<Message> = [
-        ...(round === 1 ? [{ role: "user" as const, content: result.userText }] : []),
-        assistant,
-        ...(results.length === 0 ? [] : [{ role: "tool" as const, content: results }])
-      ]
-      // Only a request that succeeded advances the tracker and is stored: each round on its own.
-      current = yield* recordTurn({ ctx, session: current, engine, selected, result, usage, usageSource: "provider", exchange: { messages }, atMs })
+      // Only a request that succeeded is stored, each round as one commit: its prompt (the
+      // first round's), the reply with its calls and the results answering them, the
+      // tracker, journal and record. A call is never stored without its result.
+      const replyMessages: ReadonlyArray<Message> = [assistant, ...(results.length === 0 ? [] : [{ role: "tool" as const, content: results }])]
+      current = (yield* recordTurn(prepared, turn, { reply: replyMessages, usage, usageSource: "provider", atMs })).record
       rounds.push({ text: reply, toolCalls: asked.map((c, i) => ({ id: c.toolCallId, name: c.toolName, input: c.input, output: results[i]!.output })), usage: usage ?? null })
       if (!ctx.json) yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
       // The loop ends with an answer, or when the model kept calling after its last round.
       if (asked.length === 0 || round > (tools?.maxRounds ?? 0) + 1) {
         if (asked.length > 0 && !ctx.json) yield* output.out(s.yellow(`The model still called tools after ${tools?.maxRounds ?? 0} tool rounds; stopped without its answer. Raise --max-tool-rounds, or ask again.`))
-        const compaction = yield* compact(prepared, current, llm)
-        current = compaction.session
+        const compaction = yield* compact(prepared, llm)
         const ran = rounds.flatMap((r) => r.toolCalls)
         if (ctx.json) {
           yield* output.out(jsonDocument({ reply, usage: usage ?? null, rounds, report: result.report, compaction: compaction.note ?? null }))
@@ -323,29 +317,30 @@ const toolCounts = (names: ReadonlyArray<string>): string => {
 
 /**
  * The compaction hook: when history passes `budgets.compactionTokens`, the history
- * compactor (with the provider's model as detector) shrinks it in one large step, the
- * tracker's history entries are purged, and the session continues in a new history file.
+ * compactor (with the provider's model as detector) shrinks it in one large step, and the
+ * compacted history replaces the stored one together with the tracker's purged history
+ * entries, in one commit (re-run on the new state if another process committed first).
  */
-const compact = (prepared: Prepared, session: SessionFile, llm: LlmClientShape) =>
+const compact = (prepared: Prepared, llm: LlmClientShape) =>
   Effect.gen(function* () {
     const trigger = prepared.ctx.config.budgets.compactionTokens
-    if (trigger <= 0 || session.historyId === null) return { session, note: undefined as string | undefined }
-    const { messages } = yield* loadHistory(session)
+    if (trigger <= 0) return { note: undefined as string | undefined }
     const compactorLayer = HistoryCompactor.layer({ config: { triggerTokens: trigger } }).pipe(
       Layer.provide(compactionModelLayer(prepared.ctx.config.model).pipe(Layer.provide(Layer.succeed(LlmClient, llm))))
     )
-    const result = yield* Effect.gen(function* () {
-      const compactor = yield* HistoryCompactor
-      return yield* compactor.compactHistoryIfNeeded(messages)
-    }).pipe(Effect.provide(compactorLayer))
-    if (!result.compacted) return { session, note: undefined }
-    const store = yield* SessionStore
-    const id = yield* store.create
-    for (const m of result.history) yield* store.append(id, m)
-    const next: SessionFile = { ...session, historyId: id }
-    yield* saveSession(prepared.ctx.root, next)
+    const rewritten = yield* rewriteSessionHistory(
+      prepared.state.key,
+      (snapshot) =>
+        Effect.gen(function* () {
+          const compactor = yield* HistoryCompactor
+          const result = yield* compactor.compactHistoryIfNeeded(snapshot.history)
+          return { history: result.compacted ? result.history : undefined, value: result }
+        }).pipe(Effect.provide(compactorLayer)),
+      { purgeTracker: true, tracker: "store", retries: COMMIT_RETRIES }
+    )
+    const result = rewritten.value
+    if (!result.compacted || rewritten.commit === undefined) return { note: undefined }
     return {
-      session: next,
       note: `Compacted history (${result.kind}): ${formatTokens(result.tokensBefore)} -> ${formatTokens(result.tokensAfter)} tokens; ${formatTokens(result.cacheTokensRewritten)} cached tokens to write again (${formatTokens(result.cacheTokensInvalidated)} cached tokens invalidated).`
     }
   })

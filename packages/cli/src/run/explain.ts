@@ -5,24 +5,15 @@
  */
 import { isAbsolute, relative, resolve } from "node:path"
 import { Effect, Option, Result, Schema } from "effect"
-import { formatTokens } from "@strata/core"
+import { formatTokens, type SessionRecord } from "@strata/core"
 import { describeMissReason, explainMiss, type BodyFormat, type MissExplanation } from "@strata/providers"
 import { commandContext } from "../context.ts"
-import { LAST_REQUEST_PATH, PREVIOUS_REQUEST_PATH } from "../engine.ts"
+import { LAST_REQUEST_PATH, PREVIOUS_REQUEST_PATH, StoredRequest } from "../wiring.ts"
 import { UsageError } from "../errors.ts"
 import { readTextIfExists, type StateFileError } from "../fsutil.ts"
 import { jsonDocument, Output } from "../output.ts"
-import { loadSession, type SessionFile } from "../session.ts"
+import { readSession } from "../sessionState.ts"
 import { warn } from "./shared.ts"
-
-/** A request as the CLI stores it (`.strata/last-request.json`): provider, model, send time in seconds, native body. */
-export const StoredRequest = Schema.Struct({
-  provider: Schema.String,
-  model: Schema.String,
-  at: Schema.Number,
-  body: Schema.Unknown
-})
-export type StoredRequest = typeof StoredRequest.Type
 
 /** A request to compare: a stored request, or a bare body from `--before`/`--after`. */
 export interface RequestFile {
@@ -73,7 +64,7 @@ export type Comparison =
   | { readonly kind: "provider-changed"; readonly before: RequestFile; readonly after: RequestFile }
 
 /** Compare two requests (pure: the simulators run offline). `reported` is the provider's usage for the second. */
-export const compareRequests = (before: RequestFile, after: RequestFile, reported?: SessionFile["totals"]): Comparison => {
+export const compareRequests = (before: RequestFile, after: RequestFile, reported?: SessionRecord["totals"]): Comparison => {
   if (before.provider !== undefined && after.provider !== undefined && before.provider !== after.provider) {
     return { kind: "provider-changed", before, after }
   }
@@ -124,7 +115,7 @@ const readRequest = (root: string, path: string, missing: string, hint?: string)
   })
 
 /** The provider-reported usage of the session's last request, when it is that stored request's. */
-const reportedFor = (session: SessionFile, after: RequestFile): SessionFile["totals"] | undefined => {
+const reportedFor = (session: SessionRecord, after: RequestFile): SessionRecord["totals"] | undefined => {
   const last = session.last
   if (last === null || last.usageSource !== "provider" || after.at === undefined) return undefined
   return Math.floor(last.at / 1000) === after.at && last.provider === after.provider ? last.usage : undefined
@@ -134,7 +125,7 @@ const reportedFor = (session: SessionFile, after: RequestFile): SessionFile["tot
  * The HUD's line: why the last request missed, from the two stored requests; undefined
  * when there are not two, or the last one read everything the previous one cached.
  */
-export const lastMissReason = (root: string, session: SessionFile): Effect.Effect<string | undefined> =>
+export const lastMissReason = (root: string, session: SessionRecord): Effect.Effect<string | undefined> =>
   Effect.gen(function* () {
     const previous = yield* readTextIfExists(root, PREVIOUS_REQUEST_PATH)
     const last = yield* readTextIfExists(root, LAST_REQUEST_PATH)
@@ -171,8 +162,8 @@ export const runExplain = (flags: ExplainFlags) =>
         }
         return path
       })
-    const loaded = yield* loadSession(ctx.root)
-    if (loaded.warning !== undefined) yield* warn([loaded.warning])
+    const loaded = yield* readSession(ctx)
+    yield* warn(loaded.warnings)
     const never = "the session has fewer than two recorded requests"
     const hint = "run `strata assemble` (or `strata chat`) twice, or pass --before A.json --after B.json"
     const before = beforePath === undefined
@@ -181,7 +172,7 @@ export const runExplain = (flags: ExplainFlags) =>
     const after = afterPath === undefined
       ? yield* readRequest(ctx.root, LAST_REQUEST_PATH, never, hint)
       : yield* readRequest(ctx.root, yield* inRepo(afterPath), `${afterPath} does not exist`)
-    const comparison = compareRequests(before, after, beforePath === undefined ? reportedFor(loaded.session, after) : undefined)
+    const comparison = compareRequests(before, after, beforePath === undefined ? reportedFor(loaded.record, after) : undefined)
     if (ctx.json) {
       const json = comparison.kind === "explained"
         ? comparison.explanation

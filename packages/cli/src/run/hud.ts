@@ -4,21 +4,20 @@
  * breakdown JSON. Both run the pipeline's stages with an empty prompt and change nothing.
  */
 import { Effect } from "effect"
-import { formatTokens, renderCacheBlocks, renderTierChanges, renderTokenBreakdown, type ContextBreakdown, type TierReport } from "@strata/core/effect"
-import { assemble, getContextBreakdown, requestInput } from "../engine.ts"
+import { formatTokens, renderCacheBlocks, renderTierChanges, renderTokenBreakdown, turnBreakdown, type ContextBreakdown, type SessionRecord, type TierReport } from "@strata/core/effect"
+import { requestInput } from "../wiring.ts"
 import { opt } from "../flags.ts"
 import type { Option } from "effect"
 import type { ProviderName } from "../config.ts"
 import { jsonDocument, Output } from "../output.ts"
-import type { SessionFile } from "../session.ts"
-import { colourChanges } from "./assemble.ts"
+import { beginCliTurn, colourChanges } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { prepare, warn } from "./shared.ts"
 
 /** The HUD text for a report and the session's usage; `width` fits the box to a terminal. Pure. */
 export const hudLines = (
   report: TierReport,
-  session: SessionFile,
+  session: SessionRecord,
   options: {
     readonly ascii?: boolean
     readonly width?: number | undefined
@@ -61,13 +60,14 @@ export interface HudFlags {
 
 export const runHud = (flags: HudFlags) =>
   Effect.gen(function* () {
-    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false })
+    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false, records: false })
+    const { ctx, engine } = prepared
+    const session = prepared.state.record
     const output = yield* Output
+    // A turn on the read-only copy, never committed: the next request as it would be.
     const report = yield* Effect.gen(function* () {
       yield* engine.symbolMap
-      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: session.selected, session })
-      yield* warn(warnings)
-      return (yield* assemble(input)).report
+      return (yield* beginCliTurn(prepared, "", session.selected)).assembly.report
     }).pipe(Effect.provide(engine.layer))
     const lastMiss = yield* lastMissReason(ctx.root, session)
     if (ctx.json) {
@@ -102,13 +102,13 @@ export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
 
 export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
   Effect.gen(function* () {
-    const { ctx, session, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false })
+    const { ctx, state, engine } = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model) }, { dryRun: false, records: false })
     const output = yield* Output
     const result = yield* Effect.gen(function* () {
       yield* engine.symbolMap
-      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: session.selected, session })
+      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: state.record.selected })
       yield* warn(warnings)
-      return yield* getContextBreakdown(input)
+      return yield* turnBreakdown({ session: state.key, input }, { tracker: "store" })
     }).pipe(Effect.provide(engine.layer))
     if (ctx.json) {
       yield* output.out(jsonDocument(result, 2))

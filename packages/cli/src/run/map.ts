@@ -9,7 +9,7 @@ import { prepare } from "./shared.ts"
 
 export const runMap = (budget: number | undefined) =>
   Effect.gen(function* () {
-    const { ctx, engine } = yield* prepare({}, { dryRun: false })
+    const { ctx, engine } = yield* prepare({}, { dryRun: false, records: false })
     const output = yield* Output
     const result = yield* Effect.gen(function* () {
       const symbols = yield* engine.symbolMap
@@ -80,7 +80,7 @@ export const runMap = (budget: number | undefined) =>
   })
 
 export const runTree = Effect.gen(function* () {
-  const { ctx, engine } = yield* prepare({}, { dryRun: false })
+  const { ctx, engine } = yield* prepare({}, { dryRun: false, records: false })
   const output = yield* Output
   const symbols = yield* engine.symbolMap.pipe(Effect.provide(engine.layer))
   if (ctx.json) {

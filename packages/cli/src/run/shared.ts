@@ -1,18 +1,21 @@
 /**
- * What the repository commands share: loading the session (a broken file is a warning,
- * never fatal), building the engine, and printing warnings on stderr.
+ * What the repository commands share: loading the session from its store (a repair is a
+ * warning, never fatal), building the engine, and printing warnings on stderr.
  */
 import { Effect } from "effect"
 import type { ConfigOverrides } from "../config.ts"
 import { commandContext, type CommandContext } from "../context.ts"
-import { makeEngine, type Engine } from "../engine.ts"
 import { firstTimeWarning, Output } from "../output.ts"
-import { loadSession, type SessionFile } from "../session.ts"
+import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type SessionState } from "../sessionState.ts"
+import { makeEngine, type Engine } from "../wiring.ts"
 
 export interface Prepared {
   readonly ctx: CommandContext
-  readonly session: SessionFile
+  /** The session as the command found it. */
+  readonly state: SessionState
   readonly engine: Engine
+  /** False when the command runs against a read-only copy of the session (dry runs, `hud`, `breakdown`). */
+  readonly records: boolean
 }
 
 /** Print warnings on stderr, one line each. */
@@ -22,12 +25,19 @@ export const warn = (warnings: ReadonlyArray<string>) =>
     for (const w of warnings) if (firstTimeWarning(w)) yield* output.err(output.errStyle.yellow(`warning: ${w}`))
   })
 
-/** Resolve the repository and configuration, load the session and build the engine. */
-export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: boolean }) =>
+/**
+ * Resolve the repository and configuration, load the session from its store and build
+ * the engine. A command that records turns works on the store itself (importing the old
+ * `.strata/` files once); one that only reads, or a dry run, on an in-memory copy.
+ */
+export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: boolean; readonly records?: boolean }) =>
   Effect.gen(function* () {
     const ctx = yield* commandContext(overrides)
-    const loaded = yield* loadSession(ctx.root)
-    if (loaded.warning !== undefined) yield* warn([loaded.warning])
-    const engine = yield* makeEngine({ ctx, session: loaded.session, dryRun: options.dryRun })
-    return { ctx, session: loaded.session, engine } satisfies Prepared
+    const records = !options.dryRun && options.records !== false
+    const choice = storeChoice(ctx)
+    const key = yield* sessionKey(ctx, records)
+    const state = yield* (records ? loadForWriting(ctx, key) : loadForReading(ctx, key)).pipe(Effect.provide(choice.layer))
+    yield* warn(state.warnings)
+    const engine = yield* makeEngine({ ctx, aliases: state.record.aliases, store: records ? choice.layer : readOnlyCopy(state), dryRun: options.dryRun })
+    return { ctx, state, engine, records } satisfies Prepared
   })

@@ -1,70 +1,41 @@
 /**
  * Composes Strata's packages for one command on one repository: the tokenizer for the
- * model, the persisted stability tracker (@strata/tiers), the symbol index
- * (@strata/symbols), the provider's placement plugin (@strata/providers), the pipeline
- * and prompts (@strata/core). Also gathers a request's input from the session: the
- * selected files, the history and the prompts.
+ * model, the stability tracker (@strata/tiers; its state lives in the session's store),
+ * the symbol index (@strata/symbols), the provider's placement plugin (@strata/providers),
+ * the pipeline and prompts (@strata/core) and the session's `StateStore`. Also gathers a
+ * request's input: the selected files and the prompts (the history is the store's).
  */
 import { join } from "node:path"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import {
-  assemble,
   AssemblySession,
-  getContextBreakdown,
   Pipeline,
   Prompts,
   RepoFiles,
   requestLimits,
-  SessionStore,
+  StateStore,
   SymbolIndex,
   SymbolIndexError,
   Tokenizer,
+  TrackerState,
   type AssemblyInput,
   type FileContent,
   type InvalidInput,
   PathOutsideRepo,
-  type ContextEditMemory,
-  type JournalMemory,
   type StageServices,
-  type Tracker,
-  type Message,
-  type Placement
+  type Placement,
+  type StateStoreError,
+  type Usage
 } from "@strata/core/effect"
-import {
-  AiSdkPlacement,
-  AnthropicPlacement,
-  BedrockPlacement,
-  GeminiPlacement,
-  makeSimulator,
-  OpenAICompatiblePlacement,
-  OpenAIPlacement,
-  type SimProvider
-} from "@strata/providers"
-import { SymbolIndexer, type PathAlias, type SymbolMap } from "@strata/symbols"
+import { makeSimulator, placementLayerFor, type SimProvider } from "@strata/providers"
+import { SymbolIndexer, type SymbolMap } from "@strata/symbols"
 import { TrackerLayer } from "@strata/tiers"
 import type { ProviderName } from "./config.ts"
 import type { CommandContext } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
 import { Output } from "./output.ts"
-import { loadJournal, type SessionFile, type Usage } from "./session.ts"
-
-/** The placement plugin for a provider. */
-export const placementLayer = (provider: ProviderName): Layer.Layer<Placement> => {
-  switch (provider) {
-    case "anthropic":
-      return AnthropicPlacement.layer()
-    case "bedrock":
-      return BedrockPlacement.layer()
-    case "openai":
-      return OpenAIPlacement.layer()
-    case "gemini":
-      return GeminiPlacement.layer()
-    case "openai-compatible":
-      return OpenAICompatiblePlacement.layer()
-    case "ai-sdk":
-      return AiSdkPlacement.layer()
-  }
-}
+/** The placement plugin for a provider (the providers package's registry). */
+export const placementLayer = (provider: ProviderName): Layer.Layer<Placement> => placementLayerFor(provider)
 
 /** The prompt-cache simulator that scores a provider's bodies, when there is one. */
 export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
@@ -72,7 +43,10 @@ export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
 
 export interface EngineOptions {
   readonly ctx: CommandContext
-  readonly session: SessionFile
+  /** The session's path aliases (its record's), so the map's legend is the session's. */
+  readonly aliases: ReadonlyArray<{ readonly token: string; readonly prefix: string }> | null
+  /** The session's store (or a read-only copy of it). */
+  readonly store: Layer.Layer<StateStore, StateStoreError | PathOutsideRepo>
   /**
    * Nothing under .strata/ may be written: the symbol index runs without its disk cache.
    * (Committing the tracker and saving the session are the caller's; read-only commands
@@ -81,13 +55,12 @@ export interface EngineOptions {
   readonly dryRun: boolean
 }
 
-/** One repository's composed services, and the symbol indexer behind `SymbolIndex`. */
 /** Every service a command's work may use. */
-export type EngineServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | SessionStore | StageServices | Tracker
+export type EngineServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | StageServices | TrackerState | StateStore
 
 export interface Engine {
   /** Fails with `InvalidInput` if the tracker's configuration is malformed, `PathOutsideRepo` if its state file links out of the repository. */
-  readonly layer: Layer.Layer<EngineServices, InvalidInput | PathOutsideRepo>
+  readonly layer: Layer.Layer<EngineServices, InvalidInput | PathOutsideRepo | StateStoreError>
   /** The symbol map of the last snapshot (after the pipeline or `symbolMap` ran). */
   readonly lastMap: () => SymbolMap | undefined
   /** Index the repository now (with a progress line on a terminal) and return the map. */
@@ -100,14 +73,14 @@ export interface Engine {
  */
 export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, SymbolIndexError> =>
   Effect.gen(function* () {
-    const { ctx, session, dryRun } = options
+    const { ctx, aliases, dryRun } = options
     const { root, config } = ctx
     const indexer = yield* Effect.tryPromise({
       try: () =>
         SymbolIndexer.create(root, {
           maxFileBytes: config.budgets.maxFileBytes,
           cache: !dryRun,
-          ...(session.aliases === null ? {} : { aliases: session.aliases as ReadonlyArray<PathAlias> })
+          ...(aliases === null ? {} : { aliases })
         }),
       catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
     })
@@ -146,24 +119,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       return refresh.pipe(Effect.mapError((error) => (error instanceof SymbolIndexError ? error : indexError(error))))
     })
     const tokenizerLayer = Tokenizer.layer(config.model)
-    const sessionLayer = Layer.effect(
-      AssemblySession,
-      Effect.gen(function* () {
-        const counter = yield* Tokenizer
-        return {
-          emptyTiers: yield* Ref.make(session.emptyTiersTotal),
-          lastChanges: yield* Ref.make(session.last?.changes ?? []),
-          // The journal layout's memory as the last recorded turn left it (.strata/journal.json).
-          journal: yield* Ref.make<JournalMemory | undefined>(yield* loadJournal(root, counter.encoding)),
-          // Context editing's memory travels in the journal's; nothing newer in this process yet.
-          contextEdits: yield* Ref.make<ContextEditMemory | undefined>(undefined)
-        }
-      })
-    ).pipe(Layer.provide(tokenizerLayer))
-    const trackerLayer = TrackerLayer.persistent({
-      repoRoot: root,
-      config: { policy: config.policy, cacheTargetTokens: config.budgets.cacheTargetTokens }
-    })
+    // The tracker's state is the store's: each turn seeds a tracker from the snapshot.
+    const trackerLayer = TrackerLayer.state({ config: { policy: config.policy, cacheTargetTokens: config.budgets.cacheTargetTokens } })
     const layer = Layer.mergeAll(
       Pipeline.layer,
       // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
@@ -171,15 +128,20 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
         ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
         ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens })
       }),
-      sessionLayer,
+      // Each turn brings its own session bookkeeping (from the store's snapshot).
+      AssemblySession.layer,
       tokenizerLayer,
-      Layer.succeed(SymbolIndex, { snapshot }),
+      Layer.succeed(SymbolIndex, {
+        snapshot,
+        // A turn switches to its session's recorded legend (another process may have fixed it).
+        useAliases: (recorded) => Effect.promise(() => indexer.useAliases(recorded))
+      }),
       placementLayer(config.provider),
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
       // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.
       Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root }),
-      SessionStore.layer(root)
+      options.store
     )
     return { layer, lastMap: () => last, symbolMap }
   })
@@ -202,54 +164,41 @@ export const normalizeSelection = (paths: ReadonlyArray<string>) =>
     return [...out].sort()
   })
 
-/** The session's history (empty when there is none yet). */
-export const loadHistory = (session: SessionFile) =>
-  Effect.gen(function* () {
-    if (session.historyId === null) return { messages: [] as ReadonlyArray<Message>, warnings: [] as ReadonlyArray<string> }
-    const store = yield* SessionStore
-    const loaded = yield* store.load(session.historyId).pipe(
-      Effect.catchTag("SessionNotFound", () => Effect.succeed({ id: session.historyId ?? "", messages: [] as ReadonlyArray<Message>, warnings: ["the session's history file is gone; starting without history"] }))
-    )
-    return { messages: loaded.messages, warnings: loaded.warnings }
-  })
-
-/** Everything one request is assembled from: prompts, selected files and history. */
+/** Everything one request is assembled from but the history (the turn takes it from the store): prompts and selected files. */
 export const requestInput = (options: {
   readonly model: string
   readonly prompt: string
   readonly selected: ReadonlyArray<string>
-  readonly session: SessionFile
 }) =>
   Effect.gen(function* () {
     const prompts = yield* Prompts
     const system = yield* prompts.systemPrompt
     const reminder = yield* prompts.systemReminder
     const files = yield* readSelected(options.selected)
-    const history = yield* loadHistory(options.session)
-    const input: AssemblyInput = {
+    const input: Omit<AssemblyInput, "history"> = {
       model: options.model,
       prompt: options.prompt,
       systemPrompt: system.text,
       systemReminder: reminder.text,
-      files,
-      history: history.messages
+      files
     }
-    return { input, warnings: [...system.warnings, ...reminder.warnings, ...history.warnings] }
+    return { input, warnings: [...system.warnings, ...reminder.warnings] }
   })
-
-export { assemble, getContextBreakdown }
 
 /** Where the last request's native body is kept, so the next one can be scored against it. */
 export const LAST_REQUEST_PATH = join(".strata", "last-request.json")
 
-/** A request as the simulator needs it: provider, model, send time and native body. */
-export interface StoredRequest {
-  readonly provider: string
-  readonly model: string
+/** A request as the simulator needs it (`.strata/last-request.json`): provider, model, send time in seconds, native body. */
+export const StoredRequest = Schema.Struct({
+  provider: Schema.String,
+  model: Schema.String,
   /** Seconds since the epoch. */
-  readonly at: number
-  readonly body: unknown
-}
+  at: Schema.Number,
+  body: Schema.Unknown
+})
+export type StoredRequest = typeof StoredRequest.Type
+
+const decodeStoredRequest = Schema.decodeUnknownOption(Schema.fromJsonString(StoredRequest))
 
 /**
  * Predict the usage the provider would report for `body` sent at `atSeconds`, with the
@@ -271,11 +220,7 @@ export const simulateUsage = (
     let previous: StoredRequest | undefined = before
     if (previous === undefined) {
       const text = yield* readTextIfExists(root, LAST_REQUEST_PATH).pipe(Effect.orElseSucceed(() => undefined))
-      try {
-        previous = text === undefined ? undefined : (JSON.parse(text) as StoredRequest)
-      } catch {
-        previous = undefined
-      }
+      previous = text === undefined ? undefined : Option.getOrUndefined(decodeStoredRequest(text))
     }
     return yield* Effect.try({
       try: (): Usage => {
