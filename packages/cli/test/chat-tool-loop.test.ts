@@ -11,7 +11,7 @@ import { tempDir } from "@strata/test-support"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { validateAnthropic, validateChat } from "../../providers/test/wire-validators.ts"
 import { startFakeProvider, type Recorded } from "./fake-provider.ts"
-import { runBin } from "./support.ts"
+import { runBin, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -103,10 +103,9 @@ const script = (replies: ReadonlyArray<(res: Reply, request: Recorded) => void>)
 
 type Obj = Record<string, unknown>
 const messagesOf = (r: Recorded): ReadonlyArray<Obj> => r.json["messages"] as ReadonlyArray<Obj>
-const historyOf = (repo: string): ReadonlyArray<Obj> => {
-  const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { historyId: string }
-  return readFileSync(join(repo, ".strata", "sessions", `${session.historyId}.jsonl`), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { message: Obj }).message)
-}
+/** The session's history as the store holds it, as plain JSON objects. */
+const historyOf = async (repo: string): Promise<ReadonlyArray<Obj>> =>
+  JSON.parse(JSON.stringify((await storedSession(repo)).history)) as ReadonlyArray<Obj>
 
 const ANTHROPIC_ENV = () => ({ ANTHROPIC_API_KEY: "test-key", STRATA_BASE_URL: server.url })
 
@@ -154,11 +153,10 @@ describe("strata chat: the tool loop", () => {
     expect(r.stdout).toMatch(/tools: 5 calls in 2 rounds \(read_file x3, search, list_files\)/)
     expect(r.stdout.split("\n").filter((l) => l.startsWith("anthropic: read"))).toHaveLength(3)
     // The history: the prompt, then each round's calls with their results as one item, then the answer.
-    const history = historyOf(repo)
+    const history = await historyOf(repo)
     expect(history.map((m) => m["role"])).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"])
     expect(history[5]!["content"]).toBe("Pricing is done by quote() in src/services/pricing.ts.")
-    const session = JSON.parse(readFileSync(join(repo, ".strata", "session.json"), "utf8")) as { turns: number }
-    expect(session.turns).toBe(3)
+    expect((await storedSession(repo)).decodedRecord.turns).toBe(3)
     // The next prompt follows the stored exchanges, and the body is still valid.
     const next = await runBin(["chat", "--repo", repo, "--once", "Thanks. And tracking?", "--no-hud"], { env: ANTHROPIC_ENV() })
     expect(next.code, next.stderr).toBe(0)
@@ -209,7 +207,7 @@ describe("strata chat: the tool loop", () => {
     expect(r.stderr).toMatch(/The anthropic reply is incomplete/)
     expect(Object.keys(before).length).toBeGreaterThan(0)
     expect(stateOf(repo)).toEqual(before)
-    expect(historyOf(repo).map((m) => m["role"])).toEqual(["user", "assistant", "tool"])
+    expect((await historyOf(repo)).map((m) => m["role"])).toEqual(["user", "assistant", "tool"])
     expect(r.stdout).not.toMatch(/tool search/)
   })
 
@@ -227,7 +225,7 @@ describe("strata chat: the tool loop", () => {
     expect(lastResult["is_error"]).toBe(true)
     expect(JSON.stringify(lastResult["content"])).toMatch(/Not run: this prompt used its 1 tool rounds/)
     expect(r.stdout).toMatch(/The model still called tools after 1 tool rounds; stopped without its answer/)
-    expect(historyOf(repo).map((m) => m["role"])).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant", "tool"])
+    expect((await historyOf(repo)).map((m) => m["role"])).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant", "tool"])
     const bad = await runBin(["chat", "--repo", repo, "--once", "x", "--max-tool-rounds", "0"], { env: ANTHROPIC_ENV() })
     expect(bad.code).toBe(2)
   })
