@@ -293,15 +293,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
     gapSeconds,
     stepSeconds,
     costUnit: run.costUnit,
-    settings: {
-      layout: run.env.layout,
-      compactionTokens,
-      cacheTargetTokens: run.env.cacheTargetTokens,
-      transcriptWindowTokens: run.env.transcriptWindowTokens,
-      clearTriggerTokens: run.env.clearTriggerTokens,
-      clearKeepToolUses: run.env.clearKeepToolUses,
-      tokenizer: tokenizerName(run.env.counter)
-    },
+    settings: replaySettings(run.env, compactionTokens),
     rows,
     perTurn,
     ...(run.failures.length === 0 ? {} : { failures: run.failures })
@@ -399,15 +391,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
     gapSeconds: 0,
     stepSeconds,
     costUnit: run.costUnit,
-    settings: {
-      layout: run.env.layout,
-      compactionTokens: 0,
-      cacheTargetTokens: run.env.cacheTargetTokens,
-      transcriptWindowTokens: run.env.transcriptWindowTokens,
-      clearTriggerTokens: run.env.clearTriggerTokens,
-      clearKeepToolUses: run.env.clearKeepToolUses,
-      tokenizer: tokenizerName(run.env.counter)
-    },
+    settings: replaySettings(run.env, 0),
     rows,
     perTurn,
     problems: session.problems,
@@ -419,3 +403,14 @@ const firstText = (m: Message): string => {
   const text = typeof m.content === "string" ? m.content : m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
   return (text.split("\n").find((l) => l.trim() !== "") ?? "").trim().slice(0, 120)
 }
+
+/** The settings line of an agent or recorded replay's report. Pure. */
+const replaySettings = (env: AgentEnv, compactionTokens: number) => ({
+  layout: env.layout,
+  compactionTokens,
+  cacheTargetTokens: env.cacheTargetTokens,
+  transcriptWindowTokens: env.transcriptWindowTokens,
+  clearTriggerTokens: env.clearTriggerTokens,
+  clearKeepToolUses: env.clearKeepToolUses,
+  tokenizer: tokenizerName(env.counter)
+})

@@ -31,9 +31,9 @@ import {
   type ToolResultPart
 } from "@strata/core/effect"
 import { applyPlan, makeCachePlanner, nativeBodyOf, placementLayer, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
-import { DEFAULT_POLICY, TrackerLayer, type PolicyName } from "@strata/tiers"
+import { TrackerLayer, type PolicyName } from "@strata/tiers"
 import { readPathOf } from "./agentTools.ts"
-import { clockAt, mapBlocks, mapText, requestOf, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
+import { clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
 
 /** One request of an agent session, as every strategy gets it. */
 export interface AgentRequest {
@@ -616,13 +616,12 @@ export const makeAgentStrategy = (name: AgentStrategyName, env: AgentEnv): Agent
     case "middleware":
       return middlewareStrategy(env)
     case "strata-threshold":
-      return strataStrategy(env, name, "threshold", env.layout)
     case "strata-gated":
-      return strataStrategy(env, name, "gated", env.layout)
     case "strata-flux":
-      return strataStrategy(env, name, "flux", env.layout)
-    case "strata-seed":
-      return strataStrategy(env, name, DEFAULT_POLICY, "seed")
+    case "strata-seed": {
+      const variant = strataVariant(name, env.layout)
+      return strataStrategy(env, name, variant.policy, variant.layout)
+    }
     case "oracle":
       return oracleStrategy(env)
   }

@@ -467,6 +467,13 @@ const oracleStrategy = (env: SessionEnv): Strategy => ({
 })
 
 
+/** Strata's strategies in both replays: a tracker policy in the session's layout, or seed 002's layout. */
+export type StrataStrategyName = "strata-threshold" | "strata-gated" | "strata-flux" | "strata-seed"
+
+/** The policy and layout a Strata strategy runs with. Pure. */
+export const strataVariant = (name: StrataStrategyName, layout: LayoutMode): { readonly policy: PolicyName; readonly layout: LayoutMode } =>
+  name === "strata-seed" ? { policy: DEFAULT_POLICY, layout: "seed" } : { policy: name === "strata-threshold" ? "threshold" : name === "strata-gated" ? "gated" : "flux", layout }
+
 /** A session of one strategy. */
 export const makeStrategy = (name: ChatStrategyName, env: SessionEnv): Strategy => {
   switch (name) {
@@ -478,13 +485,12 @@ export const makeStrategy = (name: ChatStrategyName, env: SessionEnv): Strategy 
     case "segments":
       return segmentsStrategy(env)
     case "strata-threshold":
-      return strataPolicyStrategy(env, name, "threshold", env.layout)
     case "strata-gated":
-      return strataPolicyStrategy(env, name, "gated", env.layout)
     case "strata-flux":
-      return strataPolicyStrategy(env, name, "flux", env.layout)
-    case "strata-seed":
-      return strataPolicyStrategy(env, name, DEFAULT_POLICY, "seed")
+    case "strata-seed": {
+      const variant = strataVariant(name, env.layout)
+      return strataPolicyStrategy(env, name, variant.policy, variant.layout)
+    }
     case "oracle":
       return oracleStrategy(env)
   }
