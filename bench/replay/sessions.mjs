@@ -78,45 +78,23 @@ const testLog = (task, run, count, suite) => {
 export const supersededSession = (lib, options) => {
   const tasks = options.tasks ?? 12
   const logLines = options.logLines ?? 240
-  const step = options.stepSeconds ?? 6
   const gap = options.gapSeconds ?? 30
-  const tools = lib.AGENT_TOOLS.map((t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.inputSchema }))
-  const contents = new Map(options.files.map((path) => [path, readFileSync(join(options.repo, path), "utf8")]))
-  const messages = []
-  const lines = []
-  let t = 0
-  let id = 0
-  // The body of one request: the conversation so far, a breakpoint on its last block.
-  const send = () => {
-    const last = messages.at(-1)
-    const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
-    const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
-    lines.push(JSON.stringify({ t, model: MODEL, max_tokens: 4096, system: [{ type: "text", text: SYSTEM }], tools, messages: marked }))
-  }
-  // One tool round: the assistant's call, then the user turn with its result.
-  const round = (name, input, result) => {
-    const callId = `toolu_${String(++id).padStart(4, "0")}`
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: callId, name, input }] })
-    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: callId, content: result }] })
-    t += step
-    send()
-  }
+  const r = recorder(lib, options, options.stepSeconds ?? 6)
   for (let task = 0; task < tasks; task++) {
     const path = options.files[task % options.files.length]
     const suite = `tests/${path.split("/").at(-1).replace(/\.[^.]+$/, "")}.test.ts`
-    if (task > 0) t += gap
-    messages.push({ role: "user", content: `Task ${task + 1}: tighten the error handling in ${path} and make its tests pass.` })
-    send()
-    round("read_file", { path }, contents.get(path))
-    round("run_tests", { path: suite }, testLog(task + 1, 1, logLines, suite))
-    const next = `${contents.get(path)}\n// task ${task + 1}: errors are reported with the input that caused them\n`
-    round("edit_file", { path, patch: `@@ -1,0 +1,1 @@\n+// task ${task + 1}: errors are reported with the input that caused them` }, `Applied 1 hunk to ${path}: +1 -0 lines.`)
-    contents.set(path, next)
-    round("run_tests", { path: suite }, testLog(task + 1, 2, logLines, suite))
-    round("read_file", { path }, next)
-    messages.push({ role: "assistant", content: [{ type: "text", text: `Task ${task + 1} is done: ${path} reports errors with their input, and its tests pass.` }] })
+    if (task > 0) r.wait(gap)
+    r.ask(`Task ${task + 1}: tighten the error handling in ${path} and make its tests pass.`)
+    r.round([["read_file", { path }, r.contents.get(path)]])
+    r.round([["run_tests", { path: suite }, testLog(task + 1, 1, logLines, suite)]])
+    const next = `${r.contents.get(path)}\n// task ${task + 1}: errors are reported with the input that caused them\n`
+    r.round([["edit_file", { path, patch: `@@ -1,0 +1,1 @@\n+// task ${task + 1}: errors are reported with the input that caused them` }, `Applied 1 hunk to ${path}: +1 -0 lines.`]])
+    r.contents.set(path, next)
+    r.round([["run_tests", { path: suite }, testLog(task + 1, 2, logLines, suite)]])
+    r.round([["read_file", { path }, next]])
+    r.answer(`Task ${task + 1} is done: ${path} reports errors with their input, and its tests pass.`)
   }
-  return lines.join("\n") + "\n"
+  return r.text()
 }
 
 /**
@@ -130,8 +108,28 @@ export const supersededSession = (lib, options) => {
  */
 export const parallelReadsSession = (lib, options) => {
   const tasks = options.tasks ?? 8
-  const step = options.stepSeconds ?? 6
   const gap = options.gapSeconds ?? 30
+  const r = recorder(lib, options, options.stepSeconds ?? 6)
+  for (let task = 0; task < tasks; task++) {
+    const path = options.files[task % options.files.length]
+    if (task > 0) r.wait(gap)
+    r.ask(`Task ${task + 1}: find where ${path} is used and make it validate its input.`)
+    r.round(options.files.map((f) => ["read_file", { path: f }, r.contents.get(f)]))
+    r.round([["edit_file", { path, patch: `@@ -1,0 +1,1 @@\n+// task ${task + 1}: input validated` }, `Applied 1 hunk to ${path}: +1 -0 lines.`]])
+    r.contents.set(path, `${r.contents.get(path)}\n// task ${task + 1}: input validated\n`)
+    r.round([["run_tests", {}, testLog(task + 1, 2, 40, "tests/all.test.ts")]])
+    r.answer(`Task ${task + 1} is done: ${path} validates its input.`)
+  }
+  return r.text()
+}
+
+/**
+ * Records an Anthropic agent transcript as a logging proxy would: one body per request
+ * (the conversation so far, a breakpoint on its last block), `t` seconds from the start.
+ * `round` is one step: the assistant's tool calls (`[name, input, result]` each) and the
+ * user turn with their results, `step` seconds after the previous request.
+ */
+const recorder = (lib, options, step) => {
   const tools = lib.AGENT_TOOLS.map((t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.inputSchema }))
   const contents = new Map(options.files.map((path) => [path, readFileSync(join(options.repo, path), "utf8")]))
   const messages = []
@@ -144,28 +142,27 @@ export const parallelReadsSession = (lib, options) => {
     const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
     lines.push(JSON.stringify({ t, model: MODEL, max_tokens: 4096, system: [{ type: "text", text: SYSTEM }], tools, messages: marked }))
   }
-  const round = (calls) => {
-    const uses = calls.map(([name, input]) => ({ type: "tool_use", id: `toolu_${String(++id).padStart(4, "0")}`, name, input }))
-    messages.push({ role: "assistant", content: uses })
-    messages.push({ role: "user", content: uses.map((u, k) => ({ type: "tool_result", tool_use_id: u.id, content: calls[k][2] })) })
-    t += step
-    send()
+  return {
+    contents,
+    wait: (seconds) => {
+      t += seconds
+    },
+    ask: (text) => {
+      messages.push({ role: "user", content: text })
+      send()
+    },
+    round: (calls) => {
+      const uses = calls.map(([name, input]) => ({ type: "tool_use", id: `toolu_${String(++id).padStart(4, "0")}`, name, input }))
+      messages.push({ role: "assistant", content: uses })
+      messages.push({ role: "user", content: uses.map((u, k) => ({ type: "tool_result", tool_use_id: u.id, content: calls[k][2] })) })
+      t += step
+      send()
+    },
+    answer: (text) => {
+      messages.push({ role: "assistant", content: [{ type: "text", text }] })
+    },
+    text: () => lines.join("\n") + "\n"
   }
-  for (let task = 0; task < tasks; task++) {
-    const path = options.files[task % options.files.length]
-    if (task > 0) t += gap
-    messages.push({ role: "user", content: `Task ${task + 1}: find where ${path} is used and make it validate its input.` })
-    send()
-    round(options.files.map((f) => ["read_file", { path: f }, contents.get(f)]))
-    round([["edit_file", { path, patch: `@@ -1,0 +1,1 @@
-+// task ${task + 1}: input validated` }, `Applied 1 hunk to ${path}: +1 -0 lines.`]])
-    contents.set(path, `${contents.get(path)}
-// task ${task + 1}: input validated
-`)
-    round([["run_tests", {}, testLog(task + 1, 2, 40, "tests/all.test.ts")]])
-    messages.push({ role: "assistant", content: [{ type: "text", text: `Task ${task + 1} is done: ${path} validates its input.` }] })
-  }
-  return lines.join("\n") + "\n"
 }
 
 /**
