@@ -4,14 +4,14 @@
 // 200s, stalls and resets. A broken reply is never a turn: the exit code is 1, the error
 // says what arrived, and every state file under .strata/ (history, tracker, session,
 // journal, last request) is byte-identical before and after.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, writeFileSync } from "node:fs"
 import type { Reply } from "@strata/test-support/http"
-import { join, relative } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { runBin, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let server: Awaited<ReturnType<typeof startFakeProvider>>
@@ -51,23 +51,6 @@ const copy = (provider: "anthropic" | "openai"): string => {
   const repo = join(d.path, "harbor")
   cpSync(recorded[provider], repo, { recursive: true })
   return repo
-}
-
-/** Every state file under .strata/ with its bytes (the symbol cache is a cache, not state). */
-const stateOf = (repo: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name)
-      const name = relative(join(repo, ".strata"), p)
-      if (name === "symbols") continue
-      if (e.isDirectory()) walk(p)
-      else out[name] = readFileSync(p).toString("base64")
-    }
-  }
-  walk(join(repo, ".strata"))
-  return out
 }
 
 const sse = (event: string | undefined, data: unknown): string => `${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`
@@ -165,7 +148,7 @@ describe.each(["anthropic", "openai"] as const)("strata chat against a broken %s
     if (fault.attempts !== undefined) {
       writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider, timeoutMs: 300 }))
     }
-    const before = stateOf(repo)
+    const before = strataFiles(repo, { skip: ["symbols"], mtimes: false })
     expect(Object.keys(before)).toEqual(expect.arrayContaining(["last-request.json", expect.stringMatching(/^state\/default@[0-9a-f]+\/turn-\d+\.json$/)]))
     const sent = server.requests.length
     server.scriptNext(fault.answer, fault.attempts ?? 1)
@@ -175,7 +158,7 @@ describe.each(["anthropic", "openai"] as const)("strata chat against a broken %s
     expect(lines.find((l) => l.startsWith("strata:")), r.stderr).toMatch(fault.error)
     expect(r.stdout).not.toMatch(/no cache simulator|reported no usage|Cache Blocks/)
     expect(server.requests.length - sent).toBe(fault.attempts ?? 1)
-    expect(stateOf(repo)).toEqual(before)
+    expect(strataFiles(repo, { skip: ["symbols"], mtimes: false })).toEqual(before)
   })
 
   it("a reply without usage (but finished) is recorded, and says the provider reported no usage", async () => {
@@ -192,12 +175,12 @@ describe.each(["anthropic", "openai"] as const)("strata chat against a broken %s
         res.end(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-5.4", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`)
       }
     })
-    const before = stateOf(repo)
+    const before = strataFiles(repo, { skip: ["symbols"], mtimes: false })
     const r = await runBin(["chat", "--repo", repo, "--once", "And on public holidays?", "--no-hud"], { env: envFor(provider) })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain(`${provider} reported no usage for this request`)
     expect(r.stdout).not.toContain("no cache simulator")
-    expect(stateOf(repo)).not.toEqual(before)
+    expect(strataFiles(repo, { skip: ["symbols"], mtimes: false })).not.toEqual(before)
   })
 })
 

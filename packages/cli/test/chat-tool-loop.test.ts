@@ -3,7 +3,7 @@
 // path outside the repository, a link leading out). Every request body is checked the way
 // the real API checks it (pairing, order, roles), each round is recorded on its own once
 // the provider said it finished, and a broken reply mid-loop changes nothing.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sse, type Reply } from "@strata/test-support/http"
@@ -11,7 +11,7 @@ import { tempDir } from "@strata/test-support"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { validateAnthropic, validateChat } from "../../providers/test/wire-validators.ts"
 import { startFakeProvider, type Recorded } from "./fake-provider.ts"
-import { runBin, storedSession } from "./support.ts"
+import { runBin, storedSession, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -40,20 +40,6 @@ const demo = (provider: string): string => {
   // A link inside the repository that leads out of it.
   symlinkSync(outside, join(repo, "notes.md"))
   return repo
-}
-
-const stateOf = (repo: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name)
-      if (e.isDirectory()) walk(p)
-      else out[p] = `${statSync(p).size}:${statSync(p).mtimeMs}:${readFileSync(p, "utf8").length}`
-    }
-  }
-  walk(join(repo, ".strata"))
-  return out
 }
 
 interface Call {
@@ -195,7 +181,7 @@ describe("strata chat: the tool loop", () => {
       (res) => anthropicCalls(res, "Reading.", [{ id: "toolu_1", name: "read_file", input: { path: "README.md" } }]),
       (res) => {
         // Round 1 is recorded by the time round 2 is asked for.
-        before = stateOf(repo)
+        before = strataFiles(repo)
         res.writeHead(200, { "content-type": "text/event-stream" })
         res.write(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-sonnet-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } })}\n\n`)
         res.write(`event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_2", name: "search", input: {} } })}\n\n`)
@@ -206,7 +192,7 @@ describe("strata chat: the tool loop", () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/The anthropic reply is incomplete/)
     expect(Object.keys(before).length).toBeGreaterThan(0)
-    expect(stateOf(repo)).toEqual(before)
+    expect(strataFiles(repo)).toEqual(before)
     expect((await historyOf(repo)).map((m) => m["role"])).toEqual(["user", "assistant", "tool"])
     expect(r.stdout).not.toMatch(/tool search/)
   })

@@ -1,12 +1,12 @@
 // `strata chat` end to end: the built binary against a local server posing as the provider.
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { spawn } from "node:child_process"
 import { tempDir } from "@strata/test-support"
-import { BIN, runBin, stateFiles, storedSession } from "./support.ts"
+import { BIN, runBin, stateFiles, storedSession, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -32,20 +32,6 @@ const demo = async (provider = "anthropic"): Promise<string> => {
   return repo
 }
 
-const stateOf = (repo: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name)
-      if (e.isDirectory()) walk(p)
-      else out[p] = `${statSync(p).size}:${statSync(p).mtimeMs}`
-    }
-  }
-  walk(join(repo, ".strata"))
-  return out
-}
-
 const PRICING = "src/services/pricing.ts"
 
 describe("strata chat", () => {
@@ -60,7 +46,7 @@ describe("strata chat", () => {
 
   it("--dry-run shows the request and the HUD, sends nothing and saves nothing", async () => {
     const repo = await demo()
-    const before = stateOf(repo)
+    const before = strataFiles(repo)
     const sent = server.requests.length
     const r = await runBin(["chat", "--repo", repo, "--dry-run", "--once", "Where is pricing done?", "--file", PRICING])
     expect(r.code, r.stderr).toBe(0)
@@ -68,7 +54,7 @@ describe("strata chat", () => {
     expect(r.stdout).toMatch(/Cache Blocks/)
     expect(r.stdout).toMatch(/Nothing was sent or saved/)
     expect(server.requests.length).toBe(sent)
-    expect(stateOf(repo)).toEqual(before)
+    expect(strataFiles(repo)).toEqual(before)
   })
 
   it("the interactive loop reads prompts and commands from stdin", async () => {

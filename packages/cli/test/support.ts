@@ -1,8 +1,8 @@
 // Running the built `strata` binary as a real process (the shared helpers, `it.effect`
 // and temporary directories, are in @strata/test-support).
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join, relative, resolve } from "node:path"
 import { Effect, type Layer } from "effect"
 import { appendHistory, decodeSessionRecord, StateStore, type Message, type PathOutsideRepo, type StateStoreError } from "@strata/core/effect"
 import { FileStateStore, sessionKeyFor } from "@strata/store"
@@ -84,3 +84,25 @@ export const appendStored = (repo: string, messages: ReadonlyArray<Message>) =>
       return yield* appendHistory(key, messages)
     }).pipe(Effect.provide(FileStateStore.layer({ repoRoot: repo })))
   )
+
+/**
+ * Every file under `<repo>/.strata/`, relative to it, with its bytes (and its mtime unless
+ * `mtimes: false`): equal before and after a command that may write nothing. `skip` leaves
+ * out top-level entries (the symbol cache is a cache, not state).
+ */
+export const strataFiles = (repo: string, options: { readonly skip?: ReadonlyArray<string>; readonly mtimes?: boolean } = {}): Record<string, string> => {
+  const root = join(repo, ".strata")
+  const out: Record<string, string> = {}
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name)
+      const name = relative(root, p)
+      if (options.skip?.includes(name) === true) continue
+      if (e.isDirectory()) walk(p)
+      else out[name] = `${options.mtimes === false ? "" : `${statSync(p).mtimeMs}:`}${readFileSync(p).toString("base64")}`
+    }
+  }
+  walk(root)
+  return out
+}
