@@ -9,6 +9,9 @@
 //
 // Run: npx --yes pnpm@10.34.9 --filter @strata/core --filter @strata/tiers --filter @strata/symbols build && node bench/assemble/run.mjs
 // Options: --files=5000 --turns=40 --warm=40 --selected=5 --hot=0 --tool-steps=200 --policy=threshold|gated|flux --model=claude-sonnet-4-5 --json
+// --digest also prints one SHA-256 over every request body the run built (the same
+// inputs every run), so a performance change can show that it changed no byte.
+import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
@@ -32,6 +35,7 @@ const POLICY = arg("policy", "")
 // Steps of the agent session (0: skip it).
 const TOOL_STEPS = Number(arg("tool-steps", "200"))
 const JSON_OUT = process.argv.includes("--json")
+const digest = process.argv.includes("--digest") ? createHash("sha256") : undefined
 const TARGET_MS = 25
 const TARGET_RATIO = 5
 
@@ -155,12 +159,14 @@ try {
     const body = assembled.value.placed.body
     const serialize = await time(() => JSON.stringify(body))
     const floor = await time(() => JSON.stringify(body))
+    digest?.update(floor.value)
     const commit = await time(() => run(assembled.value.commit))
     return { assembled, body, serialize, floor, commit }
   }
 
   const cold = await time(() => run(assemble(inputFor("Where is the cache invalidated?"))))
   const coldBody = cold.value.placed.body
+  digest?.update(JSON.stringify(coldBody))
   await run(cold.value.commit)
 
   const hot = Array.from({ length: HOT }, () => Math.floor(random() * FILES))
@@ -246,6 +252,7 @@ try {
       const body = assembled.value.placed.body
       const serialize = await time(() => JSON.stringify(body))
       const floor = await time(() => JSON.stringify(body))
+      digest?.update(floor.value)
       const commit = await time(() => agentRuntime.runPromise(assembled.value.commit))
       return { assembled, body, serialize, floor, commit }
     }
@@ -336,11 +343,13 @@ try {
     unchangedPrefixShareMedian: median(rows.map((r) => r.stable)),
     stageMediansMs: stageMedians,
     coldTiers: Object.fromEntries(Object.entries(last.tiers).map(([t, v]) => [t, v.tokens])),
-    ...(agent === undefined ? {} : { agent })
+    ...(agent === undefined ? {} : { agent }),
+    ...(digest === undefined ? {} : { bodiesSha256: digest.digest("hex") })
   }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
   } else {
+    if (result.bodiesSha256 !== undefined) console.log(`request bodies (every one this run built): sha256 ${result.bodiesSha256}`)
     const fmt = (n) => Math.round(n).toLocaleString("en-US")
     console.log(`bench/assemble  files=${FILES} history=${TURNS} turns, warm turns=${WARM} (changed file: ${HOT > 0 ? `one of ${HOT} hot files` : "any file"}), policy=${POLICY || "default"}, model=${MODEL} (${counter.encoding})`)
     console.log(`generate repository                      ${ms(gen.ms)}`)

@@ -5,7 +5,7 @@
  * and renders the map. The path aliases (and so the legend) are fixed by the first
  * refresh and kept for the indexer's lifetime: one indexer is one session.
  */
-import { estimateTokens, PathOutsideRepo, sha256, unsafeNameCharacter, type SymbolMapSnapshot } from "@strata/core"
+import { estimateTokens, PathOutsideRepo, sha256, unsafeNameCharacter, type SymbolMapDelta, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
 import { renderMap, selectMapFiles } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
@@ -249,6 +249,8 @@ export class SymbolIndexer {
   private skipped = new Map<string, Problem>()
   private previousSelection = new Set<string>()
   private memo: Memo = emptyMemo()
+  /** The `revision` of the last map built, which the next map's `delta` is relative to. */
+  private lastRevision: object | undefined
   private files: ReadonlyArray<string> = []
   /** What the last listing depended on (absolute paths and their mtimes), and the problems it reported. */
   private watch:
@@ -307,8 +309,9 @@ export class SymbolIndexer {
       const current = this.aliases
       if (current !== undefined && current.length === aliases.length && current.every((a, i) => a.token === aliases[i]!.token && a.prefix === aliases[i]!.prefix)) return
       this.aliases = aliases.map((a) => ({ token: a.token, prefix: a.prefix }))
-      // Block models embed the aliases their paths use.
+      // Block models embed the aliases their paths use; the next map starts a new chain of deltas.
       this.memo.blocks = new Map()
+      this.lastRevision = undefined
     })
     this.running = run.catch(() => undefined)
     return run
@@ -647,6 +650,9 @@ export class SymbolIndexer {
 
   private buildMap(files: ReadonlyArray<string>, entries: ReadonlyMap<string, Entry>, problems: ReadonlyArray<Problem>, counts: Omit<IndexStats, "timings">, timings: Record<string, number>): SymbolMap {
     const clock = phaseClock(timings)
+    // The delta is relative to the last map returned: a refresh that fails on the way breaks the chain.
+    const from = this.lastRevision
+    this.lastRevision = undefined
     const symbolFiles = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     const { ctx, changed: ctxChanged } = this.context(files)
     if (ctxChanged) this.memo.ctxVersion++
@@ -656,9 +662,9 @@ export class SymbolIndexer {
     const graph = this.patchGraph(symbolFiles, resolution, ctxChanged)
     clock("graph")
     this.aliases ??= computeAliases(symbolFiles, this.options.aliasOptions)
-    const blocks = this.blockModels(symbolFiles, resolution.resolved, graph, this.aliases)
+    const { blocks, changed } = this.blockModels(symbolFiles, resolution.resolved, graph, this.aliases)
     clock("blocks")
-    const map = this.mapView({ files, symbolFiles, entries, resolved: resolution.resolved, graph, blocks, problems, stats: { ...counts, timings } })
+    const map = this.mapView({ files, symbolFiles, entries, resolved: resolution.resolved, graph, blocks, delta: from === undefined ? undefined : { from, paths: changed }, problems, stats: { ...counts, timings } })
     clock("finish")
     return map
   }
@@ -740,20 +746,26 @@ export class SymbolIndexer {
     return graph
   }
 
-  /** Every file's block model and hash, reused while its resolution and reference counts are unchanged. */
+  /**
+   * Every file's block model and hash, reused while its resolution and reference counts
+   * are unchanged; with the paths whose hash differs from the last refresh's (or that
+   * appeared or left), the snapshot's `delta`.
+   */
   private blockModels(
     symbolFiles: ReadonlyArray<string>,
     resolved: ReadonlyMap<string, Resolved>,
     graph: ReferenceGraph,
     aliases: ReadonlyArray<PathAlias>
-  ): ReadonlyMap<string, BlockMemo> {
+  ): { readonly blocks: ReadonlyMap<string, BlockMemo>; readonly changed: ReadonlySet<string> } {
     const format = this.options.format ?? {}
+    const previous = this.memo.blocks
     const blocks = new Map<string, BlockMemo>()
+    const changed = new Set<string>()
     for (const path of symbolFiles) {
       const r = resolved.get(path)!
       const refs = graph.fileRefs.get(path) ?? 0
       const symbolRefs = graph.symbolRefs.get(path)
-      const before = this.memo.blocks.get(path)
+      const before = previous.get(path)
       if (before !== undefined && before.resolved === r && before.refs === refs && sameCounts(before.symbolRefs, symbolRefs)) {
         blocks.set(path, before)
         continue
@@ -771,10 +783,13 @@ export class SymbolIndexer {
         aliases,
         format
       )
-      blocks.set(path, { resolved: r, refs, symbolRefs, model, hash: blockHash(model), text: undefined })
+      const hash = blockHash(model)
+      if (before?.hash !== hash) changed.add(path)
+      blocks.set(path, { resolved: r, refs, symbolRefs, model, hash, text: undefined })
     }
+    for (const path of previous.keys()) if (!blocks.has(path)) changed.add(path)
     this.memo.blocks = blocks
-    return blocks
+    return { blocks, changed }
   }
 
   /** The `SymbolMap` over one refresh's results: texts rendered, ranks and components computed on first use. */
@@ -802,6 +817,9 @@ export class SymbolIndexer {
       this.memo.tree = { files, text: fileTree, hash: sha256(fileTree) }
     }
     const tree = this.memo.tree
+    // Each map is a new revision; it names what changed since the previous one this indexer built.
+    const revision = {}
+    this.lastRevision = revision
     if (this.memo.refCounts?.graph !== graph) this.memo.refCounts = { graph, counts: new Map([...graph.fileRefs].filter(([path]) => entries.has(path))) }
     const refCounts = this.memo.refCounts.counts
     const render = (exclude: ReadonlySet<string> = new Set()): string =>
@@ -820,8 +838,11 @@ export class SymbolIndexer {
       return { text, files: chosen, omitted: candidates.length - chosen.length, tokens: count(text) }
     }
     return {
-      files,
+      // The previous map's list when the files are the same, so consumers can compare by identity.
+      files: tree.files,
       symbolFiles,
+      revision,
+      delta: parts.delta,
       block,
       blockHash: (path) => blocks.get(path)?.hash,
       legend,
@@ -866,6 +887,8 @@ interface MapParts {
   readonly resolved: ReadonlyMap<string, Resolved>
   readonly graph: ReferenceGraph
   readonly blocks: ReadonlyMap<string, BlockMemo>
+  /** What changed since the last map returned (`SymbolMapSnapshot.delta`), unless the chain broke. */
+  readonly delta: SymbolMapDelta | undefined
   readonly problems: ReadonlyArray<Problem>
   readonly stats: IndexStats
 }

@@ -77,6 +77,38 @@ describe("incremental refresh", () => {
     expect(map.block("src/b.ts")).toBe("src/b.ts:\nf b()\n")
     expect(map.refCounts.get("src/b.ts")).toBeUndefined()
   })
+
+  it("each map names what changed since the previous one: the delta holds every path whose block hash differs", async () => {
+    const root = repo()
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    const first = await indexer.refresh()
+    expect(first.delta).toBeUndefined()
+    const changedBetween = (a: typeof first, b: typeof first) =>
+      [...new Set([...a.symbolFiles, ...b.symbolFiles])].filter((p) => a.blockHash(p) !== b.blockHash(p)).sort()
+    // Nothing changed: a new revision with an empty delta, and the same file list object.
+    const same = await indexer.refresh()
+    expect(same.revision).not.toBe(first.revision)
+    expect(same.delta).toEqual({ from: first.revision, paths: new Set() })
+    expect(same.files).toBe(first.files)
+    // b.ts stops being used by a.ts: a.ts's block changes, and b.ts's count with it.
+    write(root, "src/a.ts", `export const a = 1\n`)
+    const edited = await indexer.refresh()
+    expect(edited.delta?.from).toBe(same.revision)
+    expect([...edited.delta!.paths].sort()).toEqual(changedBetween(same, edited))
+    expect(changedBetween(same, edited)).toEqual(["src/a.ts", "src/b.ts"])
+    // An added and a removed file are named too.
+    write(root, "src/d.ts", `export function d() {}\n`)
+    rmSync(join(root, "src/c.py"))
+    const moved = await indexer.refresh()
+    expect([...moved.delta!.paths].sort()).toEqual(["src/c.py", "src/d.ts"])
+    expect(moved.files).not.toBe(edited.files)
+    // New aliases re-render every block: the chain starts over.
+    await indexer.useAliases([{ token: "@1/", prefix: "src/" }])
+    const aliased = await indexer.refresh()
+    expect(aliased.delta).toBeUndefined()
+    const next = await indexer.refresh()
+    expect(next.delta).toEqual({ from: aliased.revision, paths: new Set() })
+  })
 })
 
 describe("on-disk cache", () => {

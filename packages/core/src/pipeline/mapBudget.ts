@@ -28,14 +28,39 @@ export const selectMapFiles = (
   let total = kept.reduce((sum, p) => sum + cost(p), 0)
   while (total > budget && kept.length > 0) total -= cost(kept.pop()!)
   const chosen = new Set(kept)
-  for (const path of ranked) {
-    if (chosen.has(path)) continue
-    const c = cost(path)
+  fillInRankOrder(ranked.filter((path) => !chosen.has(path)), cost, budget, (path) => chosen.add(path), total)
+  return [...chosen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/**
+ * The greedy fill every map cut uses: walk `ranked` and take each item whose cost fits in
+ * what is left of `budget` after `taken` tokens (a block too large to fit leaves its room
+ * to smaller ones after it). Returns the tokens taken in all.
+ *
+ * @example
+ * ```ts
+ * import { fillInRankOrder } from "@strata/core"
+ * const cost = (p: string) => ({ "a.ts": 50, "b.ts": 40, "c.ts": 30 })[p] ?? 0
+ * const taken: Array<string> = []
+ * fillInRankOrder(["a.ts", "b.ts", "c.ts"], cost, 80, (p) => taken.push(p)) // 80
+ * taken // ["a.ts", "c.ts"]
+ * ```
+ */
+export const fillInRankOrder = <A>(
+  ranked: Iterable<A>,
+  cost: (item: A) => number,
+  budget: number,
+  take: (item: A) => void,
+  taken = 0
+): number => {
+  let total = taken
+  for (const item of ranked) {
+    const c = cost(item)
     if (total + c > budget) continue
-    chosen.add(path)
+    take(item)
     total += c
   }
-  return [...chosen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return total
 }
 
 /**

@@ -46,6 +46,29 @@ export interface SymbolMapSnapshot {
    * index has them. A session records them, so every process renders the same legend.
    */
   readonly aliases?: ReadonlyArray<PathAlias> | undefined
+  /**
+   * This snapshot's identity, when the index tracks its snapshots: a fresh object per
+   * snapshot, so a consumer can tell "the same map" from "a new map" without comparing
+   * files. Optional.
+   */
+  readonly revision?: object | undefined
+  /**
+   * What changed since an earlier snapshot of the same index, when the index knows: the
+   * `revision` of that snapshot and every path whose block was added, removed or whose
+   * `blockHash` changed since then (it may name more, never fewer). `refCounts` change
+   * only with a block (a block shows its count), so a consumer that keeps per-file state
+   * from the earlier snapshot updates these paths and nothing else. Optional: without it
+   * a consumer compares every file.
+   */
+  readonly delta?: SymbolMapDelta | undefined
+}
+
+/** The paths whose blocks differ between two snapshots of one index (`SymbolMapSnapshot.delta`). */
+export interface SymbolMapDelta {
+  /** The `revision` of the snapshot this one is compared with. */
+  readonly from: object
+  /** Paths whose block was added, removed or changed its hash since that snapshot. */
+  readonly paths: ReadonlySet<string>
 }
 
 /** A path alias of the symbol map's legend: `token` stands for the directory `prefix`. */
