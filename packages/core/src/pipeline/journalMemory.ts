@@ -32,6 +32,16 @@ export interface JournalMemory {
   readonly treeFiles: ReadonlySet<string>
   /** Per path, the hash of the symbol block the model saw last (frozen or journaled). */
   readonly shownSymbols: ReadonlyMap<string, string>
+  /**
+   * Per path, the text of the latest full symbol block the journal shows, when the journal
+   * shows one (else the frozen tiers' block is the latest full one): what a symbol diff is
+   * made against.
+   */
+  readonly journaledSymbols: ReadonlyMap<string, string>
+  /** Per path, the tokens of the symbol diff the journal shows last, while no full block has superseded it. */
+  readonly symbolDiffs: ReadonlyMap<string, number>
+  /** Whether the journal carries `SYMBOL_DIFF_NOTE` (at the head of its first update with a diff). */
+  readonly diffNoted: boolean
   /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
   readonly shownFiles: ReadonlyMap<string, string>
   /** Hashes of the history items already in the journal, in order. */
