@@ -11,7 +11,8 @@
  * read price x superseded tokens per request, summed, against the write price x the
  * tokens a rebuild rewrites; prices from `CachePrices`, the provider's). After a gap past the cache lifetime the breakpoints ask
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
- * earlier ones, as in a transcript.
+ * earlier ones, as in a transcript. A changed symbol block is appended as a symbol diff
+ * (unified diff hunks against the file's latest full entry) when that is shorter.
  */
 import { Context } from "effect"
 import {
