@@ -240,15 +240,18 @@ describe("journal layout: examples", () => {
       yield* second.commit
       const diff1 = "src/b.ts (diff):\n@@ -1 +1 @@\n-src/b.ts: ←1\n+src/b.ts: ←2"
       expect(tierMessages(second, "L3").slice(-2).map(textOf)).toEqual([`${JOURNAL_NOTE} ${SYMBOL_DIFF_NOTE}\n\n${REPO_MAP_UPDATES_HEADER}${diff1}`, ACK])
-      // The frozen copy is still the latest full entry: nothing is stale yet.
-      expect(second.journal?.staleTokens).toBe(0)
+      // The frozen copy is still the latest full entry: what it and the diff exceed the block by is stale.
+      const blockAt = (r: StubRepo) => r.blocks["src/b.ts"]!.length
+      const excess = (diff: string, now: StubRepo) => blockAt(start) + diff.length - blockAt(now)
+      expect(second.journal?.staleTokens).toBe(excess(diff1, repo.current))
       // Another change: its diff is against the same full entry (not the first diff), which it supersedes.
       repo.current = withBlock(start, "src/b.ts", long("←2", "←3"))
       const third = yield* assemble({ ...base, history: exchanges(2) })
       yield* third.commit
       const diff2 = `${diff1}\n@@ -14 +14 @@\n-  f b() ←1\n+  f b() ←3`
       expect(tierMessages(third, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${diff2}`, ACK])
-      expect(third.journal?.staleTokens).toBe(diff1.length)
+      // The first diff is superseded whole; the excess is now the second's.
+      expect(third.journal?.staleTokens).toBe(diff1.length + excess(diff2, repo.current))
       // A change as long as the block: the block whole, the new latest full entry, superseding the frozen copy and the diff.
       const rewritten = `src/b.ts:\n${Array.from({ length: 12 }, (_, i) => `  f other${i}()`).join("\n")}`
       repo.current = withBlock(start, "src/b.ts", rewritten)

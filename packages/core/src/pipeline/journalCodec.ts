@@ -68,9 +68,9 @@ export const JournalMemoryJson = Schema.Struct({
   treeFiles: Schema.Array(Schema.String),
   shownSymbols: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
   /** Absent when the journal shows no full symbol block. */
-  journaledSymbols: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String]))),
+  journaledSymbols: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String, Count]))),
   /** Absent when the journal shows no current symbol diff. */
-  symbolDiffs: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Count]))),
+  symbolDiffs: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Count, Count]))),
   /** Absent: false. */
   diffNoted: Schema.optionalKey(Schema.Boolean),
   shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
@@ -121,8 +121,8 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   frozenTreeFiles: [...memory.frozenTreeFiles],
   treeFiles: memory.treeFiles === memory.frozenTreeFiles ? [...memory.frozenTreeFiles] : [...memory.treeFiles],
   shownSymbols: [...memory.shownSymbols],
-  ...(memory.journaledSymbols.size === 0 ? {} : { journaledSymbols: [...memory.journaledSymbols] }),
-  ...(memory.symbolDiffs.size === 0 ? {} : { symbolDiffs: [...memory.symbolDiffs] }),
+  ...(memory.journaledSymbols.size === 0 ? {} : { journaledSymbols: [...memory.journaledSymbols].map(([path, e]) => [path, e.text, e.tokens] as const) }),
+  ...(memory.symbolDiffs.size === 0 ? {} : { symbolDiffs: [...memory.symbolDiffs].map(([path, d]) => [path, d.tokens, d.excess] as const) }),
   ...(memory.diffNoted ? { diffNoted: true } : {}),
   shownFiles: [...memory.shownFiles],
   history: memory.history,
@@ -170,8 +170,8 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     frozenTreeFiles,
     treeFiles: sameTree ? frozenTreeFiles : new Set(m.treeFiles),
     shownSymbols: new Map(m.shownSymbols),
-    journaledSymbols: new Map(m.journaledSymbols ?? []),
-    symbolDiffs: new Map(m.symbolDiffs ?? []),
+    journaledSymbols: new Map((m.journaledSymbols ?? []).map(([path, text, tokens]) => [path, { text, tokens }] as const)),
+    symbolDiffs: new Map((m.symbolDiffs ?? []).map(([path, tokens, excess]) => [path, { tokens, excess }] as const)),
     diffNoted: m.diffNoted ?? false,
     shownFiles: new Map(m.shownFiles),
     history: m.history,

@@ -77,7 +77,8 @@ const extendsHistory = (journaled: ReadonlyArray<string>, history: ReadonlyArray
 interface ChangedSymbol {
   readonly entry: SymbolEntry
   readonly shown: Counted
-  readonly diff: boolean
+  /** The full entry a diff is against; undefined when the block is shown whole. */
+  readonly base: Counted | undefined
 }
 
 /**
@@ -312,12 +313,13 @@ const append = (
     return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
   })
   const shown = changedSymbols(changed, memory, state)
-  const noteDiffs = !memory.diffNoted && shown.some((e) => e.diff)
+  const noteDiffs = !memory.diffNoted && shown.some((e) => e.base !== undefined)
   const update = updatePart(graduated, shown, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"), noteDiffs)
   if (update !== undefined) appended.push(update)
   // A changed block supersedes the copy shown before it, which stays in the prefix: a
-  // whole block supersedes the latest full entry and any diff after it, a diff only the
-  // diff before it.
+  // whole block supersedes the latest full entry and any diff after it, a diff the diff
+  // before it. A diff and its full entry count as stale by what they exceed the block
+  // by, which a rebuild would save as well.
   let staleTokens = memory.staleTokens
   let shownSymbols = memory.shownSymbols
   let journaledSymbols = memory.journaledSymbols
@@ -326,12 +328,16 @@ const append = (
     const next = new Map(shownSymbols)
     const bases = new Map(journaledSymbols)
     const diffs = new Map(symbolDiffs)
-    for (const { entry: e, shown: s, diff } of shown) {
-      staleTokens += diffs.get(e.path) ?? 0
-      if (diff) diffs.set(e.path, s.tokens)
-      else {
+    for (const { entry: e, shown: s, base } of shown) {
+      const before = diffs.get(e.path)
+      staleTokens += before === undefined ? 0 : before.tokens - before.excess
+      if (base !== undefined) {
+        const excess = Math.max(0, base.tokens + s.tokens - e.tokens)
+        staleTokens += excess
+        diffs.set(e.path, { tokens: s.tokens, excess })
+      } else {
         if (next.has(e.path)) staleTokens += e.tokens
-        bases.set(e.path, e.text)
+        bases.set(e.path, { text: e.text, tokens: e.tokens })
         diffs.delete(e.path)
       }
       next.set(e.path, e.hash)
@@ -387,21 +393,21 @@ const append = (
  * diff, so the model applies one diff to one block.
  */
 const changedSymbols = (changed: ReadonlyArray<SymbolEntry>, memory: JournalMemory, state: AssemblyState): ReadonlyArray<ChangedSymbol> => {
-  let frozen: Map<string, string> | undefined
-  const baseOf = (path: string): string | undefined => {
+  let frozen: Map<string, Counted> | undefined
+  const baseOf = (path: string): Counted | undefined => {
     const journaled = memory.journaledSymbols.get(path)
     if (journaled !== undefined) return journaled
-    frozen ??= new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e.text] as const)))
+    frozen ??= new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e] as const)))
     return frozen.get(path)
   }
   return changed.map((entry): ChangedSymbol => {
-    const whole: ChangedSymbol = { entry, shown: { text: entry.text, tokens: entry.tokens }, diff: false }
+    const whole: ChangedSymbol = { entry, shown: { text: entry.text, tokens: entry.tokens }, base: undefined }
     const base = memory.shownSymbols.has(entry.path) ? baseOf(entry.path) : undefined
     if (base === undefined) return whole
-    const hunks = unifiedDiff(base, entry.text)
+    const hunks = unifiedDiff(base.text, entry.text)
     if (hunks === undefined || hunks === "") return whole
     const diff = counted(symbolDiffEntry(entry.path, hunks), state.counter)
-    return diff.tokens < entry.tokens ? { entry, shown: diff, diff: true } : whole
+    return diff.tokens < entry.tokens ? { entry, shown: diff, base } : whole
   })
 }
 
