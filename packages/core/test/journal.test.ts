@@ -429,6 +429,38 @@ describe("journal layout: examples", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("symbol diffs piling up also end in a `stale copies` rebuild, which shows the block whole, once", () => {
+    const { repo, layer } = fixedSession()
+    // A long block whose one changing line grows a little each turn: every change is a diff.
+    const long = (v: number) => `src/b.ts:\n${Array.from({ length: 30 }, (_, i) => `  v field${i}`).join("\n")}\n  f b(${"x".repeat(v)})\n`
+    return Effect.gen(function* () {
+      let history: Array<Message> = []
+      let stale = 0
+      for (let turn = 0; turn < 200; turn++) {
+        repo.current = withBlock(REPO, "src/b.ts", long(turn))
+        const r = yield* assemble({ ...base, history })
+        yield* r.commit
+        if (turn === 0) expect(r.journal?.rebuild).toBe("first request")
+        else if (r.journal?.rebuild !== undefined) {
+          expect(r.journal.rebuild).toBe("stale copies")
+          expect(r.journal.staleTokens).toBe(0)
+          const all = r.request.messages.map(textOf).join("\n")
+          expect(all).not.toContain(" (diff):")
+          expect(all.split("src/b.ts:\n").length - 1).toBe(1)
+          expect(all).toContain(long(turn).slice(0, -1))
+          expect(stale).toBeGreaterThan(0)
+          return
+        } else {
+          expect(tierMessages(r, "L3").map(textOf).at(-2)).toContain("src/b.ts (diff):")
+          expect(r.journal?.staleTokens).toBeGreaterThan(stale)
+          stale = r.journal?.staleTokens ?? 0
+        }
+        history = [...history, q(turn), a(turn)]
+      }
+      expect.unreachable("no `stale copies` rebuild within 200 turns")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("cacheImpactOfJournalRestart counts every journal token as invalidated and the non-history ones as rewritten", () => {
     const { repo, layer } = fixedSession()
     return Effect.gen(function* () {
