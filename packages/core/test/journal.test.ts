@@ -20,6 +20,7 @@ import {
   MESSAGE_OVERHEAD_TOKENS,
   JOURNAL_NOTE,
   REPO_MAP_UPDATES_HEADER,
+  SYMBOL_DIFF_NOTE,
   SymbolIndex,
   Tracker,
   TrackerConflict,
@@ -39,6 +40,7 @@ import {
 import { it } from "@strata/test-support"
 import { charCounter, journalTestLayer, stubSymbolIndex, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
 import { historyOf, pairingProblems, stepArb, type Step } from "./tool-sessions.ts"
+import { applyHunks } from "./applyDiff.ts"
 
 // ---------------------------------------------------------------------------------------
 // A counting tracker: items climb a tier after a few unchanged appearances and drop to
@@ -126,7 +128,9 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 const UPDATE_HEADERS = [REPO_MAP_UPDATES_HEADER, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER]
 /** What the journal's first update pair opens with: how to read every update. */
 const NOTE = `${JOURNAL_NOTE}\n\n`
-const withoutNote = (text: string): string => (text.startsWith(NOTE) ? text.slice(NOTE.length) : text)
+/** An update's text without the notes it may open with (`JOURNAL_NOTE`, `SYMBOL_DIFF_NOTE`, or both). */
+const withoutNote = (text: string): string =>
+  text.startsWith(JOURNAL_NOTE) || text.startsWith(SYMBOL_DIFF_NOTE) ? text.slice(text.indexOf("\n\n") + 2) : text
 const isUpdatePair = (ms: ReadonlyArray<Message>): boolean =>
   ms.length === 2 && ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => withoutNote(textOf(ms[0]!)).startsWith(h)) && ms[1]?.role === "assistant" && ms[1].content === ACK
 
@@ -221,6 +225,45 @@ describe("journal layout: examples", () => {
       repo.current = REPO
       const fourth = yield* assemble({ ...base, history: exchanges(2) })
       expect(tierMessages(fourth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b()`, ACK])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a small change to a long block is journaled as a symbol diff against the file's latest full entry, noted once", () => {
+    const long = (first: string, last: string) => `src/b.ts: ${first}\n${Array.from({ length: 12 }, (_, i) => `  v field${i}`).join("\n")}\n  f b() ${last}`
+    const start = withBlock(REPO, "src/b.ts", long("←1", "←1"))
+    const { repo, layer } = fixedSession(start)
+    return Effect.gen(function* () {
+      yield* (yield* assemble(base)).commit
+      // Only the counts changed: a diff against the frozen L1 copy, opened by the note.
+      repo.current = withBlock(start, "src/b.ts", long("←2", "←1"))
+      const second = yield* assemble({ ...base, history: exchanges(1) })
+      yield* second.commit
+      const diff1 = "src/b.ts (diff):\n@@ -1 +1 @@\n-src/b.ts: ←1\n+src/b.ts: ←2"
+      expect(tierMessages(second, "L3").slice(-2).map(textOf)).toEqual([`${JOURNAL_NOTE} ${SYMBOL_DIFF_NOTE}\n\n${REPO_MAP_UPDATES_HEADER}${diff1}`, ACK])
+      // The frozen copy is still the latest full entry: what it and the diff exceed the block by is stale.
+      const blockAt = (r: StubRepo) => r.blocks["src/b.ts"]!.length
+      const excess = (diff: string, now: StubRepo) => blockAt(start) + diff.length - blockAt(now)
+      expect(second.journal?.staleTokens).toBe(excess(diff1, repo.current))
+      // Another change: its diff is against the same full entry (not the first diff), which it supersedes.
+      repo.current = withBlock(start, "src/b.ts", long("←2", "←3"))
+      const third = yield* assemble({ ...base, history: exchanges(2) })
+      yield* third.commit
+      const diff2 = `${diff1}\n@@ -14 +14 @@\n-  f b() ←1\n+  f b() ←3`
+      expect(tierMessages(third, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${diff2}`, ACK])
+      // The first diff is superseded whole; the excess is now the second's.
+      expect(third.journal?.staleTokens).toBe(diff1.length + excess(diff2, repo.current))
+      // A change as long as the block: the block whole, the new latest full entry, superseding the frozen copy and the diff.
+      const rewritten = `src/b.ts:\n${Array.from({ length: 12 }, (_, i) => `  f other${i}()`).join("\n")}`
+      repo.current = withBlock(start, "src/b.ts", rewritten)
+      const fourth = yield* assemble({ ...base, history: exchanges(3) })
+      yield* fourth.commit
+      expect(tierMessages(fourth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${rewritten}`, ACK])
+      expect(fourth.journal?.staleTokens).toBe(diff1.length + diff2.length + rewritten.length)
+      // The next small change is a diff against that entry; the note is not repeated.
+      repo.current = withBlock(start, "src/b.ts", rewritten.replace("other11", "last"))
+      const fifth = yield* assemble({ ...base, history: exchanges(4) })
+      expect(tierMessages(fifth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts (diff):\n@@ -13 +13 @@\n-  f other11()\n+  f last()`, ACK])
+      expect((yield* memoryOf)?.diffNoted).toBe(true)
     }).pipe(Effect.provide(layer))
   })
 
@@ -386,6 +429,38 @@ describe("journal layout: examples", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("symbol diffs piling up also end in a `stale copies` rebuild, which shows the block whole, once", () => {
+    const { repo, layer } = fixedSession()
+    // A long block whose one changing line grows a little each turn: every change is a diff.
+    const long = (v: number) => `src/b.ts:\n${Array.from({ length: 30 }, (_, i) => `  v field${i}`).join("\n")}\n  f b(${"x".repeat(v)})\n`
+    return Effect.gen(function* () {
+      let history: Array<Message> = []
+      let stale = 0
+      for (let turn = 0; turn < 200; turn++) {
+        repo.current = withBlock(REPO, "src/b.ts", long(turn))
+        const r = yield* assemble({ ...base, history })
+        yield* r.commit
+        if (turn === 0) expect(r.journal?.rebuild).toBe("first request")
+        else if (r.journal?.rebuild !== undefined) {
+          expect(r.journal.rebuild).toBe("stale copies")
+          expect(r.journal.staleTokens).toBe(0)
+          const all = r.request.messages.map(textOf).join("\n")
+          expect(all).not.toContain(" (diff):")
+          expect(all.split("src/b.ts:\n").length - 1).toBe(1)
+          expect(all).toContain(long(turn).slice(0, -1))
+          expect(stale).toBeGreaterThan(0)
+          return
+        } else {
+          expect(tierMessages(r, "L3").map(textOf).at(-2)).toContain("src/b.ts (diff):")
+          expect(r.journal?.staleTokens).toBeGreaterThan(stale)
+          stale = r.journal?.staleTokens ?? 0
+        }
+        history = [...history, q(turn), a(turn)]
+      }
+      expect.unreachable("no `stale copies` rebuild within 200 turns")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("cacheImpactOfJournalRestart counts every journal token as invalidated and the non-history ones as rewritten", () => {
     const { repo, layer } = fixedSession()
     return Effect.gen(function* () {
@@ -498,7 +573,13 @@ const sessionArb: fc.Arbitrary<Session> = fc.record({
   )
 })
 
-const blockText = (path: string, v: number): string => `${path}:\n  f ${path.replace(/\W/g, "_")}() ⟦S:${path}:v${v}⟧\n`
+/** Some blocks are long, so that a version change is shorter as a symbol diff than whole. */
+const LONG_BLOCKS: ReadonlySet<string> = new Set(["src/app.ts", "lib/io.ts", "lib/net.ts", "main.ts"])
+const fields = (from: number): string => Array.from({ length: 8 }, (_, k) => `  v field${from + k}\n`).join("")
+const blockText = (path: string, v: number): string =>
+  LONG_BLOCKS.has(path)
+    ? `${path}:\n${fields(0)}  f ${path.replace(/\W/g, "_")}() ⟦S:${path}:v${v}⟧\n${fields(8)}`
+    : `${path}:\n  f ${path.replace(/\W/g, "_")}() ⟦S:${path}:v${v}⟧\n`
 const contentText = (path: string, v: number): string => `content ⟦C:${path}:v${v}⟧`
 const question = (t: number): string => `question ⟦Q${t}⟧`
 
@@ -643,6 +724,22 @@ const runSession = (s: Session, options: { readonly failures?: boolean; readonly
   )
 }
 
+/**
+ * A file's symbol block as the model reads the request: its latest full entry with the
+ * symbol diff after it, if any, applied (a diff is against the latest full entry).
+ */
+const modelView = (all: string, p: string): string | undefined => {
+  const entryAt = (at: number, header: string): string => {
+    const end = all.indexOf("\n\n", at)
+    return all.slice(at + 1 + header.length, end < 0 ? undefined : end)
+  }
+  const full = all.lastIndexOf(`\n${p}:\n`)
+  if (full < 0) return undefined
+  const block = `${p}:\n${entryAt(full, `${p}:\n`)}`
+  const diff = all.lastIndexOf(`\n${p} (diff):\n`)
+  return diff < full ? block : applyHunks(block, entryAt(diff, `${p} (diff):\n`))
+}
+
 const isHistory = (m: Message): boolean => /⟦(Q|A|H|R)/.test(JSON.stringify(m.content))
 
 /** Property 4: everything current is in the request, and is the last word on its subject. */
@@ -655,6 +752,7 @@ const checkNothingLost = ({ t, result: r, world: w }: TurnRecord): void => {
     const last = entries.at(-1)
     if (w.exists.has(p) && !w.selected.has(p) && p !== NO_BLOCK) {
       expect(last?.[1], `turn ${t}: last symbol entry of ${p}`).toBe(String(w.blockV.get(p) ?? 0))
+      expect(modelView(all, p), `turn ${t}: ${p} as the model reads it`).toBe(blockText(p, w.blockV.get(p) ?? 0).trimEnd())
     } else if (!w.exists.has(p)) {
       expect(last === undefined || last[1] === undefined, `turn ${t}: ${p} is deleted, yet its last entry is a block`).toBe(true)
     }
@@ -759,7 +857,17 @@ const checkSession = (records: ReadonlyArray<TurnRecord>, seen?: Set<RebuildReas
 describe("journal layout: random sessions (property tests)", () => {
   vitestIt("frozen L0-L2 between rebuilds, an append-only journal, nothing lost, the right rebuild reasons", () => {
     const seen = new Set<RebuildReason>()
-    fc.assert(fc.property(sessionArb, (s) => checkSession(runSession(s), seen)), { numRuns: 200 })
+    let diffs = 0
+    fc.assert(
+      fc.property(sessionArb, (s) => {
+        const records = runSession(s)
+        checkSession(records, seen)
+        diffs += records.filter((r) => bodyOf(r.result).includes(" (diff):")).length
+      }),
+      { numRuns: 200 }
+    )
+    // Long blocks make symbol diffs, which the model view above checks.
+    expect(diffs).toBeGreaterThan(0)
     // The generator reaches every reason but the rent-or-buy one (its own example above).
     for (const reason of ["first request", "history rewritten", "legend changed", "system prompt changed", "tools changed", undefined]) expect([...seen]).toContain(reason)
   }, 120_000) // 200 random sessions: ~3 s alone, much longer beside the other packages' tests on 2 cores

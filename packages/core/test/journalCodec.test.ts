@@ -86,6 +86,9 @@ describe("journal memory as JSON", () => {
       frozenTreeFiles: new Set(["a.ts"]),
       treeFiles: new Set(["a.ts", "b.ts"]),
       shownSymbols: new Map([["a.ts", "x"]]),
+      journaledSymbols: new Map([["a.ts", { text: "a.ts: ←1\nf x()", tokens: 6 }]]),
+      symbolDiffs: new Map([["a.ts", { tokens: 12, excess: 4 }]]),
+      diffNoted: true,
       shownFiles: new Map(),
       history: ["h0"],
       historyEdits: [""],
@@ -102,6 +105,10 @@ describe("journal memory as JSON", () => {
     expect(back).toMatchObject({ systemHash: "h", staleTokens: 3, waste: 0.3, requests: 2, history: ["h0"], at: 1_700_000_000_000, ttl: "1h" })
     expect([...back!.treeFiles].sort()).toEqual(["a.ts", "b.ts"])
     expect([...back!.shownSymbols]).toEqual([["a.ts", "x"]])
+    expect([...back!.journaledSymbols]).toEqual([["a.ts", { text: "a.ts: ←1\nf x()", tokens: 6 }]])
+    expect([...back!.symbolDiffs]).toEqual([["a.ts", { tokens: 12, excess: 4 }]])
+    expect(back!.diffNoted).toBe(true)
+    expect(decodeJournalMemory({ ...json, version: 1 }, "o200k_base")).toBeUndefined()
     expect(decodeJournalMemory(json, "cl100k_base")).toBeUndefined()
     expect(decodeJournalMemory({ ...json, version: JOURNAL_MEMORY_VERSION + 1 }, "o200k_base")).toBeUndefined()
     expect(decodeJournalMemory({ ...json, journal: "nope" }, "o200k_base")).toBeUndefined()

@@ -28,6 +28,24 @@ export const FILES_JOURNAL_HEADER = "# Reference Files (updated)\n\n"
  */
 export const JOURNAL_NOTE =
   "Entries under a later \"(updated)\" heading replace earlier ones for the same file; \"(changes)\" lists files added (+) and removed (-)."
+/**
+ * Journal layout: how to read a symbol diff (`symbolDiffEntry`), stated once, at the head
+ * of the first update that carries one (a session that never sends one never pays for it).
+ */
+export const SYMBOL_DIFF_NOTE =
+  "A \"path (diff):\" entry gives that file's changes against its latest full entry as unified diff hunks (line 1 is the path line) and replaces only earlier diffs of it."
+
+/**
+ * Journal layout: a changed symbol block written as its changes (zero-context unified diff
+ * hunks) against the file's latest full entry, under the path and `(diff):`.
+ *
+ * @example
+ * ```ts
+ * import { symbolDiffEntry } from "@strata/core"
+ * symbolDiffEntry("a.ts", "@@ -1 +1 @@\n-a.ts: ←1\n+a.ts: ←2") // "a.ts (diff):\n@@ -1 +1 @@\n-a.ts: ←1\n+a.ts: ←2"
+ * ```
+ */
+export const symbolDiffEntry = (path: string, hunks: string): string => `${path} (diff):\n${hunks}`
 export const URL_CONTEXT_HEADER =
   "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n"
 export const REVIEW_CONTEXT_HEADER = "# Code Review Context\n\n"

@@ -45,8 +45,11 @@ const EditsJson = Schema.Struct({
   last: Schema.String
 })
 
-/** Bumped when the layout of the journal changes, so an old file is ignored, not misread. */
-export const JOURNAL_MEMORY_VERSION = 1
+/**
+ * Bumped when the layout of the journal changes, so an old file is ignored, not misread
+ * (2: symbol diffs, which need to know which full entry the model saw last).
+ */
+export const JOURNAL_MEMORY_VERSION = 2
 
 /**
  * The saved form of `JournalMemory` (`.strata/journal.json` in the CLI): sets and maps as
@@ -64,6 +67,12 @@ export const JournalMemoryJson = Schema.Struct({
   frozenTreeFiles: Schema.Array(Schema.String),
   treeFiles: Schema.Array(Schema.String),
   shownSymbols: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
+  /** Absent when the journal shows no full symbol block. */
+  journaledSymbols: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String, Count]))),
+  /** Absent when the journal shows no current symbol diff. */
+  symbolDiffs: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Count, Count]))),
+  /** Absent: false. */
+  diffNoted: Schema.optionalKey(Schema.Boolean),
   shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
   history: Schema.Array(Schema.String),
   /** Absent when no history item was edited (and in files written before context editing). */
@@ -112,6 +121,9 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   frozenTreeFiles: [...memory.frozenTreeFiles],
   treeFiles: memory.treeFiles === memory.frozenTreeFiles ? [...memory.frozenTreeFiles] : [...memory.treeFiles],
   shownSymbols: [...memory.shownSymbols],
+  ...(memory.journaledSymbols.size === 0 ? {} : { journaledSymbols: [...memory.journaledSymbols].map(([path, e]) => [path, e.text, e.tokens] as const) }),
+  ...(memory.symbolDiffs.size === 0 ? {} : { symbolDiffs: [...memory.symbolDiffs].map(([path, d]) => [path, d.tokens, d.excess] as const) }),
+  ...(memory.diffNoted ? { diffNoted: true } : {}),
   shownFiles: [...memory.shownFiles],
   history: memory.history,
   ...(memory.historyEdits.every((e) => e === "") ? {} : { historyEdits: memory.historyEdits }),
@@ -158,6 +170,9 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     frozenTreeFiles,
     treeFiles: sameTree ? frozenTreeFiles : new Set(m.treeFiles),
     shownSymbols: new Map(m.shownSymbols),
+    journaledSymbols: new Map((m.journaledSymbols ?? []).map(([path, text, tokens]) => [path, { text, tokens }] as const)),
+    symbolDiffs: new Map((m.symbolDiffs ?? []).map(([path, tokens, excess]) => [path, { tokens, excess }] as const)),
+    diffNoted: m.diffNoted ?? false,
     shownFiles: new Map(m.shownFiles),
     history: m.history,
     historyEdits: m.historyEdits ?? m.history.map(() => ""),

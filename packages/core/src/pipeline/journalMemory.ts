@@ -3,7 +3,7 @@
  * `AssemblySession` and saved by `journalCodec.ts`) and what it plans for one request
  * (`JournalPlan`, in the state). The planning itself is `layouts/journalPlan.ts`.
  */
-import type { Part, TierSections } from "../assembly/parts.ts"
+import type { Counted, Part, TierSections } from "../assembly/parts.ts"
 import type { CacheTtl } from "../domain/Block.ts"
 import type { ContextEditMemory } from "./contextEdits.ts"
 import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
@@ -32,6 +32,16 @@ export interface JournalMemory {
   readonly treeFiles: ReadonlySet<string>
   /** Per path, the hash of the symbol block the model saw last (frozen or journaled). */
   readonly shownSymbols: ReadonlyMap<string, string>
+  /**
+   * Per path, the text of the latest full symbol block the journal shows, when the journal
+   * shows one (else the frozen tiers' block is the latest full one): what a symbol diff is
+   * made against.
+   */
+  readonly journaledSymbols: ReadonlyMap<string, Counted>
+  /** Per path, the symbol diff the journal shows last, while no full block has superseded it. */
+  readonly symbolDiffs: ReadonlyMap<string, SymbolDiff>
+  /** Whether the journal carries `SYMBOL_DIFF_NOTE` (at the head of its first update with a diff). */
+  readonly diffNoted: boolean
   /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
   readonly shownFiles: ReadonlyMap<string, string>
   /** Hashes of the history items already in the journal, in order. */
@@ -52,6 +62,16 @@ export interface JournalMemory {
   readonly ttl: CacheTtl
   /** Context editing's memory, carried here so the saved journal restores it (set on commit). */
   readonly edits?: ContextEditMemory | undefined
+}
+
+/**
+ * A symbol diff the journal shows: its tokens, and by how many tokens its full entry and
+ * it exceed the block they stand for (`excess`, counted in `staleTokens`: a rebuild would
+ * show the block alone).
+ */
+export interface SymbolDiff {
+  readonly tokens: number
+  readonly excess: number
 }
 
 /** Why this request rebuilt the frozen tiers, or `undefined` when it appended. */

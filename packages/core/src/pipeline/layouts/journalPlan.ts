@@ -11,10 +11,20 @@
  * read price x superseded tokens per request, summed, against the write price x the
  * tokens a rebuild rewrites; prices from `CachePrices`, the provider's). After a gap past the cache lifetime the breakpoints ask
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
- * earlier ones, as in a transcript.
+ * earlier ones, as in a transcript. A changed symbol block is appended as a symbol diff
+ * (unified diff hunks against the file's latest full entry) when that is shorter.
  */
 import { Context } from "effect"
-import { ACK, FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, JOURNAL_NOTE, REPO_MAP_UPDATES_HEADER } from "../../assembly/headers.ts"
+import {
+  ACK,
+  FILE_TREE_CHANGES_HEADER,
+  FILES_JOURNAL_HEADER,
+  JOURNAL_NOTE,
+  REPO_MAP_UPDATES_HEADER,
+  SYMBOL_DIFF_NOTE,
+  symbolDiffEntry
+} from "../../assembly/headers.ts"
+import { unifiedDiff } from "../../assembly/lineDiff.ts"
 import {
   counted,
   historyPart,
@@ -60,22 +70,36 @@ const extendsHistory = (journaled: ReadonlyArray<string>, history: ReadonlyArray
   journaled.length <= history.length && journaled.every((hash, i) => history[i]?.hash === hash)
 
 /**
+ * A changed symbol block as the journal writes it: whole, or as a symbol diff (its
+ * changes against the file's latest full entry, `symbolDiffEntry`) when the model has
+ * seen a full entry and the diff is shorter than the block.
+ */
+interface ChangedSymbol {
+  readonly entry: SymbolEntry
+  readonly shown: Counted
+  /** The full entry a diff is against; undefined when the block is shown whole. */
+  readonly base: Counted | undefined
+}
+
+/**
  * The update pair: changed symbol blocks, deleted files' paths, and file tree changes;
- * the journal's first one (`first`) opens with `JOURNAL_NOTE`, how to read them all.
+ * the journal's first one (`first`) opens with `JOURNAL_NOTE`, how to read them all, and
+ * the first with a symbol diff (`noteDiffs`) with `SYMBOL_DIFF_NOTE`.
  */
 const updatePart = (
   files: ReadonlyArray<FileEntry>,
-  changed: ReadonlyArray<SymbolEntry>,
+  changed: ReadonlyArray<ChangedSymbol>,
   gone: ReadonlyArray<string>,
   dropped: ReadonlyArray<string>,
   added: ReadonlyArray<string>,
   removed: ReadonlyArray<string>,
   state: AssemblyState,
-  first: boolean
+  first: boolean,
+  noteDiffs: boolean
 ): Part | undefined => {
   const c = state.counter
   const symbolTexts: Array<Counted> = [
-    ...changed.map((e): Counted => ({ text: e.text, tokens: e.tokens })),
+    ...changed.map((e) => e.shown),
     ...gone.map((path) => counted(`${path}: (deleted)`, c)),
     ...dropped.map((path) => counted(`${path}: (no symbol entry)`, c))
   ]
@@ -85,12 +109,13 @@ const updatePart = (
   const fileSection = files.length === 0 ? undefined : joinCounted([counted(FILES_JOURNAL_HEADER, c), joinCounted(files, SECTION_SEPARATOR, c)], "", c)
   const sections = joinCounted([symbols, tree, fileSection].filter((x): x is Counted => x !== undefined), SECTION_SEPARATOR, c)
   if (sections.text.length === 0) return undefined
-  const note = first ? counted(JOURNAL_NOTE, c) : undefined
+  const notes = [...(first ? [JOURNAL_NOTE] : []), ...(noteDiffs ? [SYMBOL_DIFF_NOTE] : [])]
+  const note = notes.length === 0 ? undefined : counted(notes.join(" "), c)
   const body = note === undefined ? sections : joinCounted([note, sections], SECTION_SEPARATOR, c)
-  const items: Array<ItemKey> = [...changed.map((e) => e.key), ...files.map((f) => f.key)]
+  const items: Array<ItemKey> = [...changed.map((e) => e.entry.key), ...files.map((f) => f.key)]
   return userAckPart("updates", body, ACK, [
     ...(note === undefined ? [] : [{ type: "legend", tokens: note.tokens }]),
-    ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.path), ...gone, ...dropped] }]),
+    ...(symbols === undefined ? [] : [{ type: "symbols", count: symbolTexts.length, tokens: symbols.tokens, files: [...changed.map((e) => e.entry.path), ...gone, ...dropped] }]),
     ...(tree === undefined ? [] : [{ type: "tree", tokens: tree.tokens, count: treeLines.length }]),
     ...(fileSection === undefined ? [] : [{ type: "files", count: files.length, tokens: fileSection.tokens, files: files.map((f) => f.path) }])
   ], [...items, ...(tree === undefined ? [] : [ItemKeys.tree])], c)
@@ -204,6 +229,9 @@ const freeze = (state: AssemblyState, systemHash: string, tools: string, legend:
     frozenTreeFiles: treeFiles,
     treeFiles,
     shownSymbols: new Map(),
+    journaledSymbols: new Map(),
+    symbolDiffs: new Map(),
+    diffNoted: false,
     shownFiles: new Map(),
     history: [],
     historyEdits: [],
@@ -221,6 +249,9 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
   ...memory,
   treeFiles: memory.frozenTreeFiles,
   shownSymbols: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e.hash] as const))),
+  journaledSymbols: new Map(),
+  symbolDiffs: new Map(),
+  diffNoted: false,
   shownFiles: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].files.map((f) => [f.path, f.hash] as const))),
   history: [],
   historyEdits: [],
@@ -281,19 +312,44 @@ const append = (
     const tracked = state.tracker.get(f.key)
     return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
   })
-  const update = updatePart(graduated, changed, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"))
+  const shown = changedSymbols(changed, memory, state)
+  const noteDiffs = !memory.diffNoted && shown.some((e) => e.base !== undefined)
+  const update = updatePart(graduated, shown, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"), noteDiffs)
   if (update !== undefined) appended.push(update)
-  // A changed block supersedes the copy shown before it, which stays in the prefix.
+  // A changed block supersedes the copy shown before it, which stays in the prefix: a
+  // whole block supersedes the latest full entry and any diff after it, a diff the diff
+  // before it. A diff and its full entry count as stale by what they exceed the block
+  // by, which a rebuild would save as well.
   let staleTokens = memory.staleTokens
   let shownSymbols = memory.shownSymbols
+  let journaledSymbols = memory.journaledSymbols
+  let symbolDiffs = memory.symbolDiffs
   if (changed.length + gone.length + dropped.length > 0) {
     const next = new Map(shownSymbols)
-    for (const e of changed) {
-      if (next.has(e.path)) staleTokens += e.tokens
+    const bases = new Map(journaledSymbols)
+    const diffs = new Map(symbolDiffs)
+    for (const { entry: e, shown: s, base } of shown) {
+      const before = diffs.get(e.path)
+      staleTokens += before === undefined ? 0 : before.tokens - before.excess
+      if (base !== undefined) {
+        const excess = Math.max(0, base.tokens + s.tokens - e.tokens)
+        staleTokens += excess
+        diffs.set(e.path, { tokens: s.tokens, excess })
+      } else {
+        if (next.has(e.path)) staleTokens += e.tokens
+        bases.set(e.path, { text: e.text, tokens: e.tokens })
+        diffs.delete(e.path)
+      }
       next.set(e.path, e.hash)
     }
-    for (const path of [...gone, ...dropped]) next.delete(path)
+    for (const path of [...gone, ...dropped]) {
+      next.delete(path)
+      bases.delete(path)
+      diffs.delete(path)
+    }
     shownSymbols = next
+    journaledSymbols = bases
+    symbolDiffs = diffs
   }
   // A deselected file's copy stays in the prefix, but its symbol entry (now in the map,
   // so in this update) is newer: if it is selected again, it goes to the Working Files.
@@ -312,6 +368,9 @@ const append = (
     ...memory,
     treeFiles: existing ?? memory.treeFiles,
     shownSymbols,
+    journaledSymbols,
+    symbolDiffs,
+    diffNoted: memory.diffNoted || noteDiffs,
     shownFiles,
     history: history.map((h) => h.hash),
     historyEdits: history.map((h) => h.edit ?? ""),
@@ -325,6 +384,31 @@ const append = (
     workingFiles: state.files.filter((f) => shownFiles.get(f.path) !== f.hash),
     memory: next
   }
+}
+
+/**
+ * How each changed block is written: as a symbol diff against the file's latest full
+ * entry (the journal's, else the frozen tiers') when the model has seen one and the diff
+ * is shorter, else whole. The diff is against the full entry, never against an earlier
+ * diff, so the model applies one diff to one block.
+ */
+const changedSymbols = (changed: ReadonlyArray<SymbolEntry>, memory: JournalMemory, state: AssemblyState): ReadonlyArray<ChangedSymbol> => {
+  let frozen: Map<string, Counted> | undefined
+  const baseOf = (path: string): Counted | undefined => {
+    const journaled = memory.journaledSymbols.get(path)
+    if (journaled !== undefined) return journaled
+    frozen ??= new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e] as const)))
+    return frozen.get(path)
+  }
+  return changed.map((entry): ChangedSymbol => {
+    const whole: ChangedSymbol = { entry, shown: { text: entry.text, tokens: entry.tokens }, base: undefined }
+    const base = memory.shownSymbols.has(entry.path) ? baseOf(entry.path) : undefined
+    if (base === undefined) return whole
+    const hunks = unifiedDiff(base.text, entry.text)
+    if (hunks === undefined || hunks === "") return whole
+    const diff = counted(symbolDiffEntry(entry.path, hunks), state.counter)
+    return diff.tokens < entry.tokens ? { entry, shown: diff, base } : whole
+  })
 }
 
 /**
