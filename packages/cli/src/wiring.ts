@@ -2,8 +2,8 @@
  * Composes Strata's packages for one command on one repository: the tokenizer for the
  * model, the stability tracker (@strata/tiers; its state lives in the session's store),
  * the symbol index (@strata/symbols), the provider's placement plugin (@strata/providers),
- * the pipeline and prompts (@strata/core) and the session's `StateStore`. Also gathers a
- * request's input: the selected files and the prompts (the history is the store's).
+ * the pipeline and prompts (@strata/core) and the session's `StateStore`; and what the
+ * CLI keeps of a request (`.strata/last-request.json`) to simulate the next one's usage.
  */
 import { join } from "node:path"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -15,20 +15,18 @@ import {
   requestLimits,
   StateStore,
   SymbolIndex,
-  SymbolIndexError,
+  type SymbolIndexError,
   Tokenizer,
   TrackerState,
-  type AssemblyInput,
-  type FileContent,
   type InvalidInput,
-  PathOutsideRepo,
+  type PathOutsideRepo,
   type StageServices,
   type Placement,
   type StateStoreError,
   type Usage
 } from "@strata/core/effect"
 import { makeSimulator, placementLayerFor, type SimProvider } from "@strata/providers"
-import { SymbolIndexer, type SymbolMap } from "@strata/symbols"
+import { makeSymbolIndex, type SymbolMap } from "@strata/symbols"
 import { TrackerLayer } from "@strata/tiers"
 import type { ProviderName } from "./config.ts"
 import type { CommandContext } from "./context.ts"
@@ -68,55 +66,30 @@ export interface Engine {
 }
 
 /**
- * Build the engine. The symbol indexer is created once, restoring the session's path
- * aliases so the legend stays byte-identical across invocations.
+ * Build the engine. The symbol index (@strata/symbols) is created once, restoring the
+ * session's path aliases so the legend stays byte-identical across invocations.
  */
 export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, SymbolIndexError> =>
   Effect.gen(function* () {
     const { ctx, aliases, dryRun } = options
     const { root, config } = ctx
-    const indexer = yield* Effect.tryPromise({
-      try: () =>
-        SymbolIndexer.create(root, {
-          maxFileBytes: config.budgets.maxFileBytes,
-          cache: !dryRun,
-          ...(aliases === null ? {} : { aliases })
-        }),
-      catch: (error) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
+    const index = yield* makeSymbolIndex(root, {
+      maxFileBytes: config.budgets.maxFileBytes,
+      cache: !dryRun,
+      ...(aliases === null ? {} : { aliases }),
+      // A command is short-lived: write the symbol cache's index now rather than lazily.
+      flushEachRefresh: true
     })
-    let last: SymbolMap | undefined
-    const indexError = (error: unknown) => new SymbolIndexError({ root, reason: error instanceof Error ? error.message : String(error) })
-    const refreshWith = (onProgress?: (parsed: number, toParse: number) => void) => Effect.tryPromise({
-      try: async () => {
-        last = await indexer.refresh(onProgress === undefined ? {} : { onProgress })
-        // A command is short-lived: write the symbol cache's index now rather than lazily.
-        indexer.flush()
-        return last
-      },
-      // A symbol cache that links out of the repository keeps its own error (and exit code).
-      catch: (error) => (error instanceof PathOutsideRepo ? error : indexError(error))
-    })
-    const refresh = refreshWith()
-    // A map `symbolMap` just built is handed to the pipeline's next snapshot instead of
-    // indexing twice in one command; later snapshots (chat's next turns) refresh.
-    let fresh = false
+    // The pipeline's next snapshot reuses the map this builds instead of indexing twice in one command.
     const symbolMap = Effect.gen(function* () {
       const output = yield* Output
       const progress = yield* output.progress(`Indexing ${root}`)
       // A cold index of a large repository parses for seconds: count the files as they go.
-      const map = yield* refreshWith((parsed, toParse) => Effect.runSync(progress.update(parsed, toParse, "files parsed"))).pipe(
+      const map = yield* index.build((parsed, toParse) => Effect.runSync(progress.update(parsed, toParse, "files parsed"))).pipe(
         Effect.onError(() => progress.finish())
       )
       yield* progress.finish(`Indexed ${map.stats.files} files (${map.stats.parsed} parsed, ${map.stats.reused + map.stats.rehashed} unchanged)`)
-      fresh = true
       return map
-    })
-    const snapshot = Effect.suspend(() => {
-      if (fresh && last !== undefined) {
-        fresh = false
-        return Effect.succeed(last)
-      }
-      return refresh.pipe(Effect.mapError((error) => (error instanceof SymbolIndexError ? error : indexError(error))))
     })
     const tokenizerLayer = Tokenizer.layer(config.model)
     // The tracker's state is the store's: each turn seeds a tracker from the snapshot.
@@ -131,11 +104,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       // Each turn brings its own session bookkeeping (from the store's snapshot).
       AssemblySession.layer,
       tokenizerLayer,
-      Layer.succeed(SymbolIndex, {
-        snapshot,
-        // A turn switches to its session's recorded legend (another process may have fixed it).
-        useAliases: (recorded) => Effect.promise(() => indexer.useAliases(recorded))
-      }),
+      // A turn switches to its session's recorded legend (another process may have fixed it).
+      Layer.succeed(SymbolIndex, index),
       placementLayer(config.provider),
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
@@ -143,16 +113,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root }),
       options.store
     )
-    return { layer, lastMap: () => last, symbolMap }
-  })
-
-/** The selected files' contents, read safely (paths inside the repository, text only, size limit). */
-export const readSelected = (paths: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const files = yield* RepoFiles
-    const out: Array<FileContent> = []
-    for (const path of paths) out.push(yield* files.read(path))
-    return out
+    return { layer, lastMap: index.latest, symbolMap }
   })
 
 /** Normalize and de-duplicate `--file` arguments into sorted repository-relative paths. */
@@ -162,27 +123,6 @@ export const normalizeSelection = (paths: ReadonlyArray<string>) =>
     const out = new Set<string>()
     for (const path of paths) out.add(yield* files.normalize(path))
     return [...out].sort()
-  })
-
-/** Everything one request is assembled from but the history (the turn takes it from the store): prompts and selected files. */
-export const requestInput = (options: {
-  readonly model: string
-  readonly prompt: string
-  readonly selected: ReadonlyArray<string>
-}) =>
-  Effect.gen(function* () {
-    const prompts = yield* Prompts
-    const system = yield* prompts.systemPrompt
-    const reminder = yield* prompts.systemReminder
-    const files = yield* readSelected(options.selected)
-    const input: Omit<AssemblyInput, "history"> = {
-      model: options.model,
-      prompt: options.prompt,
-      systemPrompt: system.text,
-      systemReminder: reminder.text,
-      files
-    }
-    return { input, warnings: [...system.warnings, ...reminder.warnings] }
   })
 
 /** Where the last request's native body is kept, so the next one can be scored against it. */

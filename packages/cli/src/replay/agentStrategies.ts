@@ -33,7 +33,7 @@ import {
 import { applyPlan, makeCachePlanner, nativeBodyOf, placementLayer, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
 import { TrackerLayer, type PolicyName } from "@strata/tiers"
 import { readPathOf } from "./agentTools.ts"
-import { clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
+import { blocksOf, clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
 
 /** One request of an agent session, as every strategy gets it. */
 export interface AgentRequest {
@@ -250,15 +250,6 @@ const noneStrategy = (env: AgentEnv): AgentStrategy => {
 
 // ---------------------------------------------------------------------------------------
 // The transcript the leading agents keep
-
-const blocksOf = (map: SymbolMapSnapshot): Map<string, string> => {
-  const out = new Map<string, string>()
-  for (const path of map.symbolFiles) {
-    const block = map.block(path)?.replace(/\n$/, "")
-    if (block !== undefined && block !== "") out.set(path, block)
-  }
-  return out
-}
 
 const firstLine = (m: Message | undefined): string => {
   if (m === undefined) return ""

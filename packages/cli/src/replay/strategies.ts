@@ -176,11 +176,17 @@ const place = (env: SessionEnv, request: NeutralRequest): unknown => placeWith(e
 
 /** The map's blocks of files not in context, in path order (what flat assembly shows). */
 export const mapBlocks = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): ReadonlyArray<string> =>
-  map.symbolFiles.flatMap((path) => {
-    if (selected.has(path)) return []
+  [...blocksOf(map)].flatMap(([path, block]) => (selected.has(path) ? [] : [block]))
+
+/** Every file's symbol block without its final newline, by path (files with an empty block left out), in map order. */
+export const blocksOf = (map: SymbolMapSnapshot): Map<string, string> => {
+  const out = new Map<string, string>()
+  for (const path of map.symbolFiles) {
     const block = map.block(path)?.replace(/\n$/, "")
-    return block === undefined || block === "" ? [] : [block]
-  })
+    if (block !== undefined && block !== "") out.set(path, block)
+  }
+  return out
+}
 
 /** The symbol map as flat assembly shows it: header, legend, the blocks of files not in context. */
 export const mapText = (map: SymbolMapSnapshot, selected: ReadonlySet<string>): string =>
@@ -305,14 +311,6 @@ const transcriptStrategy = (env: SessionEnv): Strategy => {
   let shownTree = ""
   // Superseded copies: a block or file shown again (changed) leaves its earlier copy in the conversation.
   let superseded = 0
-  const blocksOf = (map: SymbolMapSnapshot): Map<string, string> => {
-    const out = new Map<string, string>()
-    for (const path of map.symbolFiles) {
-      const block = map.block(path)?.replace(/\n$/, "")
-      if (block !== undefined && block !== "") out.set(path, block)
-    }
-    return out
-  }
   return {
     name: "transcript",
     request: async (turn) => {

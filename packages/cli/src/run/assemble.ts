@@ -4,12 +4,12 @@
  * simulated cache usage, tier changes), recorded in the session unless `--dry-run`.
  */
 import { Clock, Effect } from "effect"
-import { beginTurn, renderCacheBlocks, renderTierChanges, formatTokens, type JournalSummary, type TierReport, type Turn, type Usage } from "@strata/core/effect"
+import { beginTurn, renderCacheBlocks, renderTierChanges, formatTokens, selectedFilesInput, type JournalSummary, type TierReport, type Turn, type Usage } from "@strata/core/effect"
 import type { Message, PlacementResult, ToolDefinition } from "@strata/core"
 import { UsageError } from "../errors.ts"
 import { opt } from "../flags.ts"
 import { Output, type Style } from "../output.ts"
-import { normalizeSelection, rememberRequest, requestInput, simulateUsage } from "../wiring.ts"
+import { normalizeSelection, rememberRequest, simulateUsage } from "../wiring.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
 import type { PolicyName, ProviderName } from "../config.ts"
@@ -67,7 +67,7 @@ export const colourChanges = (lines: ReadonlyArray<string>, s: Style): ReadonlyA
 export const beginCliTurn = (prepared: Prepared, prompt: string, selected: ReadonlyArray<string>, tools?: ReadonlyArray<ToolDefinition>) =>
   Effect.gen(function* () {
     const { ctx, state } = prepared
-    const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt, selected })
+    const { input, warnings } = yield* selectedFilesInput({ model: ctx.config.model, prompt, selected })
     const turn = yield* beginTurn({ session: state.key, input: tools === undefined ? input : { ...input, tools } }, { tracker: "store" })
     yield* warn([...warnings, ...turn.warnings, ...turn.assembly.warnings])
     return turn

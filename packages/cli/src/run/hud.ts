@@ -4,8 +4,7 @@
  * breakdown JSON. Both run the pipeline's stages with an empty prompt and change nothing.
  */
 import { Effect } from "effect"
-import { formatTokens, renderCacheBlocks, renderTierChanges, renderTokenBreakdown, turnBreakdown, type ContextBreakdown, type SessionRecord, type TierReport } from "@strata/core/effect"
-import { requestInput } from "../wiring.ts"
+import { formatTokens, selectedFilesInput, sessionHudLines, turnBreakdown, type ContextBreakdown, type SessionRecord, type TierReport } from "@strata/core/effect"
 import { opt } from "../flags.ts"
 import type { Option } from "effect"
 import type { ProviderName } from "../config.ts"
@@ -26,31 +25,14 @@ export const hudLines = (
     readonly maxInputTokens?: number | null | undefined
   } = {}
 ): ReadonlyArray<string> => {
-  const boxOptions = { ...(options.ascii === undefined ? {} : { ascii: options.ascii }), ...(options.width === undefined ? {} : { width: options.width }) }
-  const last = session.last
-  // The changes shown are the last committed request's, not this preview's.
-  const shown: TierReport = last === null ? { ...report, promotions: [], demotions: [], changes: [] } : {
-    ...report,
-    changes: last.changes,
-    promotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) < rank(c.from)),
-    demotions: last.changes.filter((c) => c.from !== null && c.to !== null && rank(c.to) > rank(c.from))
-  }
-  const usage = last === null || last.usageSource === "none" ? undefined : last.usage
-  return [
-    ...renderCacheBlocks(shown, boxOptions),
-    ...renderTokenBreakdown({
-      report: shown,
-      ...(options.maxInputTokens === undefined || options.maxInputTokens === null ? {} : { maxInputTokens: options.maxInputTokens }),
-      ...(usage === undefined ? {} : { lastRequest: usage }),
-      ...(session.turns === 0 ? {} : { session: { ...session.totals, requests: session.turns } }),
-      lastMiss: options.lastMiss
-    }),
-    ...(last === null ? [] : [`Usage source: ${last.usageSource === "provider" ? "reported by the provider" : last.usageSource === "simulated" ? `the ${last.provider} cache simulator (no request was sent)` : `none (no simulator for ${last.provider})`}`]),
-    ...renderTierChanges(shown, boxOptions)
-  ]
+  const { ascii, width, lastMiss, maxInputTokens } = options
+  return sessionHudLines(report, session, {
+    ...(ascii === undefined ? {} : { ascii }),
+    ...(width === undefined ? {} : { width }),
+    lastMiss,
+    ...(maxInputTokens === undefined || maxInputTokens === null ? {} : { maxInputTokens })
+  })
 }
-
-const rank = (t: string): number => ["L0", "L1", "L2", "L3", "active"].indexOf(t)
 
 export interface HudFlags {
   readonly provider: Option.Option<ProviderName>
@@ -106,7 +88,7 @@ export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
     const output = yield* Output
     const result = yield* Effect.gen(function* () {
       yield* engine.symbolMap
-      const { input, warnings } = yield* requestInput({ model: ctx.config.model, prompt: "", selected: state.record.selected })
+      const { input, warnings } = yield* selectedFilesInput({ model: ctx.config.model, prompt: "", selected: state.record.selected })
       yield* warn(warnings)
       return yield* turnBreakdown({ session: state.key, input }, { tracker: "store" })
     }).pipe(Effect.provide(engine.layer))

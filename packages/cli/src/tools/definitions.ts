@@ -54,6 +54,31 @@ export const ListFilesInput = Schema.Struct({
 })
 export type ListFilesInput = typeof ListFilesInput.Type
 
+/**
+ * A tool whose arguments are one JSON object of these properties and no others: the
+ * shape of every tool the CLI offers (chat's, and the replay's simulated agent's).
+ *
+ * @example
+ * ```ts
+ * import { objectTool, stringProperty } from "@strata/cli"
+ * objectTool("read_file", "Read a file", { path: stringProperty("The file") }, ["path"]).inputSchema
+ * // { type: "object", properties: { path: { type: "string", description: "The file" } }, required: ["path"], additionalProperties: false }
+ * ```
+ */
+export const objectTool = (
+  name: string,
+  description: string,
+  properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+  required?: ReadonlyArray<string>
+): ToolDefinition => ({
+  name,
+  description,
+  inputSchema: { type: "object", properties, ...(required === undefined ? {} : { required }), additionalProperties: false }
+})
+
+/** A string argument of a tool, with its description. */
+export const stringProperty = (description: string) => ({ type: "string", description })
+
 /** The names of the chat tools. */
 export const TOOL_NAMES = ["read_file", "search", "list_files"] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
@@ -71,50 +96,32 @@ const folderHelp = "A folder to look in, relative to the repository root (defaul
  * ```
  */
 export const REPO_TOOLS: ReadonlyArray<ToolDefinition> = [
-  {
-    name: "read_file",
-    description:
-      `Read a text file of the repository, with line numbers. Paths are relative to the repository root. Gives at most ${TOOL_LIMITS.readLines} lines (fewer when they are long); pass startLine and endLine (1-based, inclusive) for a part of a long file.`,
-    inputSchema: {
-      type: "object",
-      properties: {
-        path: { type: "string", description: "The file, relative to the repository root, e.g. src/index.ts." },
-        startLine: { type: "integer", minimum: 1, description: "First line to return (default 1)." },
-        endLine: { type: "integer", minimum: 1, description: "Last line to return (default: the end of the file, or the line limit)." }
-      },
-      required: ["path"],
-      additionalProperties: false
-    }
-  },
-  {
-    name: "search",
-    description:
-      "Search the repository's text files (ignored files left out) for a string, or a JavaScript regular expression with regex: true. Returns path:line: text for each matching line, in path order.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        pattern: { type: "string", description: "The text to find (or a regular expression when regex is true)." },
-        regex: { type: "boolean", description: "Read pattern as a regular expression (default false: literal text)." },
-        caseSensitive: { type: "boolean", description: "Match case (default true)." },
-        path: { type: "string", description: folderHelp },
-        glob: { type: "string", description: "Only files whose path matches this glob, e.g. **/*.ts or src/**/*.{ts,tsx}." },
-        maxResults: { type: "integer", minimum: 1, maximum: TOOL_LIMITS.searchResultsMax, description: `Most matching lines to return (default ${TOOL_LIMITS.searchResults}).` }
-      },
-      required: ["pattern"],
-      additionalProperties: false
-    }
-  },
-  {
-    name: "list_files",
-    description: "List the repository's files (ignored files left out), sorted, one path per line; narrow with a folder or a glob.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        path: { type: "string", description: folderHelp },
-        glob: { type: "string", description: "Only paths matching this glob, e.g. src/**/*.test.ts." },
-        maxResults: { type: "integer", minimum: 1, maximum: TOOL_LIMITS.listResultsMax, description: `Most paths to return (default ${TOOL_LIMITS.listResults}).` }
-      },
-      additionalProperties: false
-    }
-  }
+  objectTool(
+    "read_file",
+    `Read a text file of the repository, with line numbers. Paths are relative to the repository root. Gives at most ${TOOL_LIMITS.readLines} lines (fewer when they are long); pass startLine and endLine (1-based, inclusive) for a part of a long file.`,
+    {
+      path: stringProperty("The file, relative to the repository root, e.g. src/index.ts."),
+      startLine: { type: "integer", minimum: 1, description: "First line to return (default 1)." },
+      endLine: { type: "integer", minimum: 1, description: "Last line to return (default: the end of the file, or the line limit)." }
+    },
+    ["path"]
+  ),
+  objectTool(
+    "search",
+    "Search the repository's text files (ignored files left out) for a string, or a JavaScript regular expression with regex: true. Returns path:line: text for each matching line, in path order.",
+    {
+      pattern: stringProperty("The text to find (or a regular expression when regex is true)."),
+      regex: { type: "boolean", description: "Read pattern as a regular expression (default false: literal text)." },
+      caseSensitive: { type: "boolean", description: "Match case (default true)." },
+      path: stringProperty(folderHelp),
+      glob: stringProperty("Only files whose path matches this glob, e.g. **/*.ts or src/**/*.{ts,tsx}."),
+      maxResults: { type: "integer", minimum: 1, maximum: TOOL_LIMITS.searchResultsMax, description: `Most matching lines to return (default ${TOOL_LIMITS.searchResults}).` }
+    },
+    ["pattern"]
+  ),
+  objectTool("list_files", "List the repository's files (ignored files left out), sorted, one path per line; narrow with a folder or a glob.", {
+    path: stringProperty(folderHelp),
+    glob: stringProperty("Only paths matching this glob, e.g. src/**/*.test.ts."),
+    maxResults: { type: "integer", minimum: 1, maximum: TOOL_LIMITS.listResultsMax, description: `Most paths to return (default ${TOOL_LIMITS.listResults}).` }
+  })
 ]

@@ -91,6 +91,38 @@ export interface CompactionResult {
 }
 
 /**
+ * A compaction without a `HistoryCompactor`, where only layer 2 (emergency truncation)
+ * can act: nothing done while history is under the trigger or under twice it (`truncated`
+ * undefined or as long as `history`), else the oldest messages dropped. Pure.
+ */
+export const truncationResult = (
+  history: ReadonlyArray<Message>,
+  tokensBefore: number,
+  overTrigger: boolean,
+  truncated?: { readonly history: ReadonlyArray<Message>; readonly tokensAfter: number; readonly dropped: number },
+  impact: { readonly invalidated: number; readonly rewritten: number } = { invalidated: 0, rewritten: 0 }
+): CompactionResult => {
+  const done = overTrigger && truncated !== undefined && truncated.dropped > 0
+  const tokensAfter = done ? truncated.tokensAfter : tokensBefore
+  return {
+    compacted: done,
+    kind: done ? "emergency" : "none",
+    history: done ? truncated.history : history,
+    tokensBefore,
+    tokensAfter,
+    tokensSaved: tokensBefore - tokensAfter,
+    cacheTokensInvalidated: done ? impact.invalidated : 0,
+    cacheTokensRewritten: done ? impact.rewritten : 0,
+    reason: done
+      ? `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`
+      : overTrigger
+        ? "no HistoryCompactor is provided and history is under twice the trigger"
+        : "history is below the trigger",
+    warnings: []
+  }
+}
+
+/**
  * Status for a UI.
  *
  * @example

@@ -22,7 +22,8 @@ import {
   type CompactionResult,
   type CompactionStatus,
   compactionStatus,
-  HistoryCompactor
+  HistoryCompactor,
+  truncationResult
 } from "../compaction/HistoryCompactor.ts"
 import {
   type LoadedSession,
@@ -269,34 +270,9 @@ const compactWithCompactor = Effect.fnUntraced(function* (m: Manager, compactor:
 const compactByTruncation = Effect.fnUntraced(function* (m: Manager) {
   const snapshot = yield* historyOf(m)
   const tokensBefore = m.counter.countMessages(snapshot)
-  const none = (reason: string): CompactionResult => ({
-    compacted: false,
-    kind: "none",
-    history: snapshot,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    tokensSaved: 0,
-    cacheTokensInvalidated: 0,
-    cacheTokensRewritten: 0,
-    reason,
-    warnings: []
-  })
-  if (!overTrigger(tokensBefore, m.compactionConfig)) return none("history is below the trigger")
+  if (!overTrigger(tokensBefore, m.compactionConfig)) return truncationResult(snapshot, tokensBefore, false)
   const impact = yield* historyPurgeImpact(m.tracker, m.session)
-  const truncated = yield* emergencyTruncate(m)()
-  if (truncated.dropped === 0) return none("no HistoryCompactor is provided and history is under twice the trigger")
-  return {
-    compacted: true,
-    kind: "emergency",
-    history: truncated.history,
-    tokensBefore,
-    tokensAfter: truncated.tokensAfter,
-    tokensSaved: tokensBefore - truncated.tokensAfter,
-    cacheTokensInvalidated: impact.invalidated,
-    cacheTokensRewritten: impact.rewritten,
-    reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
-    warnings: []
-  } satisfies CompactionResult
+  return truncationResult(snapshot, tokensBefore, true, yield* emergencyTruncate(m)(), impact)
 })
 
 /** Budgets and the three enforcement layers. */

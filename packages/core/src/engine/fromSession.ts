@@ -8,44 +8,17 @@
 import { Effect } from "effect"
 import type { ContextBreakdown } from "../breakdown/index.ts"
 import { ContextManager } from "../context/ContextManager.ts"
-import type { ImagePart } from "../domain/Message.ts"
-import { Prompts } from "../prompts/Prompts.ts"
 import { assemble, getContextBreakdown, type AssemblyResult } from "../pipeline/assemble.ts"
-import type { AssemblyInput, UrlContent } from "../pipeline/state.ts"
+import { requestInput, type RequestParts } from "./requestInput.ts"
 
 /** What a caller adds to the session's state for one request. */
-export interface SessionAssemblyRequest {
-  /** The user's prompt (the system reminder is appended by assembly). */
-  readonly prompt: string
-  readonly images?: ReadonlyArray<string | ImagePart>
-  /** Fetched URL contents, formatted for the prompt; at most 3 are used. */
-  readonly urls?: ReadonlyArray<UrlContent>
-  /** Code review context (review mode). */
-  readonly review?: string
-  /** Include the symbol map and file tree (default true). */
-  readonly useRepoMap?: boolean
-}
+export type SessionAssemblyRequest = RequestParts
 
 /** The session's history, files and prompts as an `AssemblyInput`, with prompt-loading warnings. */
 export const sessionAssemblyInput = Effect.fnUntraced(function* (request: SessionAssemblyRequest) {
   const manager = yield* ContextManager
-  const prompts = yield* Prompts
-  const system = yield* prompts.systemPrompt
-  const reminder = yield* prompts.systemReminder
   const state = yield* manager.state
-  const input: AssemblyInput = {
-    model: manager.model,
-    prompt: request.prompt,
-    systemPrompt: system.text,
-    systemReminder: reminder.text,
-    files: state.files.entries(),
-    history: state.history,
-    ...(request.images === undefined ? {} : { images: request.images }),
-    ...(request.urls === undefined ? {} : { urls: request.urls }),
-    ...(request.review === undefined ? {} : { review: request.review }),
-    ...(request.useRepoMap === undefined ? {} : { useRepoMap: request.useRepoMap })
-  }
-  return { input, warnings: [...system.warnings, ...reminder.warnings] }
+  return yield* requestInput({ ...request, model: manager.model, files: state.files.entries(), history: state.history })
 })
 
 /**

@@ -8,7 +8,7 @@
 import { Effect, Option, Ref, Schema } from "effect"
 import type { ContextBreakdown } from "../breakdown/index.ts"
 import { emergencyTruncate as truncateOldest, shouldCompact as overTrigger } from "../compaction/algorithm.ts"
-import { cacheImpactOfHistoryPurge, compactionStatus, HistoryCompactor, type CompactionResult, type CompactionStatus } from "../compaction/HistoryCompactor.ts"
+import { cacheImpactOfHistoryPurge, compactionStatus, HistoryCompactor, truncationResult, type CompactionResult, type CompactionStatus } from "../compaction/HistoryCompactor.ts"
 import { ContextManager, type TruncationResult } from "../context/ContextManager.ts"
 import { tokenBudget, type TokenBudget } from "../context/requestBudget.ts"
 import { InvalidInput } from "../domain/errors.ts"
@@ -323,34 +323,9 @@ const truncation = (history: ReadonlyArray<Message>, manager: ContextManager["Se
   const counter = manager.counter
   const config = manager.compactionConfig
   const tokensBefore = counter.countMessages(history)
-  const none = (reason: string): CompactionResult => ({
-    compacted: false,
-    kind: "none",
-    history,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    tokensSaved: 0,
-    cacheTokensInvalidated: 0,
-    cacheTokensRewritten: 0,
-    reason,
-    warnings: []
-  })
-  if (!overTrigger(tokensBefore, config)) return none("history is below the trigger")
+  if (!overTrigger(tokensBefore, config)) return truncationResult(history, tokensBefore, false)
   const next = truncateOldest(history, config.triggerTokens, counter)
-  if (next.length === history.length) return none("no HistoryCompactor is provided and history is under twice the trigger")
-  const tokensAfter = counter.countMessages(next)
-  return {
-    compacted: true,
-    kind: "emergency",
-    history: next,
-    tokensBefore,
-    tokensAfter,
-    tokensSaved: tokensBefore - tokensAfter,
-    cacheTokensInvalidated: 0,
-    cacheTokensRewritten: 0,
-    reason: `no HistoryCompactor is provided and history is over twice the trigger (${tokensBefore} tokens); oldest messages dropped`,
-    warnings: []
-  }
+  return truncationResult(history, tokensBefore, true, { history: next, tokensAfter: counter.countMessages(next), dropped: history.length - next.length })
 }
 
 /** Continue a JSONL-logged session: the stored history becomes its messages (tracker history purged). */

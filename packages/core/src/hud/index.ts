@@ -309,7 +309,11 @@ export const renderHud = (input: HudInput, options: HudOptions = {}): string =>
 export const sessionHudLines = (
   report: TierReport,
   record: Pick<SessionRecord, "turns" | "totals" | "last">,
-  options: HudOptions & { readonly lastMiss?: string | undefined } = {}
+  options: HudOptions & {
+    readonly lastMiss?: string | undefined
+    /** The input limit to measure against; default the model's. */
+    readonly maxInputTokens?: number | undefined
+  } = {}
 ): ReadonlyArray<string> => {
   const last = record.last
   // The changes shown are the last committed request's, not this preview's.
@@ -328,6 +332,7 @@ export const sessionHudLines = (
     ...renderCacheBlocks(shown, options),
     ...renderTokenBreakdown({
       report: shown,
+      ...(options.maxInputTokens === undefined ? {} : { maxInputTokens: options.maxInputTokens }),
       ...(usage === undefined ? {} : { lastRequest: usage }),
       ...(record.turns === 0 ? {} : { session: { ...record.totals, requests: record.turns } }),
       lastMiss
