@@ -399,66 +399,64 @@ describe("journal layout: examples", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("a block edited every turn eventually costs more to keep than to rebuild (`stale copies`), and the rebuild shows each block once", () => {
+  /**
+   * Assemble and commit turns with `src/b.ts`'s block set by `blockAt(turn)` until the
+   * journal rebuilds for `stale copies`; the stale tokens grow until then (`onAppend` checks
+   * each appending turn). Returns the rebuild and the turn it happened at.
+   */
+  const untilStaleRebuild = (
+    blockAt: (turn: number) => string,
+    maxTurns: number,
+    onAppend: (r: AssemblyResult) => void = () => undefined
+  ) => {
     const { repo, layer } = fixedSession()
-    const big = (v: number) => `src/b.ts:\n  f b${v}(${"x".repeat(400)})\n`
     return Effect.gen(function* () {
       let history: Array<Message> = []
       let stale = 0
-      for (let turn = 0; turn < 80; turn++) {
-        repo.current = withBlock(REPO, "src/b.ts", big(turn))
+      for (let turn = 0; turn < maxTurns; turn++) {
+        repo.current = withBlock(REPO, "src/b.ts", blockAt(turn))
         const r = yield* assemble({ ...base, history })
         yield* r.commit
         if (turn === 0) expect(r.journal?.rebuild).toBe("first request")
         else if (r.journal?.rebuild !== undefined) {
           expect(r.journal.rebuild).toBe("stale copies")
           expect(r.journal.staleTokens).toBe(0)
-          expect(tierMessages(r, "L3")).toEqual(history)
-          const all = r.request.messages.map(textOf).join("\n")
-          for (const path of ["src/a.ts", "src/b.ts", "src/c.ts", "src/d.ts"]) expect(all.split(`${path}:\n`).length - 1).toBe(1)
-          expect(all).toContain(big(turn).slice(0, -1))
           expect(stale).toBeGreaterThan(0)
-          return
+          return { r, turn, history }
         } else {
+          onAppend(r)
           expect(r.journal?.staleTokens).toBeGreaterThan(stale)
           stale = r.journal?.staleTokens ?? 0
         }
         history = [...history, q(turn), a(turn)]
       }
-      expect.unreachable("no `stale copies` rebuild within 80 turns")
+      return expect.unreachable(`no \`stale copies\` rebuild within ${maxTurns} turns`)
     }).pipe(Effect.provide(layer))
+  }
+
+  it.effect("a block edited every turn eventually costs more to keep than to rebuild (`stale copies`), and the rebuild shows each block once", () => {
+    const big = (v: number) => `src/b.ts:\n  f b${v}(${"x".repeat(400)})\n`
+    return Effect.gen(function* () {
+      const { r, turn, history } = yield* untilStaleRebuild(big, 80)
+      expect(tierMessages(r, "L3")).toEqual(history)
+      const all = r.request.messages.map(textOf).join("\n")
+      for (const path of ["src/a.ts", "src/b.ts", "src/c.ts", "src/d.ts"]) expect(all.split(`${path}:\n`).length - 1).toBe(1)
+      expect(all).toContain(big(turn).slice(0, -1))
+    })
   })
 
   it.effect("symbol diffs piling up also end in a `stale copies` rebuild, which shows the block whole, once", () => {
-    const { repo, layer } = fixedSession()
     // A long block whose one changing line grows a little each turn: every change is a diff.
     const long = (v: number) => `src/b.ts:\n${Array.from({ length: 30 }, (_, i) => `  v field${i}`).join("\n")}\n  f b(${"x".repeat(v)})\n`
     return Effect.gen(function* () {
-      let history: Array<Message> = []
-      let stale = 0
-      for (let turn = 0; turn < 200; turn++) {
-        repo.current = withBlock(REPO, "src/b.ts", long(turn))
-        const r = yield* assemble({ ...base, history })
-        yield* r.commit
-        if (turn === 0) expect(r.journal?.rebuild).toBe("first request")
-        else if (r.journal?.rebuild !== undefined) {
-          expect(r.journal.rebuild).toBe("stale copies")
-          expect(r.journal.staleTokens).toBe(0)
-          const all = r.request.messages.map(textOf).join("\n")
-          expect(all).not.toContain(" (diff):")
-          expect(all.split("src/b.ts:\n").length - 1).toBe(1)
-          expect(all).toContain(long(turn).slice(0, -1))
-          expect(stale).toBeGreaterThan(0)
-          return
-        } else {
-          expect(tierMessages(r, "L3").map(textOf).at(-2)).toContain("src/b.ts (diff):")
-          expect(r.journal?.staleTokens).toBeGreaterThan(stale)
-          stale = r.journal?.staleTokens ?? 0
-        }
-        history = [...history, q(turn), a(turn)]
-      }
-      expect.unreachable("no `stale copies` rebuild within 200 turns")
-    }).pipe(Effect.provide(layer))
+      const { r, turn } = yield* untilStaleRebuild(long, 200, (appended) => {
+        expect(tierMessages(appended, "L3").map(textOf).at(-2)).toContain("src/b.ts (diff):")
+      })
+      const all = r.request.messages.map(textOf).join("\n")
+      expect(all).not.toContain(" (diff):")
+      expect(all.split("src/b.ts:\n").length - 1).toBe(1)
+      expect(all).toContain(long(turn).slice(0, -1))
+    })
   })
 
   it.effect("cacheImpactOfJournalRestart counts every journal token as invalidated and the non-history ones as rewritten", () => {
