@@ -76,20 +76,13 @@ export const fillInRankOrder = <A>(
  * ```
  */
 export const mapRanking = (map: Pick<SymbolMapSnapshot, "symbolFiles" | "refCounts">): ReadonlyArray<string> => {
-  const known = rankings.get(map.refCounts)
-  if (known !== undefined && known.files === map.symbolFiles) return known.ranked
   // Counts looked up once each: a 20,000-file map sorts in a few milliseconds.
   const files = map.symbolFiles
   const counts = files.map((path) => map.refCounts.get(path) ?? 0)
   const order = files.map((_, i) => i)
   order.sort((a, b) => counts[b]! - counts[a]! || (files[a]! < files[b]! ? -1 : files[a]! > files[b]! ? 1 : 0))
-  const ranked = order.map((i) => files[i]!)
-  rankings.set(map.refCounts, { files, ranked })
-  return ranked
+  return order.map((i) => files[i]!)
 }
-
-// An index keeps its counts while the reference graph is unchanged: rank them once.
-const rankings = new WeakMap<ReadonlyMap<string, number>, { readonly files: ReadonlyArray<string>; readonly ranked: ReadonlyArray<string> }>()
 
 /** What `cutMap` decides from. */
 export interface MapCutInput {
@@ -117,6 +110,23 @@ export interface MapCut {
 }
 
 /**
+ * What is left for symbol blocks when the map does not fit: the file tree stays if it
+ * takes at most half the budget, and the legend always does. `cutMap`'s rule, shared with
+ * the `symbolData` stage's incremental cut.
+ *
+ * @example
+ * ```ts
+ * import { blockRoom } from "@strata/core"
+ * blockRoom({ legendTokens: 10, treeTokens: 20, budgetTokens: 110 }) // { treeLeftOut: false, room: 80 }
+ * blockRoom({ legendTokens: 10, treeTokens: 60, budgetTokens: 110 }) // { treeLeftOut: true, room: 100 }
+ * ```
+ */
+export const blockRoom = (input: Pick<MapCutInput, "legendTokens" | "treeTokens" | "budgetTokens">): { readonly treeLeftOut: boolean; readonly room: number } => {
+  const treeLeftOut = input.treeTokens > 0 && input.treeTokens > input.budgetTokens / 2
+  return { treeLeftOut, room: input.budgetTokens - input.legendTokens - (treeLeftOut ? 0 : input.treeTokens) }
+}
+
+/**
  * Cut the map to its budget. When the legend, the file tree and every block fit, nothing
  * is cut (and nothing is ranked). Otherwise the file tree stays if it takes at most half
  * the budget (it names every file, so the model can ask for any; the blocks carry the
@@ -136,8 +146,7 @@ export const cutMap = (input: MapCutInput): MapCut => {
   for (const tokens of input.blocks.values()) all += tokens
   const mapTokens = input.legendTokens + input.treeTokens + all
   if (mapTokens <= input.budgetTokens) return { files: undefined, treeLeftOut: false, mapTokens, leftOutFiles: 0, leftOutTokens: 0 }
-  const treeLeftOut = input.treeTokens > 0 && input.treeTokens > input.budgetTokens / 2
-  const room = input.budgetTokens - input.legendTokens - (treeLeftOut ? 0 : input.treeTokens)
+  const { treeLeftOut, room } = blockRoom(input)
   const cost = (path: string): number => input.blocks.get(path) ?? 0
   const ranked = input.ranked().filter((path) => input.blocks.has(path))
   const chosen = new Set(selectMapFiles(ranked, cost, room))

@@ -387,19 +387,27 @@ const append = (
 }
 
 /**
+ * The frozen tiers' symbol blocks by path, built once per freeze (the frozen tiers are
+ * one object from a rebuild to the next), not on every request that changes a block.
+ */
+const frozenSymbols = (frozen: JournalMemory["frozen"]): ReadonlyMap<string, SymbolEntry> => {
+  let byPath = frozenByPath.get(frozen)
+  if (byPath === undefined) {
+    byPath = new Map(FROZEN_TIERS.flatMap((t) => frozen[t].symbols.map((e) => [e.path, e] as const)))
+    frozenByPath.set(frozen, byPath)
+  }
+  return byPath
+}
+const frozenByPath = new WeakMap<JournalMemory["frozen"], ReadonlyMap<string, SymbolEntry>>()
+
+/**
  * How each changed block is written: as a symbol diff against the file's latest full
  * entry (the journal's, else the frozen tiers') when the model has seen one and the diff
  * is shorter, else whole. The diff is against the full entry, never against an earlier
  * diff, so the model applies one diff to one block.
  */
 const changedSymbols = (changed: ReadonlyArray<SymbolEntry>, memory: JournalMemory, state: AssemblyState): ReadonlyArray<ChangedSymbol> => {
-  let frozen: Map<string, Counted> | undefined
-  const baseOf = (path: string): Counted | undefined => {
-    const journaled = memory.journaledSymbols.get(path)
-    if (journaled !== undefined) return journaled
-    frozen ??= new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].symbols.map((e) => [e.path, e] as const)))
-    return frozen.get(path)
-  }
+  const baseOf = (path: string): Counted | undefined => memory.journaledSymbols.get(path) ?? frozenSymbols(memory.frozen).get(path)
   return changed.map((entry): ChangedSymbol => {
     const whole: ChangedSymbol = { entry, shown: { text: entry.text, tokens: entry.tokens }, base: undefined }
     const base = memory.shownSymbols.has(entry.path) ? baseOf(entry.path) : undefined

@@ -14,6 +14,7 @@ import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
 import type { TokenCounter } from "../../tokens/TokenCounter.ts"
 import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../entries.ts"
 import type { MapLeftOut } from "../../breakdown/report.ts"
+import { blockRoom } from "../mapBudget.ts"
 import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../requestLimits.ts"
 import type { AssemblyState, Stage } from "../state.ts"
 import { SymbolSession } from "../symbolSession.ts"
@@ -98,8 +99,7 @@ const withinBudget = (
     return { kept: entries, keptTree: tree, leftOut: { budgetTokens, mapTokens, files: 0, fileTokens: 0, treeTokens: 0 } }
   }
   // The file tree stays if it takes at most half the budget; the rest, after the legend, takes blocks in rank order.
-  const treeLeftOut = treeTokens > 0 && treeTokens > budgetTokens / 2
-  const room = budgetTokens - legendTokens - (treeLeftOut ? 0 : treeTokens)
+  const { treeLeftOut, room } = blockRoom({ legendTokens, treeTokens, budgetTokens })
   const { kept, tokens } = session.cut(room, separator)
   return {
     kept,
