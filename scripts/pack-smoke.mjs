@@ -5,8 +5,9 @@
 // registry), typecheck scripts/pack-smoke/sample.ts under strict settings, run it against
 // a loopback server, and run the installed `strata` binary. Then the same tarballs with
 // pnpm in a second scratch project. Needs the packages built (`pnpm build`); CI runs it
-// after the tests. Prints each step's time; exits non-zero on the first failure.
-import { execFileSync } from "node:child_process"
+// after the tests, and scripts/node-matrix.mjs runs it again on Node 22 and 24. Prints each
+// step's time; exits non-zero on the first failure.
+import { execFileSync, spawnSync } from "node:child_process"
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -60,7 +61,17 @@ try {
   }
 
   const npmProject = scratch("npm", { typescript: root.typescript, "@types/node": root["@types/node"] })
-  step("npm install the tarballs", () => run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], npmProject))
+  step("npm install the tarballs", () => {
+    // npm prints EBADENGINE warnings at the default log level; on a Node line we support
+    // (package.json `engines`: 22.19+ for the CLI) there must be none.
+    const out = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: npmProject, encoding: "utf8" })
+    if (out.status !== 0) throw Object.assign(new Error(`npm install exited ${out.status}`), { stdout: out.stdout, stderr: out.stderr })
+    const [major, minor] = process.versions.node.split(".").map(Number)
+    const supported = major > 22 || (major === 22 && minor >= 19)
+    const warnings = `${out.stdout}${out.stderr}`.split("\n").filter((l) => l.includes("EBADENGINE"))
+    if (supported && warnings.length > 0) throw new Error(`npm install on Node ${process.versions.node} warned:\n${warnings.join("\n")}`)
+    if (!supported && warnings.length > 0) console.log(`pack-smoke: Node ${process.versions.node} is below what the CLI supports; npm warned (as expected): ${warnings.length} EBADENGINE line(s)`)
+  })
   step("typecheck the strict sample", () => {
     mkdirSync(join(npmProject, "src"))
     copyFileSync(join(ROOT, "scripts", "pack-smoke", "sample.ts"), join(npmProject, "src", "sample.ts"))
