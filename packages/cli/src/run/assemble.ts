@@ -80,7 +80,7 @@ export const beginCliTurn = (prepared: Prepared, prompt: string, selected: Reado
  * first makes the turn re-assemble from the new state and commit again (the reply is
  * kept). Then the request's body is remembered for the next simulation.
  */
-export const recordTurn = (
+export const recordCliTurn = (
   prepared: Prepared,
   turn: Turn,
   outcome: { readonly reply: string | ReadonlyArray<Message> | undefined; readonly usage: Usage | undefined; readonly usageSource: "provider" | "simulated"; readonly atMs: number }
@@ -130,7 +130,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
-      const committed = flags.dryRun ? undefined : yield* recordTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
+      const committed = flags.dryRun ? undefined : yield* recordCliTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
       if (ctx.json) {
         yield* output.out(JSON.stringify(result.placed.body, null, 2))
         return

@@ -15,7 +15,7 @@ import { normalizeSelection, simulateUsage, type StoredRequest } from "../suppor
 import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../support/errors.ts"
 import { opt } from "../support/flags.ts"
 import { jsonDocument, Output } from "../support/output.ts"
-import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordCliTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, type Prepared } from "./shared.ts"
@@ -288,7 +288,7 @@ const chatTurn = (
       // first round's), the reply with its calls and the results answering them, the
       // tracker, journal and record. A call is never stored without its result.
       const replyMessages: ReadonlyArray<Message> = [assistant, ...(results.length === 0 ? [] : [{ role: "tool" as const, content: results }])]
-      current = (yield* recordTurn(prepared, turn, { reply: replyMessages, usage, usageSource: "provider", atMs })).record
+      current = (yield* recordCliTurn(prepared, turn, { reply: replyMessages, usage, usageSource: "provider", atMs })).record
       rounds.push({ text: reply, toolCalls: asked.map((c, i) => ({ id: c.toolCallId, name: c.toolName, input: c.input, output: results[i]!.output })), usage: usage ?? null })
       if (!ctx.json) yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
       // The loop ends with an answer, or when the model kept calling after its last round.

@@ -6,13 +6,13 @@ import { Effect } from "effect"
 import type { ConfigOverrides } from "../support/config.ts"
 import { commandContext, type CommandContext } from "../support/context.ts"
 import { firstTimeWarning, Output } from "../support/output.ts"
-import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type SessionState } from "../support/sessionState.ts"
+import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type LoadedSession } from "../support/sessionState.ts"
 import { makeEngine, type Engine } from "../support/wiring.ts"
 
 export interface Prepared {
   readonly ctx: CommandContext
   /** The session as the command found it. */
-  readonly state: SessionState
+  readonly state: LoadedSession
   readonly engine: Engine
   /** False when the command runs against a read-only copy of the session (dry runs, `hud`, `breakdown`). */
   readonly records: boolean
