@@ -1,5 +1,5 @@
 /**
- * The optional `reviewContext` stage (seed 002): in review mode, a `# Code Review
+ * The optional `reviewContext` stage (docs/pipeline.md): in review mode, a `# Code Review
  * Context` message and its acknowledgement between the URL context and the Working
  * Files. It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
  */
