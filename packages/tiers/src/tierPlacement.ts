@@ -1,10 +1,10 @@
 /**
- * Initial placement (seed 003 "Initial Population", seed 000): on the first request,
+ * Initial placement (docs/tiers.md): on the first request,
  * spread items over the cached tiers so nothing starts in active and later promotions
  * start from a sensible shape. Pure: it returns a tier per key.
  */
 import { CACHED_TIERS, ItemKeys, type CachedTier, type Item } from "@strata/core"
-import { compareKeys } from "./order.ts"
+import { compareKeys } from "./model/order.ts"
 import type { PlacementShares } from "./policies/policy.ts"
 
 /** What `placeItems` needs besides the items. */

@@ -21,25 +21,24 @@ import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { AssemblySession } from "./assemblySession.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
-import type { ContextEditMemory } from "./contextEdits.ts"
-import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
-import { assembleMessages } from "./layouts/flat.ts"
-import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
-import { seedLayout } from "./layouts/seed.ts"
-import { cutMap, mapRanking } from "./mapBudget.ts"
+import type { ContextEditMemory } from "./base/contextEditMemory.ts"
+import type { JournalMemory, RebuildReason } from "./base/journalMemory.ts"
+import { assembleMessages } from "./seed/flat.ts"
+import { LAYOUTS, LayoutMode } from "./layouts.ts"
+import { seedLayout } from "./seed/seed.ts"
+import { cutMap, mapRanking } from "./symbolMap/mapBudget.ts"
 import {
   leftOutAnything,
   mapCutWarning,
   RequestLimits,
-  RequestTooLarge,
   resolveRequestLimits,
   type RequestLimitSettings,
   type ResolvedLimits
-} from "./requestLimits.ts"
-import { seedPlacement } from "./seedPlacement.ts"
+} from "./inputLimit/requestLimits.ts"
+import { seedPlacement } from "./seed/seedPlacement.ts"
 import { selectedFiles } from "./stages/activeFiles.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
-import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./state.ts"
+import { initialState, RequestTooLarge, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./base/state.ts"
 
 /** One assembled request; `Body` is the provider body's type when the plugin is known (see the turn API). */
 export interface AssemblyResult<Body = unknown> {
@@ -50,7 +49,7 @@ export interface AssemblyResult<Body = unknown> {
   /** The provider's request body, from the `Placement` service. */
   readonly placed: PlacementResult<Body>
   readonly report: TierReport
-  /** The same layout as seed 003 breakdown JSON (promotions are this request's). */
+  /** The same layout as the context breakdown JSON (promotions are this request's). */
   readonly breakdown: ContextBreakdown
   /** URLs cut, missing symbol index...: say these to the user. */
   readonly warnings: ReadonlyArray<string>
@@ -155,7 +154,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
 })
 
 /**
- * Flat fallback (seed 002 `assemble_messages`): the whole request as one uncached block,
+ * Flat fallback (`assembleMessages`, docs/pipeline.md): the whole request as one uncached block,
  * with the symbol map in the system message when an index is provided.
  */
 const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices, settings: RequestLimitSettings) {
@@ -322,7 +321,7 @@ const result = (
     })
 
 /**
- * The seed 003 breakdown of what `assemble(input)` would send now: the same stages up to
+ * The context breakdown of what `assemble(input)` would send now: the same stages up to
  * the layout, nothing committed. Promotions and demotions are the last committed update's.
  *
  * @example

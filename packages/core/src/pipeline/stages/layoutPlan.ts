@@ -1,10 +1,10 @@
 /**
  * Stage 6, `layoutPlan`: what the layout mode decides before ordering. The journal layout
  * plans its frozen tiers, journal and Working Files from the memory of the last committed
- * request; seed 002's layout plans nothing.
+ * request; the seed layout plans nothing.
  */
 import { Context, Layer } from "effect"
-import type { Stage } from "../state.ts"
+import type { Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(LayoutPlanStage, myStage)`. */
 export class LayoutPlanStage extends Context.Service<LayoutPlanStage, Stage>()("@strata/core/pipeline/LayoutPlan") {

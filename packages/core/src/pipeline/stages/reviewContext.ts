@@ -1,11 +1,11 @@
 /**
- * The optional `reviewContext` stage (seed 002): in review mode, a `# Code Review
+ * The optional `reviewContext` stage (docs/pipeline.md): in review mode, a `# Code Review
  * Context` message and its acknowledgement between the URL context and the Working
  * Files. It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
  */
 import { Effect } from "effect"
 import { counted, reviewPart } from "../../assembly/parts.ts"
-import { insertPart, type Stage } from "../state.ts"
+import { insertPart, type Stage } from "../base/state.ts"
 
 /** Adds the review context, if the input has one, before the Working Files. */
 export const reviewContext: Stage = {

@@ -1,6 +1,6 @@
 /**
- * Stage 6, `inputLimit`: keeps the request within the model's input limit (seed 004,
- * "Pre-Request Shedding"). When the request and its output reserve pass 90% of the limit,
+ * Stage 6, `inputLimit`: keeps the request within the model's input limit
+ * (pre-request shedding, docs/configuration.md). When the request and its output reserve pass 90% of the limit,
  * selected files leave the request, largest first, then the symbol map's least
  * referenced blocks, then the file tree. History is never shed here (compaction's job),
  * so a tool call is never parted from its result. A request still over the limit is
@@ -9,10 +9,10 @@
 import { Context, Effect, Layer } from "effect"
 import { blockTokens } from "../../assembly/parts.ts"
 import { CACHED_TIERS } from "../../domain/Tier.ts"
-import type { FileEntry, SymbolEntry } from "../entries.ts"
+import type { FileEntry, SymbolEntry } from "../base/entries.ts"
 import type { LeftOutItem } from "../../breakdown/report.ts"
-import { RequestLimits, resolveRequestLimits, type ResolvedLimits } from "../requestLimits.ts"
-import type { AssemblyState, Stage } from "../state.ts"
+import { RequestLimits, resolveRequestLimits, type ResolvedLimits } from "./requestLimits.ts"
+import type { AssemblyState, Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(InputLimitStage, myStage)`. */
 export class InputLimitStage extends Context.Service<InputLimitStage, Stage>()("@strata/core/pipeline/InputLimit") {

@@ -12,12 +12,12 @@ import { ItemKeys, type Item } from "../../domain/Item.ts"
 import { CACHED_TIERS } from "../../domain/Tier.ts"
 import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
 import type { TokenCounter } from "../../tokens/TokenCounter.ts"
-import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../entries.ts"
+import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../base/entries.ts"
 import type { MapLeftOut } from "../../breakdown/report.ts"
-import { blockRoom } from "../mapBudget.ts"
-import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../requestLimits.ts"
-import type { AssemblyState, Stage } from "../state.ts"
-import { SymbolSession } from "../symbolSession.ts"
+import { blockRoom } from "./mapBudget.ts"
+import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../inputLimit/requestLimits.ts"
+import type { AssemblyState, Stage } from "../base/state.ts"
+import { SymbolSession } from "./symbolSession.ts"
 
 /**
  * Replace this stage with `Layer.succeed(SymbolDataStage, myStage)`. The default uses the
@@ -31,7 +31,7 @@ export class SymbolDataStage extends Context.Service<SymbolDataStage, Stage>()("
 /**
  * The default stage over an index (or none). Symbol blocks render in their tracked tier;
  * untracked, changed and active entries (changed in the last turns) render with L3,
- * because the active block carries only full file content (seed 003) and L3 is where
+ * because the active block carries only full file content (docs/tiers.md) and L3 is where
  * they graduate to, so graduation moves no bytes.
  */
 export const makeSymbolData = (): Stage => {
