@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Schema } from "effect"
-import { createContextEngine, InvalidInput, StateConflict, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
+import { createContextEngine, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
 import { stubSymbolIndex, stubTrackerLayer } from "./pipeline-stubs.ts"
 
 let root: string
@@ -92,16 +92,20 @@ describe("the engine's turns", () => {
     expect((await e.getSessionRecord()).totals).toEqual({ input: 10, cacheRead: 11, cacheWrite: 12, output: 13 })
   })
 
-  it("two turns begun together both land: the later commit is re-assembled and retried, or refused without retries", async () => {
+  it("two turns begun together: the later commit is refused as stale, or re-assembled when the caller opts in", async () => {
     await using e = engine()
     const first = await e.assemble({ prompt: "one" })
     const second = await e.assemble({ prompt: "two" })
     const third = await e.assemble({ prompt: "three" })
     await first.commit({ reply: "1" })
-    await expect(second.commit({ reply: "2" }, { retries: 0 })).rejects.toBeInstanceOf(StateConflict)
-    const retried = await second.commit({ reply: "2" })
+    const stale = await second.commit({ reply: "2" }).catch((error: unknown) => error)
+    expect(stale).toBeInstanceOf(StaleTurn)
+    expect(stale).toMatchObject({ _tag: "StaleTurn", assembledAt: 0, current: 1 })
+    expect((await e.getHistory()).map((m) => m.content)).toEqual(["one", "1"])
+    const retried = await second.commit({ reply: "2" }, { retries: 1 })
     expect(retried.version).toBe(2)
-    await third.commit({ reply: "3" })
+    await expect(second.commit({ reply: "2 again" })).rejects.toBeInstanceOf(TurnAlreadyCommitted)
+    await third.commit({ reply: "3" }, { retries: 1 })
     expect((await e.getHistory()).map((m) => m.content)).toEqual(["one", "1", "two", "2", "three", "3"])
     expect((await e.getSessionRecord()).turns).toBe(3)
   })

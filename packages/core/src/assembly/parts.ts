@@ -426,23 +426,40 @@ const syntheticIn = (part: Part): ReadonlyArray<Message> =>
 export const conversationalBlocks = (blocks: ReadonlyArray<LayoutBlock>, count: Count): ReadonlyArray<LayoutBlock> => {
   let conversation = false
   return blocks.map((block) => {
-    let changed = false
-    const parts = block.parts.map((part) => {
-      if (part.name === "history") {
-        if (part.messages.length > 0) conversation = true
-        return part
-      }
-      const acks = syntheticIn(part)
-      if (!conversation || acks.length === 0) return part
-      changed = true
-      return {
-        ...part,
-        messages: part.messages.filter((m) => m.role !== "assistant"),
-        tokens: part.tokens - acks.reduce((n, m) => n + messageTokens(m, count), 0)
-      }
-    })
-    return changed ? { ...block, parts } : block
+    const folded = conversationalParts(block.parts, count, conversation)
+    conversation = folded.conversation
+    return folded.parts === block.parts ? block : { ...block, parts: folded.parts }
   })
+}
+
+/**
+ * `conversationalBlocks` over one run of parts (the journal keeps its parts this way, so
+ * its memory counts what is sent): after a history message (or from the start, when
+ * `conversation` is true) no part keeps its acknowledgement. The same array when nothing
+ * changes. Pure.
+ */
+export const conversationalParts = (
+  parts: ReadonlyArray<Part>,
+  count: Count,
+  conversation = false
+): { readonly parts: ReadonlyArray<Part>; readonly conversation: boolean } => {
+  let started = conversation
+  let changed = false
+  const out = parts.map((part) => {
+    if (part.name === "history") {
+      if (part.messages.length > 0) started = true
+      return part
+    }
+    const acks = syntheticIn(part)
+    if (!started || acks.length === 0) return part
+    changed = true
+    return {
+      ...part,
+      messages: part.messages.filter((m) => m.role !== "assistant"),
+      tokens: part.tokens - acks.reduce((n, m) => n + messageTokens(m, count), 0)
+    }
+  })
+  return { parts: changed ? out : parts, conversation: started }
 }
 
 /**
