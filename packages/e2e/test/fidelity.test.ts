@@ -91,7 +91,12 @@ const turnsOf = (body: unknown): ReadonlyArray<BodyTurn> => {
     if (role === "system" || role === "developer") continue
     const content = item["content"] ?? item["parts"]
     const parts = (Array.isArray(content) ? content : [content]).flatMap((p) => partOf(p) ?? [])
-    if (role === "tool") { push("user", [{ kind: "result", text: "" }]); continue }
+    if (role === "tool") {
+      // Chat Completions: one result per tool message; the AI SDK: one part per result.
+      const results = parts.filter((p) => p.kind === "result")
+      push("user", results.length > 0 ? results : [{ kind: "result", text: "" }])
+      continue
+    }
     const calls = Array.isArray(item["tool_calls"]) ? item["tool_calls"].map(() => ({ kind: "call" as const, text: "" })) : []
     push(role === "assistant" || role === "model" ? "assistant" : "user", [...parts, ...calls])
   }
