@@ -473,8 +473,8 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
    * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AnthropicPlacement({ tools }) })
    * const { text } = await engine.runToolLoop({
    *   prompt: "What does math.ts export?",
-   *   send: (request, { signal }) => client.messages.create(request, { signal }),
-   *   tools: { read_file: (input) => readFile(String((input as { path: string }).path), "utf8") }
+   *   send: (request) => client.messages.create(request),
+   *   tools: { read_file: (input) => readFile(String(Object(input).path), "utf8") }
    * })
    * ```
    */
