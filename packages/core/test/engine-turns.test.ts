@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Schema } from "effect"
-import { createContextEngine, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
+import { Effect, Schema } from "effect"
+import { extraStages, type Stage } from "../src/effect.ts"
+import { createContextEngine, makeEstimatingCounter, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
 import { stubSymbolIndex, stubTrackerLayer } from "./pipeline-stubs.ts"
 
 let root: string
@@ -127,5 +128,52 @@ describe("the engine's turns", () => {
     await e.clearHistory()
     expect(await e.getHistory()).toEqual([])
     expect((await e.getTokenBudget()).historyTokens).toBe(0)
+  })
+})
+
+describe("one assembly per turn", () => {
+  it("a file the inputLimit stage sheds leaves context, and the request is assembled once", async () => {
+    writeFileSync(join(root, "huge.txt"), "word ".repeat(6_000))
+    let runs = 0
+    const counting: Stage = { name: "countRuns", run: (state) => Effect.sync(() => { runs++; return state }) }
+    await using e = createContextEngine({
+      model: "test-model",
+      repoRoot: root,
+      maxInputTokens: 4_000,
+      outputReserveTokens: 0,
+      tokenCounter: makeEstimatingCounter("test-model"),
+      tracker: stubTrackerLayer(),
+      layers: [extraStages({ stage: counting, after: "track" })]
+    })
+    await e.addFile("a.ts")
+    await e.addFile("huge.txt")
+    const turn = await e.assemble({ prompt: "What is in a.ts?" })
+    expect(runs).toBe(1)
+    expect(turn.report.leftOut?.files.map((f) => f.path)).toEqual(["huge.txt"])
+    expect(JSON.stringify(turn.request)).not.toContain("word word")
+    expect(await e.getFiles()).toEqual(["a.ts"])
+    expect(turn.warnings.join("\n")).toContain("huge.txt")
+  })
+
+  it("assemble and commit decode their input: what commit accepts is what the store keeps", async () => {
+    await using e = createContextEngine({ model: "gpt-4o", repoRoot: root })
+    const bad: ReadonlyArray<unknown> = [
+      { prompt: 12345 },
+      { prompt: {} },
+      { toolResults: [{ type: "tool-result", toolCallId: "c", toolName: "t", output: "str" }] },
+      { toolResults: [{ type: "tool-result", toolCallId: "c", toolName: "t", output: undefined }] }
+    ]
+    for (const request of bad) {
+      // @ts-expect-error: what a JavaScript caller may pass
+      const error = await e.assemble(request).catch((x: unknown) => x)
+      expect(error).toBeInstanceOf(InvalidInput)
+    }
+    const turn = await e.assemble({ prompt: "ok" })
+    // @ts-expect-error: a usage source that does not exist
+    await expect(turn.commit({ reply: "fine", usageSource: "guessed" })).rejects.toBeInstanceOf(InvalidInput)
+    await expect(turn.commit({ reply: [{ role: "assistant", content: 42 }] })).rejects.toBeInstanceOf(InvalidInput)
+    expect(await e.getHistory()).toEqual([])
+    await turn.commit({ reply: "fine" })
+    expect((await e.getHistory()).map((m) => m.content)).toEqual(["ok", "fine"])
   })
 })

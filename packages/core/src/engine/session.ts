@@ -163,9 +163,11 @@ const turnRequest = Effect.fnUntraced(function* (request: EngineTurnRequest, tur
 
 
 /**
- * Begin the session's next turn. Before it is returned, seed 004's pre-request shedding
- * runs: when the request would pass 90% of the input limit the largest files leave
- * context (with a warning) and the request is assembled again.
+ * Begin the session's next turn: load the state and assemble once. Seed 004's
+ * pre-request shedding is the `inputLimit` stage's: the files it left out of the request
+ * (over 90% of the input limit) also leave context, with its warning, and the request
+ * is not assembled again. A flat request (no tracker: no stages) keeps the manager's
+ * shedding, which assembles it again when a file leaves.
  */
 export const beginEngineTurn = Effect.fn("ContextEngine.assemble")(function* <Body>(raw: EngineTurnRequest, plugin: ProviderPlugin<Body>) {
   const request: EngineTurnRequest = yield* decodeTurnRequest(raw, "assemble request")
@@ -174,6 +176,11 @@ export const beginEngineTurn = Effect.fn("ContextEngine.assemble")(function* <Bo
   const turnId = request.turnId ?? crypto.randomUUID()
   const first = yield* turnRequest(request, turnId)
   const turn = yield* beginTurn(first.turn, { plugin, tracker: session.tracker })
+  if (turn.assembly.mode === "tiered") {
+    // The stage already left them out of this request: they leave context for the next ones.
+    for (const file of turn.assembly.report.leftOut?.files ?? []) yield* manager.removeFile(file.path)
+    return { turn, warnings: [...first.warnings, ...turn.warnings, ...turn.assembly.warnings] }
+  }
   const { categories, totalTokens } = turn.assembly.report
   // The manager counts its own history, which is empty: the store holds it, so the report's history counts here.
   const shed = yield* manager.shedFilesIfNeeded(totalTokens - categories.files)
