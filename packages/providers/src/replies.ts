@@ -5,6 +5,7 @@
  * of the plugins' rendering: reasoning keeps the provider's signature or encrypted data
  * byte-exact, so the next request sends it back as the provider gave it.
  */
+import type { Usage } from "@strata/core"
 import type { DecodedReply, Message, ReasoningPart, ToolCallPart, ToolResultOutput } from "@strata/core"
 import { Schema } from "effect"
 import {
@@ -13,8 +14,7 @@ import {
   decodeBedrockUsage,
   decodeGeminiUsage,
   decodeOpenAIChatUsage,
-  decodeOpenAIResponsesUsage,
-  type CacheUsage
+  decodeOpenAIResponsesUsage
 } from "./usage.ts"
 
 /** The parts of one assistant message, in the order the provider gave them. */
@@ -477,6 +477,6 @@ export const decodeAiSdkReply = (reply: unknown, reasoningProvider: ReasoningPar
   })
   const messages = fromMessages.length > 0 ? fromMessages : [assistant(r.text === undefined || r.text === "" ? [] : [{ type: "text", text: r.text }])]
   const usage = r.totalUsage ?? r.usage
-  const decoded: CacheUsage | undefined = usage === undefined || usage === null ? undefined : decodeAiSdkResultUsage(usage, r.providerMetadata ?? undefined)
+  const decoded: Usage | undefined = usage === undefined || usage === null ? undefined : decodeAiSdkResultUsage(usage, r.providerMetadata ?? undefined)
   return { messages, usage: decoded }
 }

@@ -1,68 +1,41 @@
 /**
- * One neutral `CacheUsage` for every provider, decoders from each provider's response
+ * One neutral usage (core's `Usage`) for every provider, decoders from each provider's response
  * and streaming usage fields, and cost from the dated price table in models.ts.
  * Providers disagree on whether "input" includes cached tokens; here it never does.
  */
+import { sumUsage, Usage, ZERO_USAGE } from "@strata/core"
 import { Schema } from "effect"
 import { lookupModel, ttlSpec, type LookupOptions, type ModelLimits, type ProviderId, type Provenance } from "./models.ts"
 
-const Count = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
-
 /**
- * Token usage of one request, split so the four parts never overlap:
- *
- * - `input`: input tokens billed at the full input price: neither read from nor
- *   written to the cache (Anthropic `input_tokens`, Bedrock `inputTokens`; OpenAI
- *   `prompt_tokens - cached_tokens - cache_write_tokens`; Gemini
- *   `promptTokenCount - cachedContentTokenCount`).
- * - `cacheRead`: input tokens served from the cache.
- * - `cacheWrite`: input tokens written to the cache by this request (0 for providers
- *   that do not report writes: OpenAI before GPT-5.6, Gemini).
- * - `output`: generated tokens, including reasoning/thinking tokens.
- *
- * The prompt size is `input + cacheRead + cacheWrite`. `cacheWriteByTtl` optionally
- * splits `cacheWrite` by TTL name (`5m`, `1h`) where the provider reports it.
+ * The neutral usage is core's `Usage` (one schema for the monorepo: `input`, `cacheRead`,
+ * `cacheWrite`, `output`, optional `cacheWriteByTtl`; the prompt is the first three).
+ * `CacheUsage` is its former name here, kept so existing imports keep working.
  *
  * @example
  * ```ts
  * import { Schema } from "effect"
- * import { CacheUsage } from "@strata/providers"
- * Schema.decodeUnknownSync(CacheUsage)({ input: 12, cacheRead: 4096, cacheWrite: 0, output: 300 })
+ * import { Usage } from "@strata/core"
+ * Schema.decodeUnknownSync(Usage)({ input: 12, cacheRead: 4096, cacheWrite: 0, output: 300 })
  * ```
  */
-export const CacheUsage = Schema.Struct({
-  input: Count,
-  cacheRead: Count,
-  cacheWrite: Count,
-  output: Count,
-  cacheWriteByTtl: Schema.optionalKey(Schema.Record(Schema.String, Count))
-})
-export type CacheUsage = typeof CacheUsage.Type
+export const CacheUsage = Usage
+export type CacheUsage = Usage
 
-/** Usage with every count zero. */
-export const emptyUsage: CacheUsage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
+/** Usage with every count zero (core's `ZERO_USAGE`). */
+export const emptyUsage: Usage = ZERO_USAGE
 
 /** Total prompt tokens: `input + cacheRead + cacheWrite`. */
-export const promptTokens = (u: CacheUsage): number => u.input + u.cacheRead + u.cacheWrite
+export const promptTokens = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite
 
 /** Share of prompt tokens read from the cache (0 when the prompt is empty). */
-export const cacheHitRate = (u: CacheUsage): number => {
+export const cacheHitRate = (u: Usage): number => {
   const total = promptTokens(u)
   return total === 0 ? 0 : u.cacheRead / total
 }
 
-/** Sum usages (e.g. over a session). */
-export const addUsage = (a: CacheUsage, b: CacheUsage): CacheUsage => {
-  const byTtl: Record<string, number> = { ...(a.cacheWriteByTtl ?? {}) }
-  for (const [k, v] of Object.entries(b.cacheWriteByTtl ?? {})) byTtl[k] = (byTtl[k] ?? 0) + v
-  const base = {
-    input: a.input + b.input,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    output: a.output + b.output
-  }
-  return Object.keys(byTtl).length === 0 ? base : { ...base, cacheWriteByTtl: byTtl }
-}
+/** Sum usages (e.g. over a session): core's `sumUsage`. */
+export const addUsage: (a: Usage, b: Usage) => Usage = sumUsage
 
 // ---------------------------------------------------------------------------------
 // Decoding. Provider responses are external input, so they are read through schemas
@@ -71,7 +44,7 @@ export const addUsage = (a: CacheUsage, b: CacheUsage): CacheUsage => {
 const N = Schema.optionalKey(Schema.NullOr(Schema.Number))
 const num = (v: number | null | undefined): number => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, v) : 0)
 
-const withTtls = (base: CacheUsage, byTtl: Record<string, number>): CacheUsage => {
+const withTtls = (base: Usage, byTtl: Record<string, number>): Usage => {
   const nonZero = Object.fromEntries(Object.entries(byTtl).filter(([, v]) => v > 0))
   return Object.keys(nonZero).length === 0 ? base : { ...base, cacheWriteByTtl: nonZero }
 }
@@ -100,9 +73,9 @@ export type AnthropicUsage = typeof AnthropicUsage.Type
  * // { input: 20, cacheRead: 4000, cacheWrite: 0, output: 50 }
  * ```
  */
-export const decodeAnthropicUsage = (raw: unknown): CacheUsage => {
+export const decodeAnthropicUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(AnthropicUsage)(raw)
-  const base: CacheUsage = {
+  const base: Usage = {
     input: num(u.input_tokens),
     cacheRead: num(u.cache_read_input_tokens),
     cacheWrite: num(u.cache_creation_input_tokens),
@@ -121,7 +94,7 @@ const OpenAICacheDetails = Schema.optionalKey(Schema.NullOr(Schema.Struct({
 })))
 
 /** Usage from a prompt count that includes the tokens read from and written to the cache. */
-const fromPromptCount = (prompt: number, cacheRead: number, cacheWrite: number, output: number): CacheUsage => ({
+const fromPromptCount = (prompt: number, cacheRead: number, cacheWrite: number, output: number): Usage => ({
   input: Math.max(0, prompt - cacheRead - cacheWrite),
   cacheRead,
   cacheWrite,
@@ -141,7 +114,7 @@ export type OpenAIChatUsage = typeof OpenAIChatUsage.Type
  * usage). `prompt_tokens` includes cached tokens; LiteLLM's Anthropic
  * `cache_creation_input_tokens` is read as the write count when present.
  */
-export const decodeOpenAIChatUsage = (raw: unknown): CacheUsage => {
+export const decodeOpenAIChatUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(OpenAIChatUsage)(raw)
   const extra = Schema.decodeUnknownSync(Schema.Struct({ cache_creation_input_tokens: N }))(raw)
   const cacheWrite = num(u.prompt_tokens_details?.cache_write_tokens) || num(extra.cache_creation_input_tokens)
@@ -157,7 +130,7 @@ export const OpenAIResponsesUsage = Schema.Struct({
 export type OpenAIResponsesUsage = typeof OpenAIResponsesUsage.Type
 
 /** Decode OpenAI Responses usage; `input_tokens` includes cached and written tokens. */
-export const decodeOpenAIResponsesUsage = (raw: unknown): CacheUsage => {
+export const decodeOpenAIResponsesUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(OpenAIResponsesUsage)(raw)
   return fromPromptCount(num(u.input_tokens), num(u.input_tokens_details?.cached_tokens), num(u.input_tokens_details?.cache_write_tokens), num(u.output_tokens))
 }
@@ -177,7 +150,7 @@ export const BedrockUsage = Schema.Struct({
 export type BedrockUsage = typeof BedrockUsage.Type
 
 /** Decode Bedrock Converse usage; `inputTokens` is already the non-cached part. */
-export const decodeBedrockUsage = (raw: unknown): CacheUsage => {
+export const decodeBedrockUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(BedrockUsage)(raw)
   const byTtl: Record<string, number> = {}
   for (const d of u.cacheDetails ?? []) {
@@ -206,7 +179,7 @@ export type GeminiUsage = typeof GeminiUsage.Type
  * Decode Gemini `usageMetadata`. `promptTokenCount` includes cached tokens; Gemini
  * reports no writes; thinking tokens are billed as output.
  */
-export const decodeGeminiUsage = (raw: unknown): CacheUsage => {
+export const decodeGeminiUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(GeminiUsage)(raw)
   const prompt = num(u.promptTokenCount) + num(u.toolUsePromptTokenCount)
   return fromPromptCount(prompt, num(u.cachedContentTokenCount), 0, num(u.candidatesTokenCount) + num(u.thoughtsTokenCount))
@@ -216,7 +189,7 @@ export const decodeGeminiUsage = (raw: unknown): CacheUsage => {
 export type UsageFormat = "anthropic" | "openai-chat" | "openai-responses" | "bedrock" | "gemini"
 
 /** Decode a usage object of the given format. */
-export const decodeUsage = (format: UsageFormat, raw: unknown): CacheUsage => {
+export const decodeUsage = (format: UsageFormat, raw: unknown): Usage => {
   switch (format) {
     case "anthropic": return decodeAnthropicUsage(raw)
     case "openai-chat": return decodeOpenAIChatUsage(raw)
@@ -241,7 +214,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * - bedrock: ConverseStream `metadata.usage` (also accepts `{ metadata: { usage } }`).
  * - gemini: the last chunk's `usageMetadata`.
  */
-export const foldStreamUsage = (format: UsageFormat, acc: CacheUsage | undefined, event: unknown): CacheUsage | undefined => {
+export const foldStreamUsage = (format: UsageFormat, acc: Usage | undefined, event: unknown): Usage | undefined => {
   if (!isRecord(event)) return acc
   switch (format) {
     case "anthropic": {
@@ -253,7 +226,7 @@ export const foldStreamUsage = (format: UsageFormat, acc: CacheUsage | undefined
         const prior = acc ?? emptyUsage
         const has = (k: string) => typeof delta[k] === "number"
         const d = decodeAnthropicUsage(delta)
-        const merged: CacheUsage = {
+        const merged: Usage = {
           input: has("input_tokens") ? d.input : prior.input,
           cacheRead: has("cache_read_input_tokens") ? d.cacheRead : prior.cacheRead,
           cacheWrite: has("cache_creation_input_tokens") ? d.cacheWrite : prior.cacheWrite,
@@ -293,8 +266,8 @@ export const foldStreamUsage = (format: UsageFormat, acc: CacheUsage | undefined
  * ]) // { input: 10, cacheRead: 2048, cacheWrite: 0, output: 42 }
  * ```
  */
-export const usageFromStream = (format: UsageFormat, events: Iterable<unknown>): CacheUsage | undefined => {
-  let acc: CacheUsage | undefined
+export const usageFromStream = (format: UsageFormat, events: Iterable<unknown>): Usage | undefined => {
+  let acc: Usage | undefined
   for (const e of events) acc = foldStreamUsage(format, acc, e)
   return acc
 }
@@ -341,7 +314,7 @@ export interface CostOptions {
  * // 0.003 + 0.03 + 0.0075 = 0.0405
  * ```
  */
-export const computeCost = (usage: CacheUsage, limits: ModelLimits, options: CostOptions = {}): Cost | undefined => {
+export const computeCost = (usage: Usage, limits: ModelLimits, options: CostOptions = {}): Cost | undefined => {
   const price = limits.price
   if (price === undefined) return undefined
   const prompt = promptTokens(usage)
@@ -389,7 +362,7 @@ export const computeCost = (usage: CacheUsage, limits: ModelLimits, options: Cos
 export const costOf = (
   provider: ProviderId,
   model: string,
-  usage: CacheUsage,
+  usage: Usage,
   options: CostOptions & LookupOptions = {}
 ): Cost | undefined => computeCost(usage, lookupModel(provider, model, options), options)
 
@@ -433,7 +406,7 @@ export type AiSdkUsage = typeof AiSdkUsage.Type
  * // the same
  * ```
  */
-export const decodeAiSdkUsage = (raw: unknown): CacheUsage => {
+export const decodeAiSdkUsage = (raw: unknown): Usage => {
   const u = Schema.decodeUnknownSync(AiSdkUsage)(raw)
   const output = typeof u.outputTokens === "number" ? num(u.outputTokens) : num(u.outputTokens?.total)
   const input = u.inputTokens
@@ -469,7 +442,7 @@ const ProviderMetadataWrites = Schema.Struct({
  * // { input: 200, cacheRead: 4000, cacheWrite: 800, output: 9 }
  * ```
  */
-export const decodeAiSdkResultUsage = (usage: unknown, providerMetadata?: unknown): CacheUsage => {
+export const decodeAiSdkResultUsage = (usage: unknown, providerMetadata?: unknown): Usage => {
   const decoded = decodeAiSdkUsage(usage)
   if (decoded.cacheWrite > 0 || providerMetadata === undefined || providerMetadata === null) return decoded
   const meta = Schema.decodeUnknownSync(ProviderMetadataWrites)(providerMetadata)

@@ -13,7 +13,7 @@ import { Schema } from "effect"
 import { join } from "node:path"
 import { EXTRACTOR_VERSION } from "./extract/index.ts"
 import type { FileSystem } from "./files.ts"
-import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./model.ts"
+import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./syntax/model.ts"
 
 /** Bumped when the cache layout changes; the extractor version is part of it. */
 export const CACHE_VERSION = `2.${EXTRACTOR_VERSION}`
@@ -37,7 +37,7 @@ const decodeIndex = Schema.decodeUnknownSync(IndexFile)
 const decodeObject = Schema.decodeUnknownSync(ObjectFile)
 
 /** A cached file state: when unchanged, its extraction is `key`'s object. */
-export interface CacheEntry {
+export interface SymbolCacheEntry {
   readonly mtimeMs: number
   readonly size: number
   /** SHA-256 of the content. */
@@ -89,7 +89,7 @@ export class SymbolCache {
   }
 
   /** Load the index; a missing file is an empty cache, an unreadable one is reported. */
-  loadIndex(): { readonly entries: Map<string, CacheEntry>; readonly problem?: string } {
+  loadIndex(): { readonly entries: Map<string, SymbolCacheEntry>; readonly problem?: string } {
     const bytes = this.read(join(this.dir, "index.json"))
     if (bytes === undefined) return { entries: new Map() }
     const text = bytes.toString("utf8")
@@ -133,7 +133,7 @@ export class SymbolCache {
   }
 
   /** Replace the index. */
-  saveIndex(entries: ReadonlyMap<string, CacheEntry>): void {
+  saveIndex(entries: ReadonlyMap<string, SymbolCacheEntry>): void {
     const list = [...entries].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([path, e]) => [path, e.mtimeMs, e.size, e.hash] as const)
     this.atomicWrite(join(this.dir, "index.json"), JSON.stringify({ version: CACHE_VERSION, entries: list }))
   }

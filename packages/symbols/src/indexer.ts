@@ -48,8 +48,8 @@ import {
   rankFiles,
   updateGraph
 } from "./graph.ts"
-import { type FileSymbols, type Language, languageOf } from "./model.ts"
-import { Parsers } from "./parser.ts"
+import { type FileSymbols, type Language, languageOf } from "./syntax/model.ts"
+import { Parsers } from "./syntax/parser.ts"
 import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
 import {
   type ResolveContext,
@@ -65,7 +65,7 @@ import {
 const INDEX_BULK = 16
 
 /** Default size limit: larger files appear in the tree only. */
-export const DEFAULT_MAX_FILE_BYTES = 512 * 1024
+export const DEFAULT_MAX_INDEXED_FILE_BYTES = 512 * 1024
 
 /** Options of a `SymbolIndexer` (and of the `SymbolIndex` layer). */
 export interface IndexOptions {
@@ -419,7 +419,7 @@ export class SymbolIndexer {
     clock("list")
     const problems: Array<Problem> = [...listing.problems]
     const disk = this.loadDiskEntries(problems)
-    const source = { realRoot, maxBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, stats: listing.stats, disk }
+    const source = { realRoot, maxBytes: this.options.maxFileBytes ?? DEFAULT_MAX_INDEXED_FILE_BYTES, stats: listing.stats, disk }
     const next = new Map<string, Entry>()
     const skipped = new Map<string, Problem>()
     const jobs: Array<ParseJob> = []

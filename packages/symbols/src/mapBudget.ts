@@ -9,8 +9,8 @@ import { selectMapFiles } from "@strata/core"
 
 export { selectMapFiles }
 
-/** @deprecated The old name of `selectMapFiles` (core's XML chunk builder has its own `selectWithinBudget`). */
-export const selectWithinBudget = selectMapFiles
+/** @deprecated The old name of `selectMapFiles` (core's XML chunk builder has its own `selectBlocksWithinBudget`). */
+export const selectBlocksWithinBudget = selectMapFiles
 
 /**
  * The map text: the legend, then each block, separated by blank lines (each part

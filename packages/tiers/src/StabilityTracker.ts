@@ -14,25 +14,25 @@ import {
   type TrackedItem,
   type TrackerUpdateInput
 } from "@strata/core"
-import { resolveConfig, type PolicyName, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
-import { compareKeys, kindOf } from "./order.ts"
+import { resolveTrackerConfig, type PolicyName, type ResolvedTrackerConfig, type StabilityTrackerConfig } from "./model/config.ts"
+import { compareKeys, kindOf } from "./model/order.ts"
 import { placeItems } from "./tierPlacement.ts"
 import { fluxPolicy } from "./policies/flux.ts"
 import { gatedPolicy } from "./policies/gated.ts"
 import type { PromotionPolicy } from "./policies/policy.ts"
 import { thresholdPolicy } from "./policies/threshold.ts"
-import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
+import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./model/work.ts"
 
 /**
  * The promotion policies by name.
  *
  * @example
  * ```ts
- * import { POLICIES } from "@strata/tiers"
- * Object.keys(POLICIES) // ["threshold", "gated", "flux"]
+ * import { PROMOTION_POLICIES } from "@strata/tiers"
+ * Object.keys(PROMOTION_POLICIES) // ["threshold", "gated", "flux"]
  * ```
  */
-export const POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
+export const PROMOTION_POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
   threshold: thresholdPolicy,
   gated: gatedPolicy,
   flux: fluxPolicy
@@ -43,7 +43,7 @@ export const POLICIES: Readonly<Record<PolicyName, PromotionPolicy>> = {
  * usable (a failed request simply drops the new state).
  */
 export interface StabilityTracker {
-  readonly config: ResolvedConfig
+  readonly config: ResolvedTrackerConfig
   /** False until `initialize` placed the first request's items. */
   readonly initialized: boolean
   /** Every tracked item by key, including symbol entries hidden by a selected file. */
@@ -79,10 +79,10 @@ const indexOf = (tracker: StabilityTracker): Index => {
   return index
 }
 
-const policyOf = (tracker: StabilityTracker): PromotionPolicy => POLICIES[tracker.config.policy]
+const policyOf = (tracker: StabilityTracker): PromotionPolicy => PROMOTION_POLICIES[tracker.config.policy]
 
 /** Where a new item starts: files, history and URLs in active; symbol entries and the tree in L3; system in L0. */
-const entryOf = (item: Item, config: ResolvedConfig, policy: PromotionPolicy): TrackedItem => {
+const entryOf = (item: Item, config: ResolvedTrackerConfig, policy: PromotionPolicy): TrackedItem => {
   const kind = kindOf(item.key)
   const tier: Tier = kind === "symbol" || kind === "tree" ? "L3" : kind === "system" ? "L0" : "active"
   const n = tier === "active" ? 0 : policy.entryN(tier, config)
@@ -99,7 +99,7 @@ const entryOf = (item: Item, config: ResolvedConfig, policy: PromotionPolicy): T
  * ```
  */
 const make = (config: StabilityTrackerConfig = {}): StabilityTracker => ({
-  config: resolveConfig(config),
+  config: resolveTrackerConfig(config),
   initialized: false,
   items: new Map(),
   pending: {}
@@ -107,7 +107,7 @@ const make = (config: StabilityTrackerConfig = {}): StabilityTracker => ({
 
 /** Rebuild a tracker from saved parts (persistence); the items are taken as they are. */
 const restore = (
-  config: ResolvedConfig,
+  config: ResolvedTrackerConfig,
   parts: { readonly initialized: boolean; readonly items: Iterable<TrackedItem>; readonly pending?: PendingBreaks | undefined }
 ): StabilityTracker => {
   const items = new Map<string, TrackedItem>()

@@ -24,7 +24,7 @@ import {
 import { Clock, Effect, Layer, Semaphore } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
+import { configOf, resolveTrackerConfig, type ResolvedTrackerConfig, type StabilityTrackerConfig } from "./model/config.ts"
 import { decodeTrackerFile, decodeTrackerState, encodeTrackerFile, encodeTrackerState, type TrackerFileProblem } from "./persistence.ts"
 import { stateOf, toSnapshot } from "./snapshot.ts"
 import { StabilityTracker, type TrackerResult } from "./StabilityTracker.ts"
@@ -47,7 +47,7 @@ interface Store {
 type TrackerService = Tracker["Service"]
 
 /** The service, and its committed state (for the trackers a `StateStore` holds). */
-const makeTracker = (config: ResolvedConfig, store: Store, initial: Committed): { readonly service: TrackerService; readonly committed: () => Committed } => {
+const makeTracker = (config: ResolvedTrackerConfig, store: Store, initial: Committed): { readonly service: TrackerService; readonly committed: () => Committed } => {
   // One permit: commits, removals and refreshes of this process never interleave.
   const permit = Semaphore.makeUnsafe(1)
   let mem = initial
@@ -96,14 +96,14 @@ const makeTracker = (config: ResolvedConfig, store: Store, initial: Committed): 
   return { service, committed: () => mem }
 }
 
-const makeService = (config: ResolvedConfig, store: Store, initial: Committed): TrackerService => makeTracker(config, store, initial).service
+const makeService = (config: ResolvedTrackerConfig, store: Store, initial: Committed): TrackerService => makeTracker(config, store, initial).service
 
 /** Committed state that lives in memory only. */
 const inMemory: Store = { refresh: Effect.succeed, exclusive: (body) => body, write: () => Effect.void }
 
-const configFrom = (config: StabilityTrackerConfig | undefined): Effect.Effect<ResolvedConfig, InvalidInput> =>
+const configFrom = (config: StabilityTrackerConfig | undefined): Effect.Effect<ResolvedTrackerConfig, InvalidInput> =>
   Effect.try({
-    try: () => resolveConfig(config),
+    try: () => resolveTrackerConfig(config),
     catch: (error) => (error instanceof InvalidInput ? error : new InvalidInput({ what: "tracker config", issue: String(error) }))
   })
 

@@ -4,7 +4,7 @@
  * uncommitted snapshots, and the state kept reachable for the Layers that commit it.
  */
 import { TIERS, type TrackerSnapshot } from "@strata/core"
-import type { ResolvedConfig } from "./config.ts"
+import type { ResolvedTrackerConfig } from "./model/config.ts"
 import { StabilityTracker } from "./StabilityTracker.ts"
 
 const states = new WeakMap<TrackerSnapshot, StabilityTracker>()
@@ -52,12 +52,12 @@ export const toSnapshot = (tracker: StabilityTracker, version: number, baseVersi
  *
  * @example
  * ```ts
- * import { resolveConfig, stateOf, StabilityTracker, toSnapshot } from "@strata/tiers"
+ * import { resolveTrackerConfig, stateOf, StabilityTracker, toSnapshot } from "@strata/tiers"
  * const tracker = StabilityTracker.make()
- * stateOf(toSnapshot(tracker, 3), resolveConfig()) === tracker // true
+ * stateOf(toSnapshot(tracker, 3), resolveTrackerConfig()) === tracker // true
  * ```
  */
-export const stateOf = (snapshot: TrackerSnapshot, config: ResolvedConfig): StabilityTracker =>
+export const stateOf = (snapshot: TrackerSnapshot, config: ResolvedTrackerConfig): StabilityTracker =>
   states.get(snapshot) ??
   StabilityTracker.restore(config, {
     initialized: snapshot.initialized,

@@ -3,12 +3,12 @@
 // found by probing the request for every tracked key. This is `StabilityTracker.update`
 // as it was before the per-update work stopped copying the map (bench/tracker).
 import { ItemKeys, type Item, type Tier, type TrackedItem, type TrackerUpdateInput } from "@strata/core"
-import type { ResolvedConfig } from "../src/config.ts"
-import { kindOf } from "../src/order.ts"
+import type { ResolvedTrackerConfig } from "../src/model/config.ts"
+import { kindOf } from "../src/model/order.ts"
 import type { PromotionPolicy } from "../src/policies/policy.ts"
-import { POLICIES, StabilityTracker, UpdateWork, type TrackerResult } from "../src/index.ts"
+import { PROMOTION_POLICIES, StabilityTracker, UpdateWork, type TrackerResult } from "../src/index.ts"
 
-const entryOf = (item: Item, config: ResolvedConfig, policy: PromotionPolicy): TrackedItem => {
+const entryOf = (item: Item, config: ResolvedTrackerConfig, policy: PromotionPolicy): TrackedItem => {
   const kind = kindOf(item.key)
   const tier: Tier = kind === "symbol" || kind === "tree" ? "L3" : kind === "system" ? "L0" : "active"
   const n = tier === "active" ? 0 : policy.entryN(tier, config)
@@ -18,7 +18,7 @@ const entryOf = (item: Item, config: ResolvedConfig, policy: PromotionPolicy): T
 /** `StabilityTracker.update`, the plain way (same rules, same policies, the map copied whole). */
 export const referenceUpdate = (tracker: StabilityTracker, input: TrackerUpdateInput): TrackerResult => {
   const config = tracker.config
-  const policy = POLICIES[config.policy]
+  const policy = PROMOTION_POLICIES[config.policy]
 
   const request = new Map<string, Item>()
   for (const item of input.items) if (!request.has(item.key)) request.set(item.key, item)

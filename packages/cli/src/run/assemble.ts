@@ -6,13 +6,13 @@
 import { Clock, Effect } from "effect"
 import { beginTurn, renderCacheBlocks, renderTierChanges, formatTokens, selectedFilesInput, type JournalSummary, type TierReport, type Turn, type Usage } from "@strata/core/effect"
 import type { Message, PlacementResult, ToolDefinition } from "@strata/core"
-import { UsageError } from "../errors.ts"
-import { opt } from "../flags.ts"
-import { Output, type Style } from "../output.ts"
-import { normalizeSelection, rememberRequest, simulateUsage } from "../wiring.ts"
+import { UsageError } from "../support/errors.ts"
+import { opt } from "../support/flags.ts"
+import { Output, type Style } from "../support/output.ts"
+import { normalizeSelection, rememberRequest, simulateUsage } from "../support/wiring.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
-import type { PolicyName, ProviderName } from "../config.ts"
+import type { PolicyName, ProviderName } from "../support/config.ts"
 
 /**
  * Conflicts a turn's commit re-assembles and retries before giving up: each retry means
@@ -80,7 +80,7 @@ export const beginCliTurn = (prepared: Prepared, prompt: string, selected: Reado
  * first makes the turn re-assemble from the new state and commit again (the reply is
  * kept). Then the request's body is remembered for the next simulation.
  */
-export const recordTurn = (
+export const recordCliTurn = (
   prepared: Prepared,
   turn: Turn,
   outcome: { readonly reply: string | ReadonlyArray<Message> | undefined; readonly usage: Usage | undefined; readonly usageSource: "provider" | "simulated"; readonly atMs: number }
@@ -130,7 +130,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
-      const committed = flags.dryRun ? undefined : yield* recordTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
+      const committed = flags.dryRun ? undefined : yield* recordCliTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
       if (ctx.json) {
         yield* output.out(JSON.stringify(result.placed.body, null, 2))
         return

@@ -10,12 +10,12 @@
 import { Clock, Effect, Layer, Option, Stream } from "effect"
 import { HistoryCompactor, formatTokens, rewriteSessionHistory, type Message, type SessionRecord, type ToolCallPart, type ToolResultPart, type Usage } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
-import type { PolicyName, ProviderName } from "../config.ts"
-import { normalizeSelection, simulateUsage, type StoredRequest } from "../wiring.ts"
-import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../errors.ts"
-import { opt } from "../flags.ts"
-import { jsonDocument, Output } from "../output.ts"
-import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordTurn } from "./assemble.ts"
+import type { PolicyName, ProviderName } from "../support/config.ts"
+import { normalizeSelection, simulateUsage, type StoredRequest } from "../support/wiring.ts"
+import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../support/errors.ts"
+import { opt } from "../support/flags.ts"
+import { jsonDocument, Output } from "../support/output.ts"
+import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordCliTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, type Prepared } from "./shared.ts"
@@ -288,7 +288,7 @@ const chatTurn = (
       // first round's), the reply with its calls and the results answering them, the
       // tracker, journal and record. A call is never stored without its result.
       const replyMessages: ReadonlyArray<Message> = [assistant, ...(results.length === 0 ? [] : [{ role: "tool" as const, content: results }])]
-      current = (yield* recordTurn(prepared, turn, { reply: replyMessages, usage, usageSource: "provider", atMs })).record
+      current = (yield* recordCliTurn(prepared, turn, { reply: replyMessages, usage, usageSource: "provider", atMs })).record
       rounds.push({ text: reply, toolCalls: asked.map((c, i) => ({ id: c.toolCallId, name: c.toolName, input: c.input, output: results[i]!.output })), usage: usage ?? null })
       if (!ctx.json) yield* output.out(s.cyan(describeUsage(usage, "provider", ctx.config.provider)))
       // The loop ends with an answer, or when the model kept calling after its last round.

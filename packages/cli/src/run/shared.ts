@@ -4,16 +4,16 @@
  */
 import type { PromptPack } from "@strata/core/effect"
 import { Effect } from "effect"
-import type { ConfigOverrides } from "../config.ts"
-import { commandContext, type CommandContext } from "../context.ts"
-import { firstTimeWarning, Output } from "../output.ts"
-import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type SessionState } from "../sessionState.ts"
-import { makeEngine, type Engine } from "../wiring.ts"
+import type { ConfigOverrides } from "../support/config.ts"
+import { commandContext, type CommandContext } from "../support/context.ts"
+import { firstTimeWarning, Output } from "../support/output.ts"
+import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type LoadedSession } from "../support/sessionState.ts"
+import { makeEngine, type Engine } from "../support/wiring.ts"
 
 export interface Prepared {
   readonly ctx: CommandContext
   /** The session as the command found it. */
-  readonly state: SessionState
+  readonly state: LoadedSession
   readonly engine: Engine
   /** False when the command runs against a read-only copy of the session (dry runs, `hud`, `breakdown`). */
   readonly records: boolean

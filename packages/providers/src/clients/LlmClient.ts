@@ -2,11 +2,12 @@
  * The `LlmClient` service: streaming chat requests to Anthropic Messages, OpenAI(-compatible)
  * Chat Completions and Bedrock ConverseStream through the official SDKs, with the key
  * from the environment, timeouts, retries on 429/5xx honouring `retry-after`, typed
- * errors, the reply's tool calls, and usage decoded from the stream into the neutral `CacheUsage`.
+ * errors, the reply's tool calls, and usage decoded from the stream into the neutral `Usage`.
  */
+import type { Usage } from "@strata/core"
 import type { ToolCallPart } from "@strata/core"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
-import { foldStreamUsage, type CacheUsage } from "../usage.ts"
+import { foldStreamUsage } from "../usage.ts"
 import type { Driver, DriverReply, LlmProvider } from "./driver.ts"
 import { anthropicDriver, bedrockDriver, openaiDriver, type DriverOptions } from "./drivers.ts"
 import {
@@ -41,7 +42,7 @@ export interface LlmRequest {
 export type LlmEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ToolCall"; readonly call: ToolCallPart }
-  | { readonly _tag: "Usage"; readonly usage: CacheUsage }
+  | { readonly _tag: "Usage"; readonly usage: Usage }
   | { readonly _tag: "Finish"; readonly stopReason: string | undefined }
 
 /** A completed request. `usage` is undefined only if the provider reported none. */
@@ -50,7 +51,7 @@ export interface LlmResponse {
   readonly text: string
   /** The tool calls the reply made, in order (empty when it made none). */
   readonly toolCalls: ReadonlyArray<ToolCallPart>
-  readonly usage: CacheUsage | undefined
+  readonly usage: Usage | undefined
   readonly stopReason: string | undefined
 }
 
@@ -207,7 +208,7 @@ const bodyEvents = (driver: Driver, reply: Extract<DriverReply, { _tag: "Body" }
  * that fails with `LlmIncompleteReply` or `LlmStreamError`, saying how much arrived.
  */
 async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<LlmEvent> {
-  let usage: CacheUsage | undefined
+  let usage: Usage | undefined
   let stopReason: string | undefined
   let events = 0
   let characters = 0
@@ -286,7 +287,7 @@ export const makeLlmClient = (
   const complete = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> =>
     stream(request).pipe(
       Stream.runFold(
-        (): { text: string; toolCalls: Array<ToolCallPart>; usage: CacheUsage | undefined; stopReason: string | undefined } => ({ text: "", toolCalls: [], usage: undefined, stopReason: undefined }),
+        (): { text: string; toolCalls: Array<ToolCallPart>; usage: Usage | undefined; stopReason: string | undefined } => ({ text: "", toolCalls: [], usage: undefined, stopReason: undefined }),
         (acc, event) => {
           switch (event._tag) {
             case "TextDelta":

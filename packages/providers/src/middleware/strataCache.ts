@@ -8,9 +8,10 @@
  * Typed structurally (no `@ai-sdk/provider` import): it fits ai 6's V3 and ai 7's V4
  * middleware types, whose prompts share the shape it reads.
  */
+import type { Usage } from "@strata/core"
 import { hash } from "node:crypto"
 import type { ModelLimits } from "../models.ts"
-import { addUsage, cacheHitRate, decodeAiSdkUsage, emptyUsage, promptTokens, type CacheUsage } from "../usage.ts"
+import { addUsage, cacheHitRate, decodeAiSdkUsage, emptyUsage, promptTokens } from "../usage.ts"
 import { isRecord } from "../json.ts"
 import { makeCachePlanner, type CachePlan, type CachePlanner, type PlannedMarker } from "./planner.ts"
 import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions, type PromptTool } from "./prompt.ts"
@@ -57,7 +58,7 @@ export interface StrataCacheOptions {
 /** Usage and hit rate of one conversation, or of all of them. */
 export interface CacheReportEntry {
   readonly requests: number
-  readonly usage: CacheUsage
+  readonly usage: Usage
   /** Share of prompt tokens read from the cache, as the provider billed it. */
   readonly hitRate: number
   /** Breakpoints placed on the last call (absent for OpenAI and pass-through models). */
@@ -125,7 +126,7 @@ interface Session {
   readonly label: string
   planner: CachePlanner | undefined
   requests: number
-  usage: CacheUsage
+  usage: Usage
   lastPlan: CachePlan | undefined
 }
 

@@ -6,10 +6,11 @@
  * minimum, no lookback limit), so the reason comes from the same rules the simulators
  * and plugins use. With the usage the provider reported, it also compares the two.
  */
+import type { Usage } from "@strata/core"
 import { lookupModel, type ModelLimits } from "../models.ts"
 import { makeSimulator } from "../simulators/index.ts"
 import type { SimProvider, SimResult } from "../simulators/types.ts"
-import { promptTokens, type CacheUsage } from "../usage.ts"
+import { promptTokens } from "../usage.ts"
 import { isRecord } from "../json.ts"
 import { nativeBodyOf, partsOf, type NativeTarget, type Prompt, type PromptMessage } from "../middleware/prompt.ts"
 import { detectFormat, walkBody, type BodyBlock, type BodyFormat, type WalkedBody } from "./blocks.ts"
@@ -43,11 +44,11 @@ export interface BlockChange {
 /** Token counts the explanation compares (simulated ones are in the simulator's estimate). */
 export interface MissUsage {
   /** What the provider's simulator predicts for the next request, with only the previous one before it. */
-  readonly expected: CacheUsage
+  readonly expected: Usage
   /** The most the next request could read from what the previous one cached, the rules relaxed. */
   readonly attainable: number
   /** The usage the caller passed in (what the provider reported), if any. */
-  readonly reported?: CacheUsage | undefined
+  readonly reported?: Usage | undefined
 }
 
 /** The answer of `explainMiss`. */
@@ -85,7 +86,7 @@ export interface ExplainMissOptions {
   readonly previousAt?: number | undefined
   readonly nextAt?: number | undefined
   /** What the provider reported for the next request: neutral usage or a decoded one. */
-  readonly reported?: CacheUsage | undefined
+  readonly reported?: Usage | undefined
   readonly countTokens?: ((text: string) => number) | undefined
   /** Resolve the model table as of this date (`YYYY-MM[-DD]`). */
   readonly asOf?: string | undefined
@@ -243,7 +244,7 @@ interface PairRun {
 const readOf = (r: PairRun): number => r.second?.usage.cacheRead ?? 0
 
 /** What the provider reported against what the simulator expects, compared as shares of the prompt (counts are estimates). */
-const compareReported = (expected: CacheUsage, reported: CacheUsage): string | undefined => {
+const compareReported = (expected: Usage, reported: Usage): string | undefined => {
   const prompt = promptTokens(expected)
   const expectedShare = prompt === 0 ? 0 : expected.cacheRead / prompt
   const reportedPrompt = promptTokens(reported)

@@ -21,7 +21,7 @@ import { CachePrices, type CachePriceRatios } from "@strata/core/effect"
 import { lookupModel, PROVIDER_IDS, ttlSpec, type ModelEntry, type ProviderId } from "../models.ts"
 import type { BreakpointPlan } from "../rules/plan.ts"
 import { canonicalize } from "../rules/serialize.ts"
-import type { CacheUsage } from "../usage.ts"
+import type { Usage } from "@strata/core"
 
 // Tool definitions are core's (`ToolDefinition`, carried on `NeutralRequest.tools`); the
 // names stay exported here for code written against earlier versions of this package.
@@ -160,7 +160,7 @@ export interface PlacementPlugin<Body, Options> extends ProviderPlugin<Body> {
   readonly place: (request: NeutralRequest, options?: Options) => PluginResult<Body>
   /** core's `Placement` service over this plugin (`options` merged over its own). */
   readonly layer: (options?: Options) => Layer.Layer<Placement>
-  readonly decodeUsage: (usage: unknown) => CacheUsage
+  readonly decodeUsage: (usage: unknown) => Usage
 }
 
 /** What a plugin value is made from. */
@@ -168,7 +168,7 @@ export interface PluginSpec<Body, Options> {
   readonly provider: string
   readonly place: (request: NeutralRequest, options: Options) => PluginResult<Body>
   readonly decodeReply: (reply: unknown, options: Options) => DecodedReply
-  readonly decodeUsage: (usage: unknown) => CacheUsage
+  readonly decodeUsage: (usage: unknown) => Usage
 }
 
 /** A plugin value from its pure functions and options. */

@@ -31,7 +31,7 @@ export const SIM_PROVIDERS: ReadonlyArray<SimProvider> = ["anthropic", "bedrock"
 /**
  * Make the prompt-cache simulator for a provider. Each `send(body, atSeconds)` takes
  * the provider's native request body (as the placement plugins emit it) and returns
- * the usage the provider would report: neutral `CacheUsage`, the native usage object,
+ * the usage the provider would report: neutral `Usage`, the native usage object,
  * cost and a trace of hits and writes. Deterministic: same inputs, same outputs.
  *
  * @example

@@ -2,9 +2,10 @@
  * Shared plumbing for the provider simulators: resolving limits and options once,
  * and turning a cache step into a `SimResult` with cost.
  */
+import type { Usage } from "@strata/core"
 import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
 import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../models.ts"
-import { computeCost, type CacheUsage } from "../usage.ts"
+import { computeCost } from "../usage.ts"
 import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./prefixCache.ts"
 import type { SendOptions, SimProvider, SimResult, SimTrace, Simulator, SimulatorOptions } from "./types.ts"
 
@@ -58,7 +59,7 @@ export const simulatorOf = <Native>(provider: SimProvider, ctx: SimContext, send
 })
 
 /** Input priced in base-input tokens under the model's multipliers. */
-export const inputEquivalent = (usage: CacheUsage, limits: ModelLimits, ttl?: string): number => {
+export const inputEquivalent = (usage: Usage, limits: ModelLimits, ttl?: string): number => {
   const base = ttlSpec(limits, ttl)
   let split = 0
   let writes = 0
@@ -73,7 +74,7 @@ export const inputEquivalent = (usage: CacheUsage, limits: ModelLimits, ttl?: st
 /** Assemble a result; `ttl` names the TTL whose multipliers price unsplit writes and reads. */
 export const makeResult = <Native>(
   limits: ModelLimits,
-  usage: CacheUsage,
+  usage: Usage,
   native: Native,
   trace: SimTrace,
   pricing: { readonly ttl?: string; readonly storageTokenHours?: number } = {}
@@ -93,7 +94,7 @@ export const neutralUsage = (
   cacheRead: number,
   byTtl: Readonly<Record<string, number>>,
   output: number
-): CacheUsage => {
+): Usage => {
   let cacheWrite = 0
   const split: Record<string, number> = {}
   for (const [k, v] of Object.entries(byTtl)) {

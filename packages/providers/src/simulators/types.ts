@@ -5,7 +5,8 @@
  */
 import { Schema } from "effect"
 import type { ModelLimits } from "../models.ts"
-import type { CacheUsage, Cost } from "../usage.ts"
+import type { Usage } from "@strata/core"
+import type { Cost } from "../usage.ts"
 
 /** The providers with a simulator. Gateways (OpenRouter, LiteLLM) route to one of these. */
 export type SimProvider = "anthropic" | "bedrock" | "openai" | "gemini"
@@ -93,7 +94,7 @@ export interface SimCost {
  * reports the split), the provider's own usage object, cost and a trace.
  */
 export interface SimResult<Native = unknown> {
-  readonly usage: CacheUsage
+  readonly usage: Usage
   /** The usage object exactly as the provider would return it (native field names). */
   readonly native: Native
   readonly cost: SimCost

@@ -4,8 +4,8 @@
  * shares (registration, hash changes, removals) live in `StabilityTracker.update`.
  */
 import type { CachedTier } from "@strata/core"
-import type { PolicyName, ResolvedConfig } from "../config.ts"
-import type { UpdateWork } from "../work.ts"
+import type { PolicyName, ResolvedTrackerConfig } from "../model/config.ts"
+import type { UpdateWork } from "../model/work.ts"
 
 /** How initial placement spreads items when this policy runs the tracker. */
 export interface PlacementShares {
@@ -19,7 +19,7 @@ export interface PlacementShares {
 export interface PromotionPolicy {
   readonly name: PolicyName
   /** N of an item registered straight into a cached tier (symbol entries, the tree, system). */
-  readonly entryN: (tier: CachedTier, config: ResolvedConfig) => number
+  readonly entryN: (tier: CachedTier, config: ResolvedTrackerConfig) => number
   /** True when items absent from the request age (N+1) as well. */
   readonly agesAbsent: boolean
   readonly placement: PlacementShares

@@ -60,7 +60,7 @@ export const sessionKey = (ctx: CommandContext, create: boolean): Effect.Effect<
   sessionKeyFor(ctx.root, { name: ctx.config.session, create })
 
 /** A session as a command starts from it. */
-export interface SessionState {
+export interface LoadedSession {
   readonly key: SessionKey
   readonly snapshot: StateSnapshot
   /** The session record (usage totals, the last request, the selection, the map's aliases). */
@@ -69,7 +69,7 @@ export interface SessionState {
   readonly warnings: ReadonlyArray<string>
 }
 
-const withRecord = (key: SessionKey, loaded: LoadedState): SessionState => {
+const withRecord = (key: SessionKey, loaded: LoadedState): LoadedSession => {
   const { record, warning } = decodeSessionRecord(loaded.snapshot.record)
   return { key, snapshot: loaded.snapshot, record, warnings: [...loaded.warnings, ...(warning === undefined ? [] : [warning])] }
 }
@@ -80,14 +80,14 @@ const withRecord = (key: SessionKey, loaded: LoadedState): SessionState => {
  * processes start together; a damaged session file is kept as a numbered `.bad.N` copy and
  * the history recovered from the newest complete history file).
  */
-export const loadForWriting = (ctx: CommandContext, key: SessionKey): Effect.Effect<SessionState, StateStoreError | PathOutsideRepo | SpecialFile, StateStore> =>
+export const loadForWriting = (ctx: CommandContext, key: SessionKey): Effect.Effect<LoadedSession, StateStoreError | PathOutsideRepo | SpecialFile, StateStore> =>
   Effect.map(loadOrImport(key, ctx.root), (loaded) => withRecord(key, loaded))
 
 /**
  * Load the session without writing anything: a session the store has never seen shows
  * what the old `.strata/` files hold (they are imported by the next command that records).
  */
-export const loadForReading = (ctx: CommandContext, key: SessionKey): Effect.Effect<SessionState, StateStoreError | PathOutsideRepo | SpecialFile, StateStore> =>
+export const loadForReading = (ctx: CommandContext, key: SessionKey): Effect.Effect<LoadedSession, StateStoreError | PathOutsideRepo | SpecialFile, StateStore> =>
   Effect.gen(function* () {
     const store = yield* StateStore
     const loaded = yield* store.load(key)
@@ -103,7 +103,7 @@ export const loadForReading = (ctx: CommandContext, key: SessionKey): Effect.Eff
  * `breakdown`, `--dry-run`) run their turn against it, so whatever the turn does, the
  * real store is never written.
  */
-export const readOnlyCopy = (state: SessionState): Layer.Layer<StateStore> =>
+export const readOnlyCopy = (state: LoadedSession): Layer.Layer<StateStore> =>
   Layer.effect(
     StateStore,
     Effect.gen(function* () {
@@ -117,7 +117,7 @@ export const readOnlyCopy = (state: SessionState): Layer.Layer<StateStore> =>
   ).pipe(Layer.provide(MemoryStateStore.layer))
 
 /** The session as it is now, read without writing anything (for `explain`). */
-export const readSession = (ctx: CommandContext): Effect.Effect<SessionState, StateStoreError | PathOutsideRepo | SpecialFile> =>
+export const readSession = (ctx: CommandContext): Effect.Effect<LoadedSession, StateStoreError | PathOutsideRepo | SpecialFile> =>
   Effect.gen(function* () {
     const key = yield* sessionKey(ctx, false)
     return yield* loadForReading(ctx, key)

@@ -1,6 +1,6 @@
 /**
  * Tracker configuration: thresholds, the promotion policy and its parameters. The
- * schema is the boundary type (CLI flags, config files); `resolveConfig` fills defaults
+ * schema is the boundary type (CLI flags, config files); `resolveTrackerConfig` fills defaults
  * and rejects settings the algorithms cannot work with.
  */
 import { DEFAULT_THRESHOLDS, InvalidInput, type CachedTier } from "@strata/core"
@@ -66,7 +66,7 @@ export const StabilityTrackerConfig = Schema.Struct({
 export type StabilityTrackerConfig = typeof StabilityTrackerConfig.Type
 
 /** A configuration with every default filled in. */
-export interface ResolvedConfig {
+export interface ResolvedTrackerConfig {
   readonly thresholds: Readonly<Record<CachedTier, number>>
   readonly policy: PolicyName
   readonly cacheTargetTokens: number
@@ -95,11 +95,11 @@ const decodeConfig = Schema.decodeUnknownResult(StabilityTrackerConfig)
  *
  * @example
  * ```ts
- * import { resolveConfig } from "@strata/tiers"
- * resolveConfig({ policy: "gated", cacheTargetTokens: 1024 }).historyWindowTokens // 1024
+ * import { resolveTrackerConfig } from "@strata/tiers"
+ * resolveTrackerConfig({ policy: "gated", cacheTargetTokens: 1024 }).historyWindowTokens // 1024
  * ```
  */
-export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConfig => {
+export const resolveTrackerConfig = (config: StabilityTrackerConfig = {}): ResolvedTrackerConfig => {
   const decoded = decodeConfig(config)
   if (decoded._tag === "Failure") {
     throw new InvalidInput({ what: "tracker config", issue: decoded.failure.message })
@@ -127,11 +127,11 @@ export const resolveConfig = (config: StabilityTrackerConfig = {}): ResolvedConf
  *
  * @example
  * ```ts
- * import { configOf, resolveConfig } from "@strata/tiers"
- * configOf(resolveConfig()).policy // "flux"
+ * import { configOf, resolveTrackerConfig } from "@strata/tiers"
+ * configOf(resolveTrackerConfig()).policy // "flux"
  * ```
  */
-export const configOf = (config: ResolvedConfig): StabilityTrackerConfig => ({
+export const configOf = (config: ResolvedTrackerConfig): StabilityTrackerConfig => ({
   thresholds: { ...config.thresholds },
   policy: config.policy,
   cacheTargetTokens: config.cacheTargetTokens,

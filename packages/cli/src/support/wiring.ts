@@ -34,7 +34,7 @@ import type { CommandContext } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
 import { Output } from "./output.ts"
 /** The placement plugin for a provider (the providers package's registry). */
-export const placementLayer = (provider: ProviderName): Layer.Layer<Placement> => placementLayerFor(provider)
+export const providerPlacementLayer = (provider: ProviderName): Layer.Layer<Placement> => placementLayerFor(provider)
 
 /** The prompt-cache simulator that scores a provider's bodies, when there is one. */
 export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
@@ -57,11 +57,11 @@ export interface EngineOptions {
 }
 
 /** Every service a command's work may use. */
-export type EngineServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | StageServices | TrackerState | StateStore
+export type CliServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | StageServices | TrackerState | StateStore
 
 export interface Engine {
   /** Fails with `InvalidInput` if the tracker's configuration is malformed, `PathOutsideRepo` if its state file links out of the repository. */
-  readonly layer: Layer.Layer<EngineServices, InvalidInput | PathOutsideRepo | StateStoreError>
+  readonly layer: Layer.Layer<CliServices, InvalidInput | PathOutsideRepo | StateStoreError>
   /** The symbol map of the last snapshot (after the pipeline or `symbolMap` ran). */
   readonly lastMap: () => SymbolMap | undefined
   /** Index the repository now (with a progress line on a terminal) and return the map. */
@@ -109,7 +109,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       tokenizerLayer,
       // A turn switches to its session's recorded legend (another process may have fixed it).
       Layer.succeed(SymbolIndex, index),
-      placementLayer(config.provider),
+      providerPlacementLayer(config.provider),
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
       // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.

@@ -4,7 +4,7 @@
  * nothing outside one update ever sees it mutate.
  */
 import type { CachedTier, ChangeReason, Item, ItemKey, Tier, TierChange, TrackedItem } from "@strata/core"
-import type { ResolvedConfig } from "./config.ts"
+import type { ResolvedTrackerConfig } from "./config.ts"
 import { compareKeys, kindOf, rankOf } from "./order.ts"
 
 /** Why a cached tier's bytes change: only history moved (`history`) or anything else (`other`). */
@@ -72,7 +72,7 @@ export class UpdateWork {
   /** Hidden symbol entries, fixed once the request is applied (policies never select files). */
   private hidden: ReadonlySet<string> | undefined
   private readonly hiddenBefore: ReadonlySet<string> | undefined
-  readonly config: ResolvedConfig
+  readonly config: ResolvedTrackerConfig
   /** The state before this update. */
   readonly before: ReadonlyMap<string, TrackedItem>
   /** The new state's items, keyed by item key. */
@@ -97,7 +97,7 @@ export class UpdateWork {
    * update itself.
    */
   constructor(
-    config: ResolvedConfig,
+    config: ResolvedTrackerConfig,
     before: ReadonlyMap<string, TrackedItem>,
     present: ReadonlyMap<string, Item> | ReadonlyArray<Item>,
     pending: PendingBreaks,
