@@ -149,7 +149,7 @@ describe.each(["anthropic", "openai"] as const)("strata chat against a broken %s
       writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider, timeoutMs: 300 }))
     }
     const before = strataFiles(repo, { skip: ["symbols"], mtimes: false })
-    expect(Object.keys(before)).toEqual(expect.arrayContaining(["last-request.json", expect.stringMatching(/^state\/default@[0-9a-f]+\/turn-\d+\.json$/)]))
+    expect(Object.keys(before)).toEqual(expect.arrayContaining(["last-request.json", expect.stringMatching(/^state\/cli@[0-9a-f]+\/turn-\d+\.json$/)]))
     const sent = server.requests.length
     server.scriptNext(fault.answer, fault.attempts ?? 1)
     const r = await runBin(["chat", "--repo", repo, "--once", "And on public holidays?", "--no-hud", ...(fault.args ?? [])], { env: envFor(provider) })

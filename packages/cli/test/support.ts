@@ -56,7 +56,7 @@ export const runBin = (
 export const storedSession = (repo: string, options: { readonly name?: string; readonly layer?: Layer.Layer<StateStore, StateStoreError | PathOutsideRepo> } = {}) =>
   Effect.runPromise(
     Effect.gen(function* () {
-      const key = yield* sessionKeyFor(repo, { name: options.name ?? "default", create: false })
+      const key = yield* sessionKeyFor(repo, { name: options.name ?? "cli", create: false })
       const { snapshot } = yield* (yield* StateStore).load(key)
       return { ...snapshot, decodedRecord: decodeSessionRecord(snapshot.record).record }
     }).pipe(Effect.provide(options.layer ?? FileStateStore.layer({ repoRoot: repo })))

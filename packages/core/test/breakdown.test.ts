@@ -48,7 +48,9 @@ describe("getContextBreakdown", () => {
         "demotions",
         "empty_tiers_this_request",
         "empty_tiers_session_total",
-        "changes"
+        "changes",
+        "synthetic_messages",
+        "synthetic_tokens"
       ])
       const [l0, l1, l2, l3, active] = breakdown.blocks
       // Every tier is listed (seed 003): the empty ones with zero tokens, so a UI can draw them.
@@ -60,9 +62,12 @@ describe("getContextBreakdown", () => {
       expect(l0?.contents[2]).toMatchObject({ type: "symbols", count: 1, files: ["a.ts"] })
       expect(l2).toMatchObject({ tier: "L2", name: "Stable", threshold: 6 })
       expect(active).toMatchObject({ tier: "active", name: "Active", cached: false, threshold: 0 })
-      expect(active?.contents.map((c) => c.type)).toEqual(["tree", "files", "history", "prompt", "framing"])
-      expect(active?.contents[1]).toMatchObject({ count: 1, files: ["c.ts"] })
+      expect(active?.contents.map((c) => c.type)).toEqual(["tree", "history", "files", "prompt", "framing"])
+      expect(active?.contents[2]).toMatchObject({ count: 1, files: ["c.ts"] })
       expect(breakdown.empty_tiers_this_request).toBe(2)
+      // The synthetic turns: the acknowledgements of the sections before the conversation (a cached tier, the tree).
+      expect(breakdown.synthetic_messages).toBe(2)
+      expect(breakdown.synthetic_tokens).toBeGreaterThan(0)
       expect(breakdown.cache_hit_rate).toBeCloseTo(breakdown.cached_tokens / breakdown.total_tokens, 10)
       for (const b of breakdown.blocks) expect(b.contents.reduce((n, c) => n + c.tokens, 0)).toBe(b.tokens)
       expect(breakdown.blocks.reduce((n, b) => n + b.tokens, 0)).toBe(breakdown.total_tokens)

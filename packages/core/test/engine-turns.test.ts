@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Schema } from "effect"
-import { createContextEngine, InvalidInput, StateConflict, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
+import { Effect, Schema } from "effect"
+import { extraStages, type Stage } from "../src/effect.ts"
+import { createContextEngine, makeEstimatingCounter, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
 import { stubSymbolIndex, stubTrackerLayer } from "./pipeline-stubs.ts"
 
 let root: string
@@ -92,16 +93,20 @@ describe("the engine's turns", () => {
     expect((await e.getSessionRecord()).totals).toEqual({ input: 10, cacheRead: 11, cacheWrite: 12, output: 13 })
   })
 
-  it("two turns begun together both land: the later commit is re-assembled and retried, or refused without retries", async () => {
+  it("two turns begun together: the later commit is refused as stale, or re-assembled when the caller opts in", async () => {
     await using e = engine()
     const first = await e.assemble({ prompt: "one" })
     const second = await e.assemble({ prompt: "two" })
     const third = await e.assemble({ prompt: "three" })
     await first.commit({ reply: "1" })
-    await expect(second.commit({ reply: "2" }, { retries: 0 })).rejects.toBeInstanceOf(StateConflict)
-    const retried = await second.commit({ reply: "2" })
+    const stale = await second.commit({ reply: "2" }).catch((error: unknown) => error)
+    expect(stale).toBeInstanceOf(StaleTurn)
+    expect(stale).toMatchObject({ _tag: "StaleTurn", assembledAt: 0, current: 1 })
+    expect((await e.getHistory()).map((m) => m.content)).toEqual(["one", "1"])
+    const retried = await second.commit({ reply: "2" }, { retries: 1 })
     expect(retried.version).toBe(2)
-    await third.commit({ reply: "3" })
+    await expect(second.commit({ reply: "2 again" })).rejects.toBeInstanceOf(TurnAlreadyCommitted)
+    await third.commit({ reply: "3" }, { retries: 1 })
     expect((await e.getHistory()).map((m) => m.content)).toEqual(["one", "1", "two", "2", "three", "3"])
     expect((await e.getSessionRecord()).turns).toBe(3)
   })
@@ -123,5 +128,52 @@ describe("the engine's turns", () => {
     await e.clearHistory()
     expect(await e.getHistory()).toEqual([])
     expect((await e.getTokenBudget()).historyTokens).toBe(0)
+  })
+})
+
+describe("one assembly per turn", () => {
+  it("a file the inputLimit stage sheds leaves context, and the request is assembled once", async () => {
+    writeFileSync(join(root, "huge.txt"), "word ".repeat(6_000))
+    let runs = 0
+    const counting: Stage = { name: "countRuns", run: (state) => Effect.sync(() => { runs++; return state }) }
+    await using e = createContextEngine({
+      model: "test-model",
+      repoRoot: root,
+      maxInputTokens: 4_000,
+      outputReserveTokens: 0,
+      tokenCounter: makeEstimatingCounter("test-model"),
+      tracker: stubTrackerLayer(),
+      layers: [extraStages({ stage: counting, after: "track" })]
+    })
+    await e.addFile("a.ts")
+    await e.addFile("huge.txt")
+    const turn = await e.assemble({ prompt: "What is in a.ts?" })
+    expect(runs).toBe(1)
+    expect(turn.report.leftOut?.files.map((f) => f.path)).toEqual(["huge.txt"])
+    expect(JSON.stringify(turn.request)).not.toContain("word word")
+    expect(await e.getFiles()).toEqual(["a.ts"])
+    expect(turn.warnings.join("\n")).toContain("huge.txt")
+  })
+
+  it("assemble and commit decode their input: what commit accepts is what the store keeps", async () => {
+    await using e = createContextEngine({ model: "gpt-4o", repoRoot: root })
+    const bad: ReadonlyArray<unknown> = [
+      { prompt: 12345 },
+      { prompt: {} },
+      { toolResults: [{ type: "tool-result", toolCallId: "c", toolName: "t", output: "str" }] },
+      { toolResults: [{ type: "tool-result", toolCallId: "c", toolName: "t", output: undefined }] }
+    ]
+    for (const request of bad) {
+      // @ts-expect-error: what a JavaScript caller may pass
+      const error = await e.assemble(request).catch((x: unknown) => x)
+      expect(error).toBeInstanceOf(InvalidInput)
+    }
+    const turn = await e.assemble({ prompt: "ok" })
+    // @ts-expect-error: a usage source that does not exist
+    await expect(turn.commit({ reply: "fine", usageSource: "guessed" })).rejects.toBeInstanceOf(InvalidInput)
+    await expect(turn.commit({ reply: [{ role: "assistant", content: 42 }] })).rejects.toBeInstanceOf(InvalidInput)
+    expect(await e.getHistory()).toEqual([])
+    await turn.commit({ reply: "fine" })
+    expect((await e.getHistory()).map((m) => m.content)).toEqual(["ok", "fine"])
   })
 })

@@ -30,6 +30,8 @@ beforeAll(() => {
   symlinkSync(join(base, "secret.txt"), join(root, "leak.txt"))
   writeFileSync(join(prompts, "system.md"), "SYSTEM")
   writeFileSync(join(prompts, "system_reminder.md"), "REMIND")
+  // An empty prompt file drops that prompt: no workflow section.
+  writeFileSync(join(prompts, "workflow.md"), "")
 })
 afterAll(() => rmSync(base, { recursive: true, force: true }))
 
@@ -100,8 +102,10 @@ describe("createContextEngine", () => {
     const request = await engine.assembleFlat({ prompt: "Rename a.", fileTree: "a.ts\nnotes/b.md", urlContext: ["1", "2", "3", "4"] })
     expect(request.messages[0]).toEqual({ role: "system", content: "SYSTEM" })
     expect(request.messages.at(-1)).toEqual({ role: "user", content: "Rename a.\n\nREMIND" })
+    // The tree's pair sits before the conversation; after it, the URL context and the
+    // Working Files ride with the prompt in user messages, no synthetic turn after history.
     expect(request.messages.map((m) => m.role)).toEqual([
-      "system", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "user"
+      "system", "user", "assistant", "user", "assistant", "user", "assistant", "user", "user", "user"
     ])
     expect(request.warnings).toEqual(["4 URLs were given; only the first 3 are included in the request."])
     expect(request.tokens).toBeGreaterThan(0)

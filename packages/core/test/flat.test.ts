@@ -59,13 +59,19 @@ describe("assembleMessages (seed 004 Prompt Assembly, non-tiered)", () => {
     expect(messages[2]).toEqual({ role: "assistant", content: "Ok." })
   })
 
-  it("gives URL context as a user/assistant pair with the acknowledgement, URLs joined by ---", () => {
-    const messages = assembleMessages(full)
+  it("gives URL context as a user/assistant pair with the acknowledgement before the conversation, URLs joined by ---", () => {
+    const messages = assembleMessages({ ...full, history: [] })
     expect(messages[3]).toEqual({
       role: "user",
       content: URL_CONTEXT_HEADER + "https://a.example\nA\n---\nhttps://b.example\nB"
     })
     expect(messages[4]).toEqual({ role: "assistant", content: "Ok, I've reviewed the URL content." })
+  })
+
+  it("after the history, the URL context rides in a user message with no acknowledgement", () => {
+    const messages = assembleMessages(full)
+    expect(messages[5]).toEqual({ role: "user", content: URL_CONTEXT_HEADER + "https://a.example\nA\n---\nhttps://b.example\nB" })
+    expect(messages[6]?.role).toBe("user")
   })
 
   it("uses at most 3 URLs", () => {
@@ -75,21 +81,21 @@ describe("assembleMessages (seed 004 Prompt Assembly, non-tiered)", () => {
     expect(limitUrls(["1"]).warning).toBeUndefined()
   })
 
-  it("gives active files as a user/assistant pair under Working Files", () => {
+  it("gives active files under Working Files, acknowledged only before the conversation", () => {
+    const fresh = assembleMessages({ ...full, history: [] })
+    expect(fresh[5]).toEqual({ role: "user", content: FILES_ACTIVE_HEADER + "src/a.ts\n```\nexport const a = 1\n```" })
+    expect(messageText(fresh[5]!).startsWith("# Working Files\n\nHere are the files:\n\n")).toBe(true)
+    expect(fresh[6]).toEqual({ role: "assistant", content: "Ok." })
     const messages = assembleMessages(full)
-    expect(messages[5]).toEqual({
-      role: "user",
-      content: FILES_ACTIVE_HEADER + "src/a.ts\n```\nexport const a = 1\n```"
-    })
-    expect(messageText(messages[5]!).startsWith("# Working Files\n\nHere are the files:\n\n")).toBe(true)
-    expect(messages[6]).toEqual({ role: "assistant", content: "Ok." })
+    expect(messages[6]).toEqual({ role: "user", content: FILES_ACTIVE_HEADER + "src/a.ts\n```\nexport const a = 1\n```" })
   })
 
-  it("puts history messages, unwrapped, before the current user prompt", () => {
+  it("puts history messages, unwrapped, after the tree and before the sections that ride with the prompt", () => {
     const messages = assembleMessages(full)
-    expect(messages.slice(7, 9)).toEqual(full.history)
-    expect(messages).toHaveLength(10)
-    expect(roles(messages)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "user"])
+    expect(messages.slice(3, 5)).toEqual(full.history)
+    expect(messages).toHaveLength(8)
+    // No synthetic assistant turn after the conversation started: the last assistant message is the model's.
+    expect(roles(messages)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "user", "user"])
   })
 
   it("ends with the prompt and the system reminder after a blank line", () => {

@@ -131,8 +131,10 @@ const NOTE = `${JOURNAL_NOTE}\n\n`
 /** An update's text without the notes it may open with (`JOURNAL_NOTE`, `SYMBOL_DIFF_NOTE`, or both). */
 const withoutNote = (text: string): string =>
   text.startsWith(JOURNAL_NOTE) || text.startsWith(SYMBOL_DIFF_NOTE) ? text.slice(text.indexOf("\n\n") + 2) : text
+/** An update: a user message under an update header, acknowledged only before the conversation started. */
 const isUpdatePair = (ms: ReadonlyArray<Message>): boolean =>
-  ms.length === 2 && ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => withoutNote(textOf(ms[0]!)).startsWith(h)) && ms[1]?.role === "assistant" && ms[1].content === ACK
+  ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => withoutNote(textOf(ms[0]!)).startsWith(h)) &&
+  (ms.length === 1 || (ms.length === 2 && ms[1]?.role === "assistant" && ms[1].content === ACK))
 
 const memoryOf = Effect.gen(function* () {
   return yield* Ref.get((yield* AssemblySession).journal)
@@ -211,8 +213,7 @@ describe("journal layout: examples", () => {
       expect(tierMessages(second, "L3")).toEqual([
         q(0),
         a(0),
-        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()` },
-        { role: "assistant", content: ACK }
+        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()` }
       ])
       // The superseded L1 copy stays in the prefix and is counted as stale.
       expect(second.journal?.staleTokens).toBe("src/b.ts:\n  f b2()".length)
@@ -224,7 +225,7 @@ describe("journal layout: examples", () => {
       // The block changed back: that is a change too (the model last saw b2).
       repo.current = REPO
       const fourth = yield* assemble({ ...base, history: exchanges(2) })
-      expect(tierMessages(fourth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b()`, ACK])
+      expect(tierMessages(fourth, "L3").slice(-1).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b()`])
     }).pipe(Effect.provide(layer))
   })
 
@@ -239,7 +240,7 @@ describe("journal layout: examples", () => {
       const second = yield* assemble({ ...base, history: exchanges(1) })
       yield* second.commit
       const diff1 = "src/b.ts (diff):\n@@ -1 +1 @@\n-src/b.ts: ←1\n+src/b.ts: ←2"
-      expect(tierMessages(second, "L3").slice(-2).map(textOf)).toEqual([`${JOURNAL_NOTE} ${SYMBOL_DIFF_NOTE}\n\n${REPO_MAP_UPDATES_HEADER}${diff1}`, ACK])
+      expect(tierMessages(second, "L3").slice(-1).map(textOf)).toEqual([`${JOURNAL_NOTE} ${SYMBOL_DIFF_NOTE}\n\n${REPO_MAP_UPDATES_HEADER}${diff1}`])
       // The frozen copy is still the latest full entry: what it and the diff exceed the block by is stale.
       const blockAt = (r: StubRepo) => r.blocks["src/b.ts"]!.length
       const excess = (diff: string, now: StubRepo) => blockAt(start) + diff.length - blockAt(now)
@@ -249,7 +250,7 @@ describe("journal layout: examples", () => {
       const third = yield* assemble({ ...base, history: exchanges(2) })
       yield* third.commit
       const diff2 = `${diff1}\n@@ -14 +14 @@\n-  f b() ←1\n+  f b() ←3`
-      expect(tierMessages(third, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${diff2}`, ACK])
+      expect(tierMessages(third, "L3").slice(-1).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${diff2}`])
       // The first diff is superseded whole; the excess is now the second's.
       expect(third.journal?.staleTokens).toBe(diff1.length + excess(diff2, repo.current))
       // A change as long as the block: the block whole, the new latest full entry, superseding the frozen copy and the diff.
@@ -257,12 +258,12 @@ describe("journal layout: examples", () => {
       repo.current = withBlock(start, "src/b.ts", rewritten)
       const fourth = yield* assemble({ ...base, history: exchanges(3) })
       yield* fourth.commit
-      expect(tierMessages(fourth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${rewritten}`, ACK])
+      expect(tierMessages(fourth, "L3").slice(-1).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}${rewritten}`])
       expect(fourth.journal?.staleTokens).toBe(diff1.length + diff2.length + rewritten.length)
       // The next small change is a diff against that entry; the note is not repeated.
       repo.current = withBlock(start, "src/b.ts", rewritten.replace("other11", "last"))
       const fifth = yield* assemble({ ...base, history: exchanges(4) })
-      expect(tierMessages(fifth, "L3").slice(-2).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts (diff):\n@@ -13 +13 @@\n-  f other11()\n+  f last()`, ACK])
+      expect(tierMessages(fifth, "L3").slice(-1).map(textOf)).toEqual([`${REPO_MAP_UPDATES_HEADER}src/b.ts (diff):\n@@ -13 +13 @@\n-  f other11()\n+  f last()`])
       expect((yield* memoryOf)?.diffNoted).toBe(true)
     }).pipe(Effect.provide(layer))
   })
@@ -340,8 +341,7 @@ describe("journal layout: examples", () => {
       for (const tier of ["L0", "L1", "L2"] as const) expect(tierJson(compacted, tier)).toBe(tierJson(first, tier))
       expect(tierMessages(compacted, "L3")).toEqual([
         ...summary,
-        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b3()\n\nsrc/c.ts:\n  f c2()` },
-        { role: "assistant", content: ACK }
+        { role: "user", content: `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b3()\n\nsrc/c.ts:\n  f c2()` }
       ])
       // Both frozen copies are superseded again.
       expect(compacted.journal?.staleTokens).toBe("src/b.ts:\n  f b3()".length + "src/c.ts:\n  f c2()".length)
@@ -450,7 +450,7 @@ describe("journal layout: examples", () => {
     const long = (v: number) => `src/b.ts:\n${Array.from({ length: 30 }, (_, i) => `  v field${i}`).join("\n")}\n  f b(${"x".repeat(v)})\n`
     return Effect.gen(function* () {
       const { r, turn } = yield* untilStaleRebuild(long, 200, (appended) => {
-        expect(tierMessages(appended, "L3").map(textOf).at(-2)).toContain("src/b.ts (diff):")
+        expect(tierMessages(appended, "L3").map(textOf).at(-1)).toContain("src/b.ts (diff):")
       })
       const all = r.request.messages.map(textOf).join("\n")
       expect(all).not.toContain(" (diff):")
@@ -472,7 +472,8 @@ describe("journal layout: examples", () => {
       const memory: JournalMemory | undefined = yield* memoryOf
       const journalTokens = r.request.blocks.find((b) => b.tier === "L3")?.tokens ?? 0
       const historyTokens = exchanges(2).reduce((n, m) => n + charCounter().countMessage(m), 0)
-      const update = 2 * MESSAGE_OVERHEAD_TOKENS + `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()`.length + ACK.length
+      // After the conversation started the update has no acknowledgement.
+      const update = MESSAGE_OVERHEAD_TOKENS + `${NOTE}${REPO_MAP_UPDATES_HEADER}src/b.ts:\n  f b2()`.length
       expect(journalTokens - historyTokens).toBe(update)
       expect(cacheImpactOfJournalRestart(memory!)).toEqual({ invalidated: journalTokens, rewritten: update })
     }).pipe(Effect.provide(layer))
@@ -787,6 +788,10 @@ const checkNothingLost = ({ t, result: r, world: w }: TurnRecord): void => {
   expect([...view].sort(), `turn ${t}: files the model was told exist`).toEqual([...w.exists].sort())
   // A tool call and its result stay adjacent.
   expect(pairingProblems(r.request.messages), `turn ${t}: pairing`).toEqual([])
+  // The fidelity rule: after the first history message, no synthetic assistant turn.
+  const firstHistory = r.request.messages.findIndex(isHistory)
+  const late = firstHistory < 0 ? [] : r.request.messages.slice(firstHistory).filter((m) => m.role === "assistant" && !isHistory(m))
+  expect(late, `turn ${t}: synthetic turns after the conversation started`).toEqual([])
   // Accounting: the report counts the request, the summary counts the journal.
   const toolTokens = r.request.tools === undefined ? 0 : charCounter().count(JSON.stringify(r.request.tools))
   expect(r.report.totalTokens).toBe(charCounter().countMessages(r.request.messages) + toolTokens)

@@ -20,7 +20,13 @@ const bundled = (name: string) => readFileSync(join(BUNDLED_PROMPTS_DIR, name), 
 describe("bundled prompts", () => {
   it("ship next to the package, found from the module's URL", () => {
     expect(BUNDLED_PROMPTS_DIR.endsWith(join("core", "prompts") + "/")).toBe(true)
-    for (const name of ["system.md", "system_reminder.md"]) expect(existsSync(join(BUNDLED_PROMPTS_DIR, name))).toBe(true)
+    for (const name of ["system.md", "workflow.md", "compaction.md", "edit-blocks/workflow.md", "edit-blocks/system_reminder.md", "read-only/workflow.md"]) {
+      expect(existsSync(join(BUNDLED_PROMPTS_DIR, name))).toBe(true)
+    }
+    // The default pack is neutral: no edit protocol and no reminder (tools carry the contract).
+    expect(existsSync(join(BUNDLED_PROMPTS_DIR, "system_reminder.md"))).toBe(false)
+    expect(`${bundled("system.md")}\n${bundled("workflow.md")}`).not.toMatch(/<<<<<<< EDIT|edit block/i)
+    expect(bundled("edit-blocks/workflow.md")).toContain("<<<<<<< EDIT")
     const system = bundled("system.md")
     // The default explains the symbol map notation and each context section.
     for (const needle of ["# Repository Structure", "# Working Files", "# Repository Files", "# URL Context", "legend", "←N", "i→"]) {
@@ -34,14 +40,30 @@ describe("Prompts", () => {
     withPrompts((p) =>
       Effect.gen(function* () {
         const system = yield* p.systemPrompt
-        expect(system).toEqual({ text: bundled("system.md"), warnings: [] })
-        expect((yield* p.systemReminder).text).toBe(bundled("system_reminder.md"))
+        expect(system).toEqual({ text: `${bundled("system.md")}\n\n${bundled("workflow.md")}`, warnings: [] })
+        expect(yield* p.systemReminder).toEqual({ text: "", warnings: [] })
       }), {}))
+
+  it.effect("a pack supplies its own files, the default pack the rest; the user's folder wins, an empty file drops the prompt", () =>
+    Effect.gen(function* () {
+      const edits = yield* withPrompts((p) => Effect.all([p.systemPrompt, p.systemReminder]), { pack: "edit-blocks" })
+      expect(edits[0].text).toBe(`${bundled("system.md")}\n\n${bundled("edit-blocks/workflow.md")}`)
+      expect(edits[1].text).toBe(bundled("edit-blocks/system_reminder.md"))
+      const readOnly = yield* withPrompts((p) => Effect.all([p.systemPrompt, p.systemReminder]), { pack: "read-only" })
+      expect(readOnly[0].text).toBe(`${bundled("system.md")}\n\n${bundled("read-only/workflow.md")}`)
+      expect(readOnly[1].text).toBe("")
+      writeFileSync(join(dir, "workflow.md"), "Answer in haiku.")
+      writeFileSync(join(dir, "system_reminder.md"), "")
+      const own = yield* withPrompts((p) => Effect.all([p.systemPrompt, p.systemReminder]), { dir, pack: "edit-blocks" })
+      expect(own[0].text).toBe(`${bundled("system.md")}\n\nAnswer in haiku.`)
+      expect(own[1].text).toBe("")
+    }))
 
   it.effect("reads system.md and joins system_extra.md with a blank line", () =>
     withPrompts((p) =>
       Effect.gen(function* () {
         writeFileSync(join(dir, "system.md"), "Main prompt.\n")
+        writeFileSync(join(dir, "workflow.md"), "")
         writeFileSync(join(dir, "system_extra.md"), "Project rules.\n")
         expect(yield* p.systemPrompt).toEqual({ text: "Main prompt.\n\nProject rules.", warnings: [] })
       })))
@@ -50,6 +72,7 @@ describe("Prompts", () => {
     withPrompts((p) =>
       Effect.gen(function* () {
         writeFileSync(join(dir, "system.md"), "Main prompt.")
+        writeFileSync(join(dir, "workflow.md"), "")
         expect((yield* p.systemPrompt).text).toBe("Main prompt.")
       })))
 
@@ -57,6 +80,7 @@ describe("Prompts", () => {
     withPrompts((p) =>
       Effect.gen(function* () {
         writeFileSync(join(dir, "system.md"), "Version 1")
+        writeFileSync(join(dir, "workflow.md"), "")
         writeFileSync(join(dir, "system_reminder.md"), "Reminder 1")
         expect((yield* p.systemPrompt).text).toBe("Version 1")
         expect((yield* p.systemReminder).text).toBe("Reminder 1")
@@ -74,20 +98,20 @@ describe("Prompts", () => {
       Effect.gen(function* () {
         writeFileSync(join(dir, "system_extra.md"), "Extra")
         const system = yield* p.systemPrompt
-        expect(system.text).toBe(bundled("system.md") + "\n\nExtra")
-        expect(system.warnings).toHaveLength(1)
+        expect(system.text).toBe(`${bundled("system.md")}\n\n${bundled("workflow.md")}\n\nExtra`)
+        expect(system.warnings).toHaveLength(2)
         expect(system.warnings[0]).toContain("system.md is missing")
-        const reminder = yield* p.systemReminder
-        expect(reminder.text).toBe(bundled("system_reminder.md"))
-        expect(reminder.warnings[0]).toContain("system_reminder.md")
+        expect(system.warnings[1]).toContain("workflow.md is missing")
+        // No pack has a reminder here: none, and nothing to warn about.
+        expect(yield* p.systemReminder).toEqual({ text: "", warnings: [] })
       })))
 
   it.effect("a missing folder behaves like a folder with no files", () =>
     withPrompts((p) =>
       Effect.gen(function* () {
         const system = yield* p.systemPrompt
-        expect(system.text).toBe(bundled("system.md"))
-        expect(system.warnings).toHaveLength(1)
+        expect(system.text).toBe(`${bundled("system.md")}\n\n${bundled("workflow.md")}`)
+        expect(system.warnings).toHaveLength(2)
       }), { dir: join(dir, "does-not-exist") }))
 
   it.effect("load reads other prompts by name (compaction.md) and validates the name", () =>

@@ -29,10 +29,11 @@ describe("requestInput", () => {
       const { input, warnings } = yield* requestInput({ model: "gpt-4o", prompt: "Why?", files: [{ path: "x.ts", content: "x\n" }], history, useRepoMap: false }).pipe(
         Effect.provide(layer())
       )
-      expect(input.systemPrompt).toBe("Be careful.\n\nUse tabs.")
-      // system_reminder.md is missing from the folder: the bundled one, with a warning.
-      expect(input.systemReminder?.length).toBeGreaterThan(0)
-      expect(warnings).toEqual([`Prompt system_reminder.md is missing from ${join(root, "prompts")}; using the bundled default.`])
+      // workflow.md is missing from the folder: the bundled default pack's, with a warning.
+      expect(input.systemPrompt).toMatch(/^Be careful\.\n\n# Workflow\n[\s\S]*\n\nUse tabs\.$/)
+      // No pack here has a reminder: none, and nothing to warn about.
+      expect(input.systemReminder).toBe("")
+      expect(warnings).toEqual([`Prompt workflow.md is missing from ${join(root, "prompts")}; using the bundled default pack's.`])
       expect(input).toMatchObject({ model: "gpt-4o", prompt: "Why?", files: [{ path: "x.ts", content: "x\n" }], history, useRepoMap: false })
       expect(Object.keys(input)).toEqual(["model", "prompt", "systemPrompt", "systemReminder", "files", "history", "useRepoMap"])
     })

@@ -10,7 +10,7 @@ const CC = { type: "ephemeral" } as const
 const cached = (role: SeedMessage["role"], text: string): SeedMessage => ({ role, content: [{ type: "text", text, cache_control: CC }] })
 
 describe("assembleTieredMessages", () => {
-  it("lays out every section with the exact header bytes and acknowledgements", () => {
+  it("lays out every section with the exact header bytes, acknowledged only before the conversation", () => {
     const messages = assembleTieredMessages({
       systemPrompt: "SYS",
       symbolLegend: "LEGEND",
@@ -35,22 +35,19 @@ describe("assembleTieredMessages", () => {
       },
       { role: "user", content: "q0" },
       cached("assistant", "a0"),
-      { role: "user", content: "# Repository Structure (continued)\n\nL1SYM\n\n# Reference Files\n\nThese files are included for reference:\n\nb.py\n```\nB\n```" },
-      cached("assistant", "Ok."),
+      // After the first history message no section has a synthetic acknowledgement: a
+      // cached tier's breakpoint sits on its user message, the active sections follow the
+      // active history and ride with the prompt.
+      cached("user", "# Repository Structure (continued)\n\nL1SYM\n\n# Reference Files\n\nThese files are included for reference:\n\nb.py\n```\nB\n```"),
       { role: "user", content: "q1" },
       cached("assistant", "a1"),
-      { role: "user", content: "# Reference Files (L3)\n\nThese files are included for reference:\n\nc.py\n```\nC\n```" },
-      cached("assistant", "Ok."),
+      cached("user", "# Reference Files (L3)\n\nThese files are included for reference:\n\nc.py\n```\nC\n```"),
       { role: "user", content: "# Repository Files\n\nComplete list of files in the repository:\n\nTREE" },
-      { role: "assistant", content: "Ok." },
-      { role: "user", content: "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\nURL1\n---\nURL2" },
-      { role: "assistant", content: "Ok, I've reviewed the URL content." },
-      { role: "user", content: "# Code Review Context\n\nREVIEW" },
-      { role: "assistant", content: "Ok, I've reviewed the code changes." },
-      { role: "user", content: "# Working Files\n\nHere are the files:\n\nsrc/x.py\n```\nprint(1)\n```" },
-      { role: "assistant", content: "Ok." },
       { role: "user", content: "q2" },
       { role: "assistant", content: "a2" },
+      { role: "user", content: "# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\nURL1\n---\nURL2" },
+      { role: "user", content: "# Code Review Context\n\nREVIEW" },
+      { role: "user", content: "# Working Files\n\nHere are the files:\n\nsrc/x.py\n```\nprint(1)\n```" },
       { role: "user", content: "NOW\n\nREMINDER" }
     ])
   })

@@ -93,13 +93,14 @@ describe("turn API", () => {
       expect(state).toMatchObject({ version: 0, history: [], tracker: null, journal: null, record: null })
     }).pipe(Effect.provide(layer())))
 
-  it.effect("a stale turn conflicts, and with retries is re-assembled and stored once after the other", () =>
+  it.effect("a stale turn fails with StaleTurn, and with retries is re-assembled and stored once after the other", () =>
     Effect.gen(function* () {
       const a = yield* beginTurn(request("from A"))
       const b = yield* beginTurn(request("from B"))
       yield* a.commit({ reply: [{ role: "assistant", content: "A" }] })
       const conflict = yield* Effect.flip(b.commit({ reply: [{ role: "assistant", content: "B" }] }))
-      expect(conflict._tag).toBe("StateConflict")
+      expect(conflict._tag).toBe("StaleTurn")
+      expect(conflict).toMatchObject({ assembledAt: 0, current: 1 })
       expect((yield* load).version).toBe(1)
       const retried = yield* b.commit({ reply: [{ role: "assistant", content: "B" }] }, { retries: 2 })
       expect(retried.version).toBe(2)
@@ -107,8 +108,12 @@ describe("turn API", () => {
       expect(state.history.map((m) => m.content)).toEqual(["from A", "A", "from B", "B"])
       expect(state.tracker).toEqual({ commits: 2, purges: 0 })
       expect(state.record).toMatchObject({ turns: 2 })
-      // The same turn id again is a duplicate and writes nothing.
-      const again = yield* b.commit({ reply: [{ role: "assistant", content: "B" }] }, { retries: 2 })
+      // A turn commits once.
+      const twice = yield* Effect.flip(b.commit({ reply: [{ role: "assistant", content: "B2" }] }))
+      expect(twice._tag).toBe("TurnAlreadyCommitted")
+      // The same turn id in a new turn (a retry after a crash) is a duplicate and writes nothing.
+      const replay = yield* beginTurn({ ...request("from B"), turnId: b.id })
+      const again = yield* replay.commit({ reply: [{ role: "assistant", content: "B" }] }, { retries: 2 })
       expect(again.duplicate).toBe(true)
       expect((yield* load).version).toBe(2)
     }).pipe(Effect.provide(layer())))

@@ -48,6 +48,7 @@ const commitTogether = async (store: string, schema?: string) => {
     repoRoot: repo,
     model: "gpt-4o",
     tracker: TrackerLayer.memory(),
+    session: "shared",
     store: stateStore(store, schema === undefined ? {} : { postgres: { schema } })
   })
   const history = await engine.getHistory()

@@ -44,7 +44,8 @@ const engine = (store: StateStorePlugin | undefined) =>
     tracker: store === undefined ? TrackerLayer.memory({ config: { policy: "threshold" } }) : TrackerLayer.persistent({ repoRoot: repo, config: { policy: "threshold" } }),
     symbols: symbolIndexLayer(repo, { cache: false, git: false }),
     provider: AnthropicPlacement({ maxTokens: 512 }),
-    ...(store === undefined ? {} : { store })
+    // Engine B continues engine A's session: explicitly, by name (without it each starts its own).
+    ...(store === undefined ? {} : { store, session: "e2e" })
   })
 
 const prompts = ["What does alpha compute?", "And beta?", "Where is shared defined?", "Summarize the features."]

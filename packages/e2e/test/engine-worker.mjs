@@ -1,7 +1,7 @@
 // A child process of engine-concurrency.test.ts: one engine (built packages, as an
 // application runs them) committing turns to a shared session. A commit is tried once;
 // on a conflict it is committed again with retries (the request re-assembled from the
-// state the other process left). Prints its counts as JSON.
+// state the other process left: it opts in, the default is StaleTurn). Prints its counts as JSON.
 import process from "node:process"
 import { createContextEngine } from "@strata/core"
 import { stateStore } from "@strata/store"
@@ -12,6 +12,8 @@ const engine = createContextEngine({
   repoRoot: task.repo,
   model: "gpt-4o",
   tracker: TrackerLayer.memory(),
+  // Every process continues the one shared session (an engine without it starts its own).
+  session: "shared",
   store: stateStore(task.store, task.schema === undefined ? {} : { postgres: { schema: task.schema, poolSize: 2 } })
 })
 const stats = { committed: 0, duplicates: 0, conflicts: 0 }
@@ -24,7 +26,8 @@ try {
     try {
       committed = await turn.commit(outcome, { retries: 0 })
     } catch (error) {
-      if (error?._tag !== "StateConflict") throw error
+      // Another process committed first: the turn is stale; opt in to re-assembly.
+      if (error?._tag !== "StaleTurn") throw error
       stats.conflicts += 1
       committed = await turn.commit(outcome, { retries: 200 })
     }

@@ -87,7 +87,7 @@ export const runChat = (flags: ChatFlags) =>
     const maxToolRounds = opt(flags.maxToolRounds) ?? DEFAULT_TOOL_ROUNDS
     if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) return yield* new UsageError({ reason: `--max-tool-rounds must be a whole number of at least 1, got ${maxToolRounds}` })
     const tools: ChatTools | undefined = flags.noTools ? undefined : { maxRounds: maxToolRounds }
-    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun })
+    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun, promptPack: "read-only" })
     const { ctx } = prepared
     const output = yield* Output
     const provider = ctx.config.provider

@@ -2,6 +2,7 @@
  * What the repository commands share: loading the session from its store (a repair is a
  * warning, never fatal), building the engine, and printing warnings on stderr.
  */
+import type { PromptPack } from "@strata/core/effect"
 import { Effect } from "effect"
 import type { ConfigOverrides } from "../support/config.ts"
 import { commandContext, type CommandContext } from "../support/context.ts"
@@ -30,7 +31,7 @@ export const warn = (warnings: ReadonlyArray<string>) =>
  * the engine. A command that records turns works on the store itself (importing the old
  * `.strata/` files once); one that only reads, or a dry run, on an in-memory copy.
  */
-export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: boolean; readonly records?: boolean }) =>
+export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: boolean; readonly records?: boolean; readonly promptPack?: PromptPack }) =>
   Effect.gen(function* () {
     const ctx = yield* commandContext(overrides)
     const records = !options.dryRun && options.records !== false
@@ -38,6 +39,6 @@ export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: 
     const key = yield* sessionKey(ctx, records)
     const state = yield* (records ? loadForWriting(ctx, key) : loadForReading(ctx, key)).pipe(Effect.provide(choice.layer))
     yield* warn(state.warnings)
-    const engine = yield* makeEngine({ ctx, aliases: state.record.aliases, store: records ? choice.layer : readOnlyCopy(state), dryRun: options.dryRun })
+    const engine = yield* makeEngine({ ctx, aliases: state.record.aliases, store: records ? choice.layer : readOnlyCopy(state), dryRun: options.dryRun, promptPack: options.promptPack })
     return { ctx, state, engine, records } satisfies Prepared
   })

@@ -160,7 +160,7 @@ export const DEFAULTS = {
   prompts: null,
   timeoutMs: 60_000,
   store: "file",
-  session: "default"
+  session: "cli"
 } as const
 
 /** The providers whose model table lists `model` (empty when no table knows it). */

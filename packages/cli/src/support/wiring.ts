@@ -11,6 +11,7 @@ import {
   AssemblySession,
   Pipeline,
   Prompts,
+  type PromptPack,
   RepoFiles,
   requestLimits,
   StateStore,
@@ -51,6 +52,8 @@ export interface EngineOptions {
    * such as `hud` keep the cache, which only changes when the repository did.)
    */
   readonly dryRun: boolean
+  /** The bundled prompt pack behind the prompts folder (default `default`; `chat` reads only: `read-only`). */
+  readonly promptPack?: PromptPack | undefined
 }
 
 /** Every service a command's work may use. */
@@ -110,7 +113,7 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       trackerLayer,
       RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
       // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.
-      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root }),
+      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root, pack: options.promptPack }),
       options.store
     )
     return { layer, lastMap: index.latest, symbolMap }

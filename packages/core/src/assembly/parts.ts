@@ -397,6 +397,89 @@ export const promptPart = (prompt: Counted, images: ReadonlyArray<ImagePart>): P
   return { name: "prompt", messages: [message], tokens, contents: [{ type: "prompt", tokens: prompt.tokens + images.length * IMAGE_TOKENS }], items: [] }
 }
 
+/**
+ * A part's synthetic assistant messages: the acknowledgements ("Ok.") that close the
+ * user-only sections. Real assistant messages come only from history parts.
+ */
+const syntheticIn = (part: Part): ReadonlyArray<Message> =>
+  part.name === "history" ? [] : part.messages.filter((m) => m.role === "assistant")
+
+/**
+ * The fidelity rule on a layout: once the conversation has started (a history message
+ * is in the request), no synthetic assistant turn follows. A section after it keeps
+ * its user message and loses its acknowledgement, so the provider plugins merge it into
+ * the next user message (or the one carrying the tool results before it): the last
+ * assistant message of every request is one the model wrote, and after tool results the
+ * request ends with the message that carries them. Sections before the conversation
+ * (the cached tiers of a fresh session, the journal's frozen tiers) keep their pairs.
+ * Pure; applying it twice changes nothing.
+ *
+ * @example
+ * ```ts
+ * import { conversationalBlocks, counted, historyPart, userAckPart, makeEstimatingCounter } from "@strata/core"
+ * const c = makeEstimatingCounter()
+ * const files = userAckPart("workingFiles", counted("# Working Files", c), "Ok.", [], [], c)
+ * const history = historyPart([{ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }], tokens: 8 }])
+ * conversationalBlocks([{ tier: "active", parts: [...history, files] }], c)[0]!.parts[1]!.messages.length // 1
+ * ```
+ */
+export const conversationalBlocks = (blocks: ReadonlyArray<LayoutBlock>, count: Count): ReadonlyArray<LayoutBlock> => {
+  let conversation = false
+  return blocks.map((block) => {
+    const folded = conversationalParts(block.parts, count, conversation)
+    conversation = folded.conversation
+    return folded.parts === block.parts ? block : { ...block, parts: folded.parts }
+  })
+}
+
+/**
+ * `conversationalBlocks` over one run of parts (the journal keeps its parts this way, so
+ * its memory counts what is sent): after a history message (or from the start, when
+ * `conversation` is true) no part keeps its acknowledgement. The same array when nothing
+ * changes. Pure.
+ */
+export const conversationalParts = (
+  parts: ReadonlyArray<Part>,
+  count: Count,
+  conversation = false
+): { readonly parts: ReadonlyArray<Part>; readonly conversation: boolean } => {
+  let started = conversation
+  let changed = false
+  const out = parts.map((part) => {
+    if (part.name === "history") {
+      if (part.messages.length > 0) started = true
+      return part
+    }
+    const acks = syntheticIn(part)
+    if (!started || acks.length === 0) return part
+    changed = true
+    return {
+      ...part,
+      messages: part.messages.filter((m) => m.role !== "assistant"),
+      tokens: part.tokens - acks.reduce((n, m) => n + messageTokens(m, count), 0)
+    }
+  })
+  return { parts: changed ? out : parts, conversation: started }
+}
+
+/**
+ * The synthetic assistant messages a layout carries (the acknowledgements of context
+ * pairs before the conversation) and their tokens: what the "Ok." convention costs.
+ */
+export const syntheticMessages = (blocks: ReadonlyArray<LayoutBlock>, count: Count): { readonly messages: number; readonly tokens: number } => {
+  let messages = 0
+  let tokens = 0
+  for (const block of blocks) {
+    for (const part of block.parts) {
+      for (const m of syntheticIn(part)) {
+        messages++
+        tokens += messageTokens(m, count)
+      }
+    }
+  }
+  return { messages, tokens }
+}
+
 /** Tokens of a block's messages; the active block also carries the list's reply priming. */
 export const blockTokens = (block: LayoutBlock): number => {
   let tokens = 0

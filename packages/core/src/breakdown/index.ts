@@ -81,6 +81,12 @@ export const ContextBreakdown = Schema.Struct({
   changes: Schema.Array(TierChange),
   /** Present only when the map budget or shedding left something out of the request. */
   left_out: Schema.optionalKey(BreakdownLeftOut),
+  /**
+   * Synthetic assistant messages (the "Ok." acknowledgements of context sections before
+   * the conversation) and their tokens, counted in `framing`. Never after the first history message.
+   */
+  synthetic_messages: Schema.optionalKey(Schema.Number),
+  synthetic_tokens: Schema.optionalKey(Schema.Number),
   /** Context editing, when the history holds tool results: results shown as placeholders and the tokens that saves. */
   context_editing: Schema.optionalKey(Schema.Struct({
     tool_results: Schema.Number,
@@ -146,6 +152,7 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
     empty_tiers_session_total: s.emptyTiersBefore + empty,
     changes: s.changes,
     ...(s.leftOut === undefined ? {} : { left_out: breakdownLeftOut(s.leftOut) }),
+    ...(s.synthetic === undefined ? {} : { synthetic_messages: s.synthetic.messages, synthetic_tokens: s.synthetic.tokens }),
     ...contextEditing(s)
   }
 }

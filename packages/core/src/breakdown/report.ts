@@ -120,7 +120,13 @@ export const TierReport = Schema.Struct({
   /** What the map budget and shedding left out of the request; absent when nothing was. */
   leftOut: Schema.optionalKey(LeftOut),
   /** Context editing, when the history holds tool results. */
-  contextEditing: Schema.optionalKey(ContextEditReport)
+  contextEditing: Schema.optionalKey(ContextEditReport),
+  /**
+   * The synthetic assistant messages the request carries (the acknowledgements, "Ok.",
+   * of context sections before the conversation) and their tokens (part of `framing`).
+   * None follows the first history message. Absent in reports made before it was counted.
+   */
+  synthetic: Schema.optionalKey(Schema.Struct({ messages: Schema.Number, tokens: Schema.Number }))
 })
 export type TierReport = typeof TierReport.Type
 
@@ -137,6 +143,8 @@ export interface LayoutSummary {
   readonly leftOut?: LeftOut | undefined
   /** What the contextEditing stage did, if it ran (its plan has these figures). */
   readonly contextEdits?: ContextEditReport | undefined
+  /** The synthetic assistant messages of the layout and their tokens (`syntheticMessages`). */
+  readonly synthetic?: { readonly messages: number; readonly tokens: number } | undefined
 }
 
 /** The context-editing figures of a summary, when the history holds tool results. */
@@ -222,7 +230,8 @@ export const tierReport = (s: LayoutSummary): TierReport => {
     demotions: s.changes.filter(isDemotion),
     changes: s.changes,
     ...(s.leftOut === undefined ? {} : { leftOut: s.leftOut }),
-    ...withContextEdits(s)
+    ...withContextEdits(s),
+    ...(s.synthetic === undefined ? {} : { synthetic: s.synthetic })
   }
 }
 

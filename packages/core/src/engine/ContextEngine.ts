@@ -23,7 +23,8 @@ import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import type { SessionRecord } from "../turn/record.ts"
 import type { Turn, TurnAssembly, TurnCommitted } from "../turn/turn.ts"
-import { EngineSession, makeEngineLayer, validateEngineOptions, type ContextEngineOptions, type EngineServices } from "./layer.ts"
+import { DEFAULT_TOOL_ROUNDS, openToolCalls, replyText, roundLimitResults, runToolCalls, type ToolLoopOptions, type ToolLoopResult } from "./toolLoop.ts"
+import { EngineSession, makeEngineLayer, newSessionId, validateEngineOptions, type ContextEngineOptions, type EngineServices } from "./layer.ts"
 import {
   beginEngineTurn,
   commitEngineTurn,
@@ -61,15 +62,19 @@ export interface EngineTurn<Body = unknown> extends Omit<TurnAssembly<Body>, "re
   /**
    * Store the turn: the prompt (and tool results) with the reply appended to the history,
    * the tracker advanced, the usage added to the session totals, as one atomic commit.
-   * When another process committed first, the request is re-assembled from the new state
-   * and the same reply committed (`commitRetries` times, then `StateConflict`).
+   * A turn commits once (again: `TurnAlreadyCommitted`). When another commit changed the
+   * session since this turn was assembled, the commit fails with `StaleTurn` and stores
+   * nothing, unless you opt in to re-assembly (`retries`, or the engine's
+   * `commitRetries`): then the request is re-assembled on the new state and the same reply
+   * committed (that many times, then `StateConflict`). Malformed input fails with
+   * `InvalidInput` before anything is written.
    */
   readonly commit: (outcome?: EngineTurnOutcome, options?: CommitCallOptions) => Promise<TurnCommitted>
 }
 
 /** Options of `EngineTurn.commit`. */
 export interface CommitCallOptions extends CallOptions {
-  /** Conflicts to retry by re-assembling (default: the engine's `commitRetries`). */
+  /** Opt in to re-assembly on a changed session, this many times (default: the engine's `commitRetries`, 0: `StaleTurn`). */
   readonly retries?: number | undefined
 }
 
@@ -101,6 +106,12 @@ const abortError = (signal: AbortSignal): unknown =>
  */
 export class ContextEngine<Body = unknown> implements AsyncDisposable {
   readonly model: string
+  /**
+   * The session this engine works on in its store: the `session` option, or a new id
+   * (`s-<uuid>`) when none was given. Pass it as `session` to continue the session from
+   * another engine or process. (`getSessionId()` names the optional JSONL log instead.)
+   */
+  readonly sessionId: string
   /** Renders the turns' bodies and decodes replies: the `provider` option, else the seeds' format. */
   readonly #plugin: ProviderPlugin<Body>
   protected readonly runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>
@@ -122,7 +133,9 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
     if (Result.isFailure(valid)) throw valid.failure
     this.model = options.model
     this.#plugin = plugin
-    this.runtime = ManagedRuntime.make(makeEngineLayer(options))
+    // Sessions never mix: without a name the engine starts a session of its own.
+    this.sessionId = options.session ?? newSessionId()
+    this.runtime = ManagedRuntime.make(makeEngineLayer({ ...options, session: this.sessionId }))
     // Assembly names the counter's model (the manager's), which is `model` unless a counter was given.
     const text = unknownModelWarning(options.tokenCounter?.model ?? options.model)
     this.#modelWarning = text === undefined ? undefined : { text, shown: options.maxInputTokens !== undefined }
@@ -437,6 +450,54 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
       record: turn.record,
       commit: (outcome: EngineTurnOutcome = {}, commitOptions?: CommitCallOptions) =>
         this.run(commitEngineTurn(turn, outcome, plugin, commitOptions?.retries), commitOptions)
+    }
+  }
+
+  /**
+   * Run an agent loop: assemble the request, `send` it, commit the reply, run the tools
+   * it calls (in parallel; a thrown error or an unknown tool goes back to the model as an
+   * error result), assemble the next request with their results, and so on until the
+   * model answers without calling a tool. Every round is one strict commit; every request
+   * after tool results ends with them. The tools' definitions reach the model through the
+   * provider plugin's `tools` option.
+   *
+   * @example
+   * ```ts no-run
+   * import Anthropic from "@anthropic-ai/sdk"
+   * import { createContextEngine } from "@strata/core"
+   * import { AnthropicPlacement } from "@strata/providers"
+   * import { readFile } from "node:fs/promises"
+   *
+   * const client = new Anthropic()
+   * const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }]
+   * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AnthropicPlacement({ tools }) })
+   * const { text } = await engine.runToolLoop({
+   *   prompt: "What does math.ts export?",
+   *   send: (request) => client.messages.create(request),
+   *   tools: { read_file: (input) => readFile(String(Object(input).path), "utf8") }
+   * })
+   * ```
+   */
+  async runToolLoop(options: ToolLoopOptions<Body>): Promise<ToolLoopResult> {
+    const { send, tools, signal } = options
+    const maxRounds = options.maxRounds ?? DEFAULT_TOOL_ROUNDS
+    const call = signal === undefined ? undefined : { signal }
+    const messages: Array<Message> = []
+    let request: EngineTurnRequest = { prompt: options.prompt ?? "" }
+    for (let requests = 1, toolRounds = 0; ; requests++) {
+      const turn = await this.assemble(request, call)
+      if (signal?.aborted) throw abortError(signal)
+      const reply = await send(turn.request, { round: requests, signal })
+      const committed = await turn.commit({ reply }, call)
+      messages.push(...committed.appended)
+      const calls = openToolCalls(committed.appended)
+      if (calls.length === 0) return { text: replyText(committed.appended.at(-1)), requests, toolRounds, messages, committed }
+      if (toolRounds >= maxRounds) {
+        request = { toolResults: roundLimitResults(calls, maxRounds) }
+        continue
+      }
+      toolRounds++
+      request = { toolResults: await runToolCalls(calls, tools, signal) }
     }
   }
 

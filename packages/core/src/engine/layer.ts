@@ -16,7 +16,7 @@ import { InvalidInput, type PathOutsideRepo } from "../domain/errors.ts"
 import { EMPTY_TRACKER } from "../pipeline/assemble.ts"
 import type { AssemblySession } from "../pipeline/assemblySession.ts"
 import { Pipeline, type StageServices } from "../pipeline/index.ts"
-import { Prompts } from "../prompts/Prompts.ts"
+import { PROMPT_PACKS, Prompts, type PromptPack } from "../prompts/Prompts.ts"
 import { Placement, PlacementError, type ProviderPlugin } from "../services/Placement.ts"
 import { StateStore, type SessionKey, type StateStoreError, type StateStorePlugin } from "../services/StateStore.ts"
 import type { SymbolIndex } from "../services/SymbolIndex.ts"
@@ -53,9 +53,19 @@ export interface ContextEngineOptions<Body = unknown> {
    * Default: memory, for the engine's lifetime.
    */
   readonly store?: StateStorePlugin | undefined
-  /** The session's name in the store (letters, digits, `.`, `_`, `-`). Default `default`. */
+  /**
+   * The session to continue, by name or id (letters, digits, `.`, `_`, `-`): the one a
+   * previous engine showed on `engine.sessionId`, or a name of your own. Without it every
+   * engine starts a new session (a fresh id), so two engines on one `store` never see each
+   * other's history; continuing one is always explicit.
+   */
   readonly session?: string | undefined
-  /** How often a turn's commit re-assembles and retries after another process committed first. Default 5. */
+  /**
+   * Opt in to re-assembly: how often a turn's commit re-assembles the request on the new
+   * state and retries when another commit changed the session since the turn was
+   * assembled. Default 0: such a commit fails with `StaleTurn` (its reply never saw the
+   * change, so it is not appended after it). History edits (`addMessage`...) always retry.
+   */
   readonly commitRetries?: number | undefined
   /** Largest file `addFile` reads from disk, in bytes. Default 1 MiB. */
   readonly maxFileBytes?: number | undefined
@@ -68,8 +78,18 @@ export interface ContextEngineOptions<Body = unknown> {
   readonly mapTokens?: number | undefined
   /** Tokens kept free for the reply when checking a request against the input limit. Default: 8,192 (less for a model with a small output limit or input limit). */
   readonly outputReserveTokens?: number | undefined
-  /** Folder with `system.md`, `system_extra.md`, `system_reminder.md`, `compaction.md`; bundled defaults otherwise. */
+  /**
+   * Folder with your prompt files (`system.md`, `workflow.md`, `system_extra.md`,
+   * `system_reminder.md`, `compaction.md`): a file there replaces the pack's, an empty
+   * one drops that prompt; a missing one comes from the `prompts` pack.
+   */
   readonly promptsDir?: string | undefined
+  /**
+   * The bundled prompt pack: `default` (neutral, for sessions with tools; no reminder),
+   * `edit-blocks` (a chat without tools whose app applies edit blocks from the replies,
+   * with a reminder after each prompt) or `read-only` (reads, proposes diffs).
+   */
+  readonly prompts?: PromptPack | undefined
   /** Compaction settings (trigger, verbatim window, ...); defaults as in `DEFAULT_COMPACTION_CONFIG`. */
   readonly compaction?: Partial<CompactionConfig> | undefined
   /**
@@ -105,6 +125,7 @@ const EngineOptionsFields = Schema.Struct({
   mapTokens: Schema.optional(PositiveInt),
   outputReserveTokens: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   promptsDir: Schema.optional(NonBlank),
+  prompts: Schema.optional(Schema.Literals(PROMPT_PACKS)),
   sessions: Schema.optional(Schema.Union([Schema.Boolean, NonBlank])),
   session: Schema.optional(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9._-]+$/))),
   commitRetries: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
@@ -149,7 +170,10 @@ export class EngineSession extends Context.Service<EngineSession, {
    * is provided (the `TrackerLayer`s provide one).
    */
   readonly tracker: "service" | undefined
+  /** Re-assemblies a turn's commit may do after a conflict (`commitRetries`, default 0: `StaleTurn`). */
   readonly retries: number
+  /** Retries of history edits (append, replace, compact) after a conflict: they apply to any state. */
+  readonly historyRetries: number
   /** The JSONL session new messages are recorded to, once there is one. */
   readonly log: Ref.Ref<string | undefined>
 }>()("@strata/core/EngineSession") {}
@@ -185,16 +209,32 @@ export const placementOf = <Body>(plugin: ProviderPlugin<Body>): Layer.Layer<Pla
       })
   })
 
+/** Conflicts a history edit retries (each means another writer committed in between). */
+const HISTORY_RETRIES = 5
+
+/**
+ * A new session's id: `s-` and a random UUID, a valid session name. An engine given no
+ * `session` starts one, so sessions never mix.
+ *
+ * @example
+ * ```ts
+ * import { newSessionId } from "@strata/core"
+ * newSessionId() // "s-0b8f3f1d-2a77-4e5a-9d3c-6c1e2f1c9a40"
+ * ```
+ */
+export const newSessionId = (): string => `s-${crypto.randomUUID()}`
+
 const sessionLayer = <Body>(options: ContextEngineOptions<Body>, root: string): Layer.Layer<EngineSession, StateStoreError> =>
   Layer.effect(
     EngineSession,
     Effect.gen(function* () {
-      const name = options.session ?? "default"
+      const name = options.session ?? newSessionId()
       const key = options.store === undefined ? { repository: "memory", name } : yield* options.store.sessionKey(root, name)
       return {
         key,
         tracker: options.store === undefined ? "service" : undefined,
-        retries: options.commitRetries ?? 5,
+        retries: options.commitRetries ?? 0,
+        historyRetries: HISTORY_RETRIES,
         log: yield* Ref.make<string | undefined>(undefined)
       }
     })
@@ -230,7 +270,7 @@ export const makeEngineLayer = <Body = unknown>(options: ContextEngineOptions<Bo
     tokenizer,
     RepoFiles.layer({ root, maxFileBytes: options.maxFileBytes }),
     // Prompt files must resolve inside the repository (or inside a folder outside it chosen here).
-    Prompts.layer({ dir: options.promptsDir, root }),
+    Prompts.layer({ dir: options.promptsDir, root, pack: options.prompts }),
     // The assembly pipeline's default stages; the composed values and extras (stage overrides) come later and win.
     Pipeline.layer,
     requestLimits({ maxInputTokens: options.maxInputTokens, mapTokens: options.mapTokens, outputReserveTokens: options.outputReserveTokens }),

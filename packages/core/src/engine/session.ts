@@ -12,14 +12,14 @@ import { cacheImpactOfHistoryPurge, compactionStatus, HistoryCompactor, truncati
 import { ContextManager, type TruncationResult } from "../context/ContextManager.ts"
 import { tokenBudget, type TokenBudget } from "../context/requestBudget.ts"
 import { InvalidInput } from "../domain/errors.ts"
-import { History, Message, type ImagePart, type ToolResultPart } from "../domain/Message.ts"
+import { History, ImagePart, Message, ToolResultPart } from "../domain/Message.ts"
 import { Usage } from "../domain/Usage.ts"
 import { cacheImpactOfJournalRestart } from "../pipeline/journal/journalPlan.ts"
 import { decodeJournalMemory } from "../pipeline/journal/journalCodec.ts"
-import type { AssemblyInput, UrlContent } from "../pipeline/base/state.ts"
+import { UrlContent, type AssemblyInput } from "../pipeline/base/state.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { ProviderPlugin } from "../services/Placement.ts"
-import { StateStore, type StateSnapshot } from "../services/StateStore.ts"
+import { StateStore, TurnId, type StateSnapshot } from "../services/StateStore.ts"
 import { Tracker, TrackerState } from "../services/Tracker.ts"
 import { SessionStore } from "../session/SessionStore.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
@@ -66,6 +66,32 @@ export interface EngineTurnOutcome {
   /** Why the request read less from the cache than the one before left there, for the HUD. */
   readonly lastMiss?: string | undefined
 }
+
+/**
+ * `EngineTurnRequest` at the Promise API's boundary: the same schemas the store decodes
+ * the history with (`ToolResultPart`, `ImagePart`), so a turn that begins is one the
+ * store keeps. Unknown keys are ignored.
+ */
+const TurnRequestInput = Schema.Struct({
+  prompt: Schema.optional(Schema.String),
+  images: Schema.optional(Schema.Array(Schema.Union([Schema.String, ImagePart]))),
+  urls: Schema.optional(Schema.Array(UrlContent)),
+  review: Schema.optional(Schema.String),
+  useRepoMap: Schema.optional(Schema.Boolean),
+  toolResults: Schema.optional(Schema.Array(ToolResultPart)),
+  turnId: Schema.optional(TurnId)
+})
+const decodeTurnRequest = (request: unknown, what: string) =>
+  Effect.mapError(Schema.decodeUnknownEffect(TurnRequestInput)(request ?? {}), (error) => new InvalidInput({ what, issue: error.message }))
+
+/** `EngineTurnOutcome`'s plain fields (the reply and usage are decoded by the plugin). */
+const TurnOutcomeInput = Schema.Struct({
+  usageSource: Schema.optional(Schema.Literals(["provider", "simulated"])),
+  at: Schema.optional(Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))),
+  lastMiss: Schema.optional(Schema.String)
+})
+const decodeOutcome = (outcome: unknown) =>
+  Effect.mapError(Schema.decodeUnknownEffect(TurnOutcomeInput)(outcome ?? {}), (error) => new InvalidInput({ what: "commit outcome", issue: error.message }))
 
 const decodeMessages = Schema.decodeUnknownOption(Schema.Array(Message))
 const decodeUsage = Schema.decodeUnknownOption(Usage)
@@ -137,16 +163,24 @@ const turnRequest = Effect.fnUntraced(function* (request: EngineTurnRequest, tur
 
 
 /**
- * Begin the session's next turn. Before it is returned, seed 004's pre-request shedding
- * runs: when the request would pass 90% of the input limit the largest files leave
- * context (with a warning) and the request is assembled again.
+ * Begin the session's next turn: load the state and assemble once. Seed 004's
+ * pre-request shedding is the `inputLimit` stage's: the files it left out of the request
+ * (over 90% of the input limit) also leave context, with its warning, and the request
+ * is not assembled again. A flat request (no tracker: no stages) keeps the manager's
+ * shedding, which assembles it again when a file leaves.
  */
-export const beginEngineTurn = Effect.fn("ContextEngine.assemble")(function* <Body>(request: EngineTurnRequest, plugin: ProviderPlugin<Body>) {
+export const beginEngineTurn = Effect.fn("ContextEngine.assemble")(function* <Body>(raw: EngineTurnRequest, plugin: ProviderPlugin<Body>) {
+  const request: EngineTurnRequest = yield* decodeTurnRequest(raw, "assemble request")
   const session = yield* EngineSession
   const manager = yield* ContextManager
   const turnId = request.turnId ?? crypto.randomUUID()
   const first = yield* turnRequest(request, turnId)
   const turn = yield* beginTurn(first.turn, { plugin, tracker: session.tracker })
+  if (turn.assembly.mode === "tiered") {
+    // The stage already left them out of this request: they leave context for the next ones.
+    for (const file of turn.assembly.report.leftOut?.files ?? []) yield* manager.removeFile(file.path)
+    return { turn, warnings: [...first.warnings, ...turn.warnings, ...turn.assembly.warnings] }
+  }
   const { categories, totalTokens } = turn.assembly.report
   // The manager counts its own history, which is empty: the store holds it, so the report's history counts here.
   const shed = yield* manager.shedFilesIfNeeded(totalTokens - categories.files)
@@ -165,10 +199,11 @@ export const commitEngineTurn = Effect.fn("ContextEngine.commit")(function* <Bod
   retries?: number
 ) {
   const session = yield* EngineSession
+  const fields = yield* decodeOutcome(outcome)
   const decoded = outcome.reply === undefined ? undefined : yield* replyMessages(outcome.reply, plugin)
   const usage = yield* usageOf(outcome.usage, decoded?.usage, plugin)
   const committed: TurnCommitted = yield* turn.commit(
-    { reply: decoded?.messages, usage, usageSource: outcome.usageSource ?? "provider", at: outcome.at, lastMiss: outcome.lastMiss },
+    { reply: decoded?.messages, usage, usageSource: fields.usageSource ?? "provider", at: fields.at, lastMiss: fields.lastMiss },
     { retries: retries ?? session.retries }
   )
   yield* logMessages(committed.appended)
@@ -176,7 +211,8 @@ export const commitEngineTurn = Effect.fn("ContextEngine.commit")(function* <Bod
 })
 
 /** The seed 003 breakdown of the session's next request, nothing sent or committed. */
-export const engineBreakdown = Effect.fn("ContextEngine.getContextBreakdown")(function* (request: EngineTurnRequest = {}) {
+export const engineBreakdown = Effect.fn("ContextEngine.getContextBreakdown")(function* (raw: EngineTurnRequest = {}) {
+  const request: EngineTurnRequest = yield* decodeTurnRequest(raw, "breakdown request")
   const session = yield* EngineSession
   const { turn } = yield* turnRequest(request, "breakdown")
   const breakdown: ContextBreakdown = yield* turnBreakdown(turn, { tracker: session.tracker })
@@ -225,7 +261,7 @@ export const engineAppend = Effect.fn("ContextEngine.addMessage")(function* (mes
   const session = yield* EngineSession
   const decoded: Array<Message> = []
   for (const m of messages) decoded.push(yield* decodeContent(m.role, m.content))
-  yield* appendHistory(session.key, decoded, { tracker: session.tracker, retries: session.retries })
+  yield* appendHistory(session.key, decoded, { tracker: session.tracker, retries: session.historyRetries })
   yield* logMessages(decoded)
 })
 
@@ -236,7 +272,7 @@ export const engineReplace = Effect.fn("ContextEngine.setHistory")(function* (me
   yield* rewriteSessionHistory(session.key, () => Effect.succeed({ history, value: undefined }), {
     purgeTracker: options.purge,
     tracker: session.tracker,
-    retries: session.retries
+    retries: session.historyRetries
   })
   return history.length
 })
@@ -244,7 +280,7 @@ export const engineReplace = Effect.fn("ContextEngine.setHistory")(function* (me
 /** Purge the tracker's history entries, keeping the history. */
 export const enginePurge = Effect.gen(function* () {
   const session = yield* EngineSession
-  yield* rewriteSessionHistory(session.key, (s) => Effect.succeed({ history: s.history, value: undefined }), { purgeTracker: true, tracker: session.tracker, retries: session.retries })
+  yield* rewriteSessionHistory(session.key, (s) => Effect.succeed({ history: s.history, value: undefined }), { purgeTracker: true, tracker: session.tracker, retries: session.historyRetries })
 })
 
 /**
@@ -281,7 +317,7 @@ export const engineTruncate = Effect.fn("ContextEngine.emergencyTruncate")(funct
       const tokensBefore = counter.countMessages(before)
       const result: TruncationResult = { dropped: before.length - next.length, tokensBefore, tokensAfter: counter.countMessages(next), history: next }
       return { history: next.length === before.length ? undefined : next, value: result }
-    }), { purgeTracker: true, tracker: session.tracker, retries: session.retries })
+    }), { purgeTracker: true, tracker: session.tracker, retries: session.historyRetries })
   return value
 })
 
@@ -314,7 +350,7 @@ export const engineCompact = Effect.fn("ContextEngine.compactHistoryIfNeeded")(f
       const withImpact: CompactionResult = result.compacted ? { ...result, cacheTokensInvalidated: impact.invalidated, cacheTokensRewritten: impact.rewritten } : result
       done = { original: snapshot.history, result: withImpact }
       return { history: withImpact.compacted ? withImpact.history : undefined, value: withImpact }
-    }), { purgeTracker: true, tracker: session.tracker, retries: session.retries })
+    }), { purgeTracker: true, tracker: session.tracker, retries: session.historyRetries })
   return value
 })
 
@@ -338,7 +374,7 @@ export const engineResume = Effect.fn("ContextEngine.resumeSession")(function* (
     return yield* manager.resumeSession(id)
   }
   const loaded = yield* log.value.load(id)
-  yield* rewriteSessionHistory(session.key, () => Effect.succeed({ history: loaded.messages, value: undefined }), { purgeTracker: true, tracker: session.tracker, retries: session.retries })
+  yield* rewriteSessionHistory(session.key, () => Effect.succeed({ history: loaded.messages, value: undefined }), { purgeTracker: true, tracker: session.tracker, retries: session.historyRetries })
   yield* Ref.set(session.log, loaded.id)
   return loaded
 })

@@ -7,7 +7,7 @@
 import { Effect, Option, Ref } from "effect"
 import { imagePart, limitUrls } from "../assembly/normalize.ts"
 import { FILE_TREE_HEADER, REPO_MAP_HEADER } from "../assembly/headers.ts"
-import { counted, countedTools, SECTION_SEPARATOR, toolsPart, type LayoutBlock } from "../assembly/parts.ts"
+import { counted, countedTools, SECTION_SEPARATOR, syntheticMessages, toolsPart, type LayoutBlock } from "../assembly/parts.ts"
 import { contextBreakdown, type ContextBreakdown } from "../breakdown/index.ts"
 import { tierReport, type LayoutSummary, type TierReport } from "../breakdown/report.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
@@ -217,6 +217,8 @@ const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: Reado
   changes,
   emptyTiersBefore,
   contextEdits: state.contextEdits,
+  // A flat request is one part: its acknowledgements are not told apart from the history's replies.
+  ...(mode === "tiered" ? { synthetic: syntheticMessages(state.blocks, state.counter) } : {}),
   ...(leftOutAnything(state.leftOut) ? { leftOut: state.leftOut } : {})
 })
 

@@ -1,8 +1,10 @@
 /**
- * Prompt files (seed 002 "System Prompt"): `system.md` + optional `system_extra.md`
- * and `system_reminder.md`, read from a user prompts folder on every call so edits
- * apply to the next request without a restart, with the bundled defaults in
- * `packages/core/prompts/` as the fallback when a file is missing.
+ * Prompt files (seed 002 "System Prompt"): `system.md` (how the context is organized),
+ * `workflow.md` (how the model acts: with tools, with edit blocks, read-only),
+ * optional `system_extra.md` and `system_reminder.md`, read from a user prompts folder
+ * on every call so edits apply to the next request without a restart. A missing file
+ * falls back to the chosen prompt pack's (a folder under `packages/core/prompts/`), then
+ * to the default pack's; an empty file drops that prompt.
  */
 import { readFile } from "node:fs/promises"
 import * as NodePath from "node:path"
@@ -18,8 +20,21 @@ import { isWithin, readInsideRepo } from "../files/insideRepo.ts"
 export const BUNDLED_PROMPTS_DIR: string = fileURLToPath(new URL("../../prompts/", import.meta.url))
 
 export const SYSTEM_PROMPT_FILE = "system.md"
+export const WORKFLOW_FILE = "workflow.md"
 export const SYSTEM_EXTRA_FILE = "system_extra.md"
 export const SYSTEM_REMINDER_FILE = "system_reminder.md"
+
+/**
+ * The bundled prompt packs: `default` (neutral: the model acts through the tools it is
+ * given, no reminder), `edit-blocks` (a chat without tools whose replies carry
+ * SEARCH/REPLACE-style edit blocks the application applies, with a reminder after each
+ * prompt), `read-only` (the model reads, through tools, and proposes changes as diffs).
+ */
+export const PROMPT_PACKS = ["default", "edit-blocks", "read-only"] as const
+export type PromptPack = (typeof PROMPT_PACKS)[number]
+
+/** Whether `name` is a bundled prompt pack (for a name given as data, such as a CLI flag). */
+export const isPromptPack = (name: string): name is PromptPack => (PROMPT_PACKS as ReadonlyArray<string>).includes(name)
 
 /** A prompt's text and the warnings produced while loading it (returned, never logged). */
 export interface PromptText {
@@ -65,6 +80,8 @@ const validName = (name: string): Effect.Effect<string, InvalidInput> =>
 export interface PromptsOptions {
   /** The user's prompts folder; when unset only the bundled defaults are used. */
   readonly dir?: string | undefined
+  /** The bundled pack a file missing from `dir` comes from (default `default`). */
+  readonly pack?: PromptPack | undefined
   /** Where the defaults live; default `BUNDLED_PROMPTS_DIR`. */
   readonly bundledDir?: string | undefined
   /**
@@ -81,31 +98,39 @@ const make = (options: PromptsOptions) => {
   const root = dir === undefined ? undefined : options.root !== undefined && isWithin(NodePath.resolve(options.root), dir) ? NodePath.resolve(options.root) : dir
   const readOwn = (name: string) => (dir === undefined || root === undefined ? Effect.succeed(undefined) : readUserPrompt(root, NodePath.join(dir, name)))
 
-  const loadNamed = Effect.fnUntraced(function* (name: string) {
+  const pack = options.pack ?? "default"
+  // The pack's folder first, then the default pack's (the bundled folder itself).
+  const bundledDirs = pack === "default" ? [bundledDir] : [NodePath.join(bundledDir, pack), bundledDir]
+
+  /** The user's file, else the pack's; `optional` prompts found nowhere are empty. */
+  const loadNamed = Effect.fnUntraced(function* (name: string, optional = false) {
     const warnings: Array<string> = []
     if (dir !== undefined) {
       const own = yield* readOwn(name)
       if (own !== undefined) return { text: own, warnings } satisfies PromptText
-      warnings.push(`Prompt ${name} is missing from ${dir}; using the bundled default.`)
     }
-    const bundled = yield* readOptional(NodePath.join(bundledDir, name))
-    if (bundled === undefined) {
-      return yield* new PromptNotFound({ name, searched: dir === undefined ? [bundledDir] : [dir, bundledDir] })
+    for (const folder of bundledDirs) {
+      const bundled = yield* readOptional(NodePath.join(folder, name))
+      if (bundled === undefined) continue
+      if (dir !== undefined) warnings.push(`Prompt ${name} is missing from ${dir}; using the bundled ${pack} pack's.`)
+      return { text: bundled, warnings } satisfies PromptText
     }
-    return { text: bundled, warnings } satisfies PromptText
+    if (optional) return { text: "", warnings } satisfies PromptText
+    return yield* new PromptNotFound({ name, searched: dir === undefined ? bundledDirs : [dir, ...bundledDirs] })
   })
 
-  const load = (name: string) => Effect.flatMap(validName(name), loadNamed)
+  const load = (name: string) => Effect.flatMap(validName(name), (valid) => loadNamed(valid))
 
   const systemPrompt = Effect.gen(function* () {
     const main = yield* loadNamed(SYSTEM_PROMPT_FILE)
+    const workflow = yield* loadNamed(WORKFLOW_FILE, true)
     // system_extra.md is optional: project instructions, only ever in the user's folder.
     const extra = yield* readOwn(SYSTEM_EXTRA_FILE)
-    const text = extra === undefined || extra.trim() === "" ? main.text : `${main.text}\n\n${extra}`
-    return { text, warnings: main.warnings } satisfies PromptText
+    const text = [main.text, workflow.text, extra ?? ""].filter((t) => t.trim() !== "").join("\n\n")
+    return { text, warnings: [...main.warnings, ...workflow.warnings] } satisfies PromptText
   })
 
-  return { dir, bundledDir, load, systemPrompt, systemReminder: loadNamed(SYSTEM_REMINDER_FILE) }
+  return { dir, bundledDir, pack, load, systemPrompt, systemReminder: loadNamed(SYSTEM_REMINDER_FILE, true) }
 }
 
 /**
@@ -126,9 +151,11 @@ export class Prompts extends Context.Service<Prompts, {
   /** The user's prompts folder (absolute), if any. */
   readonly dir: string | undefined
   readonly bundledDir: string
-  /** `system.md`, plus `system_extra.md` after a blank line when that file exists. */
+  /** The bundled pack missing files come from. */
+  readonly pack: PromptPack
+  /** `system.md`, `workflow.md` and `system_extra.md`, each after a blank line, the empty ones left out. */
   readonly systemPrompt: Effect.Effect<PromptText, PromptError>
-  /** `system_reminder.md`, to append to the user's prompt with `withReminder`. */
+  /** `system_reminder.md`, to append to the user's prompt with `withReminder` ("" when no pack has one: the default pack has none). */
   readonly systemReminder: Effect.Effect<PromptText, PromptError>
   /** Any prompt file by name (`compaction.md`, ...), user folder first, then bundled. */
   readonly load: (name: string) => Effect.Effect<PromptText, PromptError | InvalidInput>

@@ -20,7 +20,9 @@ import type { ContextEditMemory } from "../pipeline/base/contextEditMemory.ts"
 import type { AssemblyError, AssemblyInput } from "../pipeline/base/state.ts"
 import { Placement, type PlacementResult, type ProviderPlugin, PlacementError } from "../services/Placement.ts"
 import {
+  formatSessionKey,
   StateStore,
+  TurnCommit,
   type CommitResult,
   type SessionKey,
   type StatePatch,
@@ -33,6 +35,37 @@ import { SymbolIndex, type PathAlias } from "../services/SymbolIndex.ts"
 import { Tracker, TrackerState, type SeededTracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { decodeSessionRecord, recordTurn, type SessionRecord, type UsageSource } from "./record.ts"
+
+/**
+ * `commit` was called on a turn that is already committed. A turn is stored once: the
+ * first commit's reply is the one the history keeps. Begin a new turn for a new reply.
+ */
+export class TurnAlreadyCommitted extends Schema.TaggedError<TurnAlreadyCommitted>()("TurnAlreadyCommitted", {
+  turnId: Schema.String,
+  version: Schema.Number
+}) {
+  override get message(): string {
+    return `Turn ${this.turnId} was already committed (session version ${this.version}); its first reply is the one stored. Assemble a new turn for another request.`
+  }
+}
+
+/**
+ * The turn was assembled on a state that another commit has since changed (another turn,
+ * a history edit, another process): its reply never saw those changes, so it is not
+ * appended after them. Nothing was written. Assemble the request again and send it, or
+ * opt in to re-assembling on commit (`commit(outcome, { retries })`) when the reply stays
+ * right whatever came in between.
+ */
+export class StaleTurn extends Schema.TaggedError<StaleTurn>()("StaleTurn", {
+  session: Schema.String,
+  turnId: Schema.String,
+  assembledAt: Schema.Number,
+  current: Schema.Number
+}) {
+  override get message(): string {
+    return `Turn ${this.turnId} of session ${this.session} was assembled from version ${this.assembledAt}, but the session is at version ${this.current} now: another commit changed it, and the reply never saw that change, so nothing was stored. Assemble the turn again and resend it, or commit with { retries } to re-assemble it on the new state.`
+  }
+}
 
 /** What a caller asks of one turn; the history comes from the store. */
 export interface TurnRequest {
@@ -87,8 +120,10 @@ export interface TurnOutcome {
 /** How a commit retries. */
 export interface CommitOptions {
   /**
-   * On `StateConflict`, load the session again, re-assemble the same request and commit
-   * the same outcome, at most this many times (default 0: the conflict is returned).
+   * When another commit changed the session since the turn was assembled: load it again,
+   * re-assemble the same request and commit the same outcome, at most this many times
+   * (then `StateConflict`). Default 0: the commit fails with `StaleTurn`, so a reply is
+   * never appended after turns it did not see unless the caller opts in.
    */
   readonly retries?: number | undefined
 }
@@ -111,7 +146,7 @@ export interface TurnCommitted {
 export type TurnError = AssemblyError | StateStoreError | PathOutsideRepo | InvalidInput
 
 /** Errors of committing a turn (a retry re-assembles, so it can fail as a begin does). */
-export type TurnCommitError = TurnError | StateConflict
+export type TurnCommitError = TurnError | StateConflict | StaleTurn | TurnAlreadyCommitted
 
 /** The services a turn needs: a `StateStore`, the pipeline's stages and a `Tokenizer` (a `Tracker` or `TrackerState`, a `SymbolIndex` and a `Placement` are used when provided). */
 export type TurnServices = StateStore | AssemblyServices
@@ -385,6 +420,8 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
   const aliases = yield* Ref.get(prepared.aliases)
   // Computed at most once, so a commit retried after a store error writes the same turn.
   let prepatched: { readonly patch: StatePatch; readonly next: TrackerSnapshot | undefined; readonly record: SessionRecord; readonly append: ReadonlyArray<Message> } | undefined
+  // A turn is committed once: a commit under way or done refuses another.
+  let committing: "open" | "running" | { readonly version: number } = "open"
   const assembly: TurnAssembly<Body> = {
     mode: result.mode,
     request: result.request,
@@ -404,6 +441,19 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
     history: prepared.history,
     warnings: prepared.warnings,
     commit: (outcome: TurnOutcome = {}, commitOptions: CommitOptions = {}) =>
+      Effect.suspend(() => {
+        if (committing !== "open") {
+          return Effect.fail(new TurnAlreadyCommitted({ turnId, version: committing === "running" ? prepared.snapshot.version : committing.version }))
+        }
+        committing = "running"
+        return commitOnce(outcome, commitOptions.retries ?? 0, false).pipe(
+          Effect.onExit((exit) => Effect.sync(() => {
+            committing = Exit.isSuccess(exit) ? { version: exit.value.version } : "open"
+          }))
+        )
+      })
+  }
+  const commitOnce = (outcome: TurnOutcome, retries: number, retried: boolean): Effect.Effect<TurnCommitted, TurnCommitError> =>
       Effect.gen(function* () {
         if (prepatched === undefined) {
           const append = outcome.reply === undefined ? [] : [...promptMessages(request, prepared.tool), ...outcome.reply]
@@ -427,20 +477,29 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
         }
         const { patch, next, record, append } = prepatched
         const store = yield* StateStore
-        const committed = yield* Effect.exit(store.commit({ session: request.session, baseVersion: prepared.snapshot.version, turnId, append, patch }))
+        // The store's own schema: what this commit accepts is what a later load decodes.
+        const commit = yield* Effect.mapError(
+          decodeTurnCommit({ session: request.session, baseVersion: prepared.snapshot.version, turnId, append, patch }),
+          (error) => new InvalidInput({ what: "turn commit", issue: error.message })
+        )
+        const committed = yield* Effect.exit(store.commit(commit))
         if (Exit.isFailure(committed)) {
-          const retries = commitOptions.retries ?? 0
           const conflict = Exit.findErrorOption(committed).pipe(Option.filter((e) => e instanceof StateConflict))
-          if (Option.isNone(conflict) || retries <= 0) return yield* Effect.failCause(committed.cause)
+          if (Option.isNone(conflict)) return yield* Effect.failCause(committed.cause)
+          if (retries <= 0) {
+            if (retried) return yield* Effect.failCause(committed.cause)
+            return yield* new StaleTurn({ session: formatSessionKey(request.session), turnId, assembledAt: conflict.value.expected, current: conflict.value.actual })
+          }
           const again = yield* begin({ ...request, turnId }, options, assembler)
-          return yield* again.commit(outcome, { retries: retries - 1 })
+          return yield* again.commitAgain(outcome, retries - 1)
         }
         const warnings = yield* afterCommit(prepared, next, committed.value)
         return { version: committed.value.version, duplicate: committed.value.duplicate, appended: committed.value.duplicate ? [] : append, record, warnings } satisfies TurnCommitted
       }).pipe(Effect.provideContext(context))
-  }
-  return turn
+  return Object.assign(turn, { commitAgain: (outcome: TurnOutcome, retries: number) => commitOnce(outcome, retries, true) })
 })
+
+const decodeTurnCommit = Schema.decodeUnknownEffect(TurnCommit)
 
 /** Service mode: the context's tracker advances once the store holds the turn (a conflict there is a warning). */
 const afterCommit = (prepared: Prepared, next: TrackerSnapshot | undefined, committed: CommitResult): Effect.Effect<ReadonlyArray<string>> => {

@@ -4,7 +4,7 @@
  * (one step that computes) and `Layout` (the order the request's blocks are in).
  */
 import { Effect, Schema, type Context } from "effect"
-import type { CountedUrl, LayoutBlock, Part } from "../../assembly/parts.ts"
+import { conversationalBlocks, type CountedUrl, type LayoutBlock, type Part } from "../../assembly/parts.ts"
 import type { NeutralRequest } from "../../domain/Block.ts"
 import { InvalidInput } from "../../domain/errors.ts"
 import type { TierChange } from "../../domain/Item.ts"
@@ -269,13 +269,15 @@ export const withBlock = (state: AssemblyState, block: LayoutBlock): AssemblySta
  * @example
  * ```ts fragment
  * // Put a section between the URL context and the Working Files.
- * insertPart(state, "active", part, ["workingFiles", "history", "prompt"])
+ * insertPart(state, "active", part, ["workingFiles", "prompt"])
  * ```
  */
 export const insertPart = (state: AssemblyState, tier: Tier, part: Part, before: ReadonlyArray<string> = []): AssemblyState => {
   const block = blockOf(state, tier)
   const at = before.map((name) => block.parts.findIndex((p) => p.name === name)).find((i) => i >= 0) ?? block.parts.length
-  return withBlock(state, { tier, parts: [...block.parts.slice(0, at), part, ...block.parts.slice(at)] })
+  const next = withBlock(state, { tier, parts: [...block.parts.slice(0, at), part, ...block.parts.slice(at)] })
+  // A section inserted after the conversation started rides in the user messages around it.
+  return { ...next, blocks: conversationalBlocks(next.blocks, state.counter) }
 }
 
 /** The start state of a request. */

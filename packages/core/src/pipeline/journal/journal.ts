@@ -21,6 +21,7 @@
  */
 import { Clock, Effect } from "effect"
 import {
+  conversationalBlocks,
   neutralRequest,
   NOTHING,
   promptPart,
@@ -43,7 +44,9 @@ import { promptOf, seedLayout, systemPromptOf, toolsOf } from "../seed/seed.ts"
 /** The journal layout's request, top to bottom, as this request's plan has it. */
 export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
   const c = state.counter
-  return [
+  // After the first history message no section is acknowledged by a synthetic turn: the
+  // journal's updates and the active sections ride in the user messages around them.
+  return conversationalBlocks([
     // Frozen at the last rebuild: byte-identical until the next one.
     { tier: "L0", parts: [...toolsPart(toolsOf(state)), ...systemPart({ ...plan.frozen.L0, system: systemPromptOf(state), systemItems: [ItemKeys.system], legend: state.symbols.legend }, c)] },
     { tier: "L1", parts: tierContentPart("L1", plan.frozen.L1, c) },
@@ -58,7 +61,7 @@ export const journalBlocks = (state: AssemblyState, plan: JournalPlan): Readonly
         promptPart(promptOf(state), state.images)
       ]
     }
-  ]
+  ], c)
 }
 
 /** The journal layout in the pipeline: `plan` decides rebuild or append at the clock's time. */

@@ -33,6 +33,7 @@ import {
   SECTION_SEPARATOR,
   toolsHash,
   userAckPart,
+  conversationalParts,
   type Counted,
   type Part
 } from "../../assembly/parts.ts"
@@ -374,7 +375,9 @@ const append = (
     shownFiles,
     history: history.map((h) => h.hash),
     historyEdits: history.map((h) => h.edit ?? ""),
-    journal: appended.length === 0 ? journal : appendParts(journal, appended),
+    // No update after the first history message carries a synthetic "Ok." (the memory
+    // keeps what is sent, so its token counts stay exact).
+    journal: conversationalParts(appended.length === 0 ? journal : appendParts(journal, appended), state.counter).parts,
     staleTokens,
     waste: memory.waste + prices.read * staleTokens,
     requests: memory.requests + 1

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { withReminder } from "../../assembly/headers.ts"
 import { imagePart, limitUrls } from "../../assembly/normalize.ts"
 import {
+  conversationalBlocks,
   counted,
   countedTools,
   EMPTY_SECTION,
@@ -63,9 +64,12 @@ export interface SeedContent {
 
 /**
  * Seed 002's request, top to bottom. An empty section emits nothing; every cached block
- * that emits messages gets a breakpoint on its last one.
+ * that emits messages gets a breakpoint on its last one. The URL context, review and
+ * Working Files follow the active history, so they ride in the final user message with
+ * the prompt; once the conversation has started no section is acknowledged by a
+ * synthetic assistant turn (`conversationalBlocks`).
  */
-export const seedBlocks = (c: SeedContent, count: Count): ReadonlyArray<LayoutBlock> => [
+export const seedBlocks = (c: SeedContent, count: Count): ReadonlyArray<LayoutBlock> => conversationalBlocks([
   { tier: "L0", parts: [...toolsPart(c.tools), ...systemPart(c.L0, count), ...historyPart(c.L0.history)] },
   { tier: "L1", parts: [...tierContentPart("L1", c.L1, count), ...historyPart(c.L1.history)] },
   { tier: "L2", parts: [...tierContentPart("L2", c.L2, count), ...historyPart(c.L2.history)] },
@@ -74,14 +78,14 @@ export const seedBlocks = (c: SeedContent, count: Count): ReadonlyArray<LayoutBl
     tier: "active",
     parts: [
       ...treePart(c.tree, count),
+      ...historyPart(c.history),
       ...urlsPart(c.urls, count),
       ...reviewPart(c.review, count),
       ...workingFilesPart(c.workingFiles, count),
-      ...historyPart(c.history),
       promptPart(c.prompt, c.images)
     ]
   }
-]
+], count)
 
 /** The state's system prompt, counted. */
 export const systemPromptOf = (state: AssemblyState): Counted => counted(state.input.systemPrompt, state.counter)

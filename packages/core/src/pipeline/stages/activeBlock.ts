@@ -1,7 +1,8 @@
 /**
- * Stage 9, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, URL
- * context, Working Files (active files only), active history, and the prompt with the
- * system reminder appended (images as parts); the journal layout's has no tree or
+ * Stage 9, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, active
+ * history, URL context, Working Files (active files only) and the prompt with the
+ * system reminder appended (images as parts), the sections after the history riding in
+ * the final user message; the journal layout's has no tree or
  * history (they sit in L2 and the journal). Extra stages insert their sections between
  * these parts by name.
  */
@@ -14,7 +15,7 @@ export class ActiveBlockStage extends Context.Service<ActiveBlockStage, Stage>()
 }
 
 /** Part names of the active block, in order; extra stages insert before one of them. */
-export const ACTIVE_PARTS = ["tree", "urls", "workingFiles", "history", "prompt"] as const
+export const ACTIVE_PARTS = ["tree", "history", "urls", "workingFiles", "prompt"] as const
 
 export const activeBlock: Stage = {
   name: "activeBlock",

@@ -1,7 +1,8 @@
 /**
  * The optional `reviewContext` stage (docs/pipeline.md): in review mode, a `# Code Review
- * Context` message and its acknowledgement between the URL context and the Working
- * Files. It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
+ * Context` message between the URL context and the Working Files (acknowledged only
+ * before the conversation has started). It is an extra stage, inserted after `activeBlock`
+ * through `ExtraStages`.
  */
 import { Effect } from "effect"
 import { counted, reviewPart } from "../../assembly/parts.ts"
@@ -13,6 +14,6 @@ export const reviewContext: Stage = {
   run: (state) =>
     Effect.sync(() => {
       const [part] = reviewPart(counted(state.input.review ?? "", state.counter), state.counter)
-      return part === undefined ? state : insertPart(state, "active", part, ["workingFiles", "history", "prompt"])
+      return part === undefined ? state : insertPart(state, "active", part, ["workingFiles", "prompt"])
     })
 }
