@@ -10,6 +10,7 @@ import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import {
   ACK,
   assemble,
+  DEFAULT_COMPACTION_CONFIG,
   FILE_TREE_HEADER,
   FILES_ACTIVE_HEADER,
   formatFile,
@@ -81,9 +82,23 @@ export const AGENT_STRATEGIES = [
 ] as const satisfies ReadonlyArray<StrategyName>
 export type AgentStrategyName = (typeof AGENT_STRATEGIES)[number]
 
+/** The strategies of a session kind, in table order: chat's, or agent mode's (agent and recorded sessions). Pure. */
+export const strategiesOf = (kind: "chat" | "agent" | "recorded"): ReadonlyArray<StrategyName> => (kind === "chat" ? CHAT_STRATEGIES : AGENT_STRATEGIES)
+
 /** Providers the replay scores (one placement plugin and one simulator each). */
 export const REPLAY_PROVIDERS = ["anthropic", "bedrock", "openai", "gemini"] as const
 export type ReplayProvider = (typeof REPLAY_PROVIDERS)[number]
+
+/** The model a replay prices when none is given: the CLI's default model per provider. */
+export const DEFAULT_REPLAY_MODELS: Readonly<Record<ReplayProvider, string>> = {
+  anthropic: "claude-sonnet-5",
+  bedrock: "anthropic.claude-sonnet-5-v1:0",
+  openai: "gpt-5.4",
+  gemini: "gemini-2.5-flash"
+}
+
+/** History tokens at which a replayed conversation is compacted when no trigger is given (core's default, as the CLI's). */
+export const DEFAULT_COMPACTION_TOKENS = DEFAULT_COMPACTION_CONFIG.triggerTokens
 
 /** What one turn gives every strategy: the same files, history, map and prompt. */
 export interface TurnInput {

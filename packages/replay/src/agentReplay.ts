@@ -10,16 +10,15 @@ import { Effect } from "effect"
 import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type CompactionConfig, type LayoutMode, type Message, type SymbolMapSnapshot, type TokenCounter } from "@strata/core/effect"
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
-import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
-import { agentSession } from "./agentSession.ts"
-import { makeAgentStrategy, MIDDLEWARE_PROVIDERS, type AgentEnv, type AgentRequest, type AgentStrategy } from "./agentStrategies.ts"
+import { agentSession } from "./internal/agentSession.ts"
+import { makeAgentStrategy, MIDDLEWARE_PROVIDERS, type AgentEnv, type AgentRequest, type AgentStrategy } from "./internal/agentStrategies.ts"
 import { AGENT_TOOLS } from "./agentTools.ts"
-import { listCommits } from "./git.ts"
-import { MemoryFileSystem } from "./memfs.ts"
+import { listCommits } from "./internal/git.ts"
+import { MemoryFileSystem } from "./internal/memfs.ts"
 import { parseRecordedSession, type RecordedSession } from "./recorded.ts"
 import { bundledPrompts, compactor, MEM_ROOT, strategiesToRun, type ReplayReport, type StrategyFailure, type TurnCost } from "./replay.ts"
 import { dumpLine, makeScorer, summarize, type RequestScore, type Scorer } from "./score.ts"
-import { AGENT_STRATEGIES, type AgentStrategyName, type ReplayProvider, type StrategyName, type StrategyRequest } from "./strategies.ts"
+import { DEFAULT_COMPACTION_TOKENS, DEFAULT_REPLAY_MODELS, AGENT_STRATEGIES, type AgentStrategyName, type ReplayProvider, type StrategyName, type StrategyRequest } from "./strategies.ts"
 
 /** Options every agent replay takes. */
 export interface AgentReplayCommonOptions {
@@ -95,7 +94,7 @@ export const COMPACTION_MARGIN_TOKENS = 13_000
  *
  * @example
  * ```ts
- * import { transcriptWindow } from "./agentReplay.ts"
+ * import { transcriptWindow } from "@strata/replay"
  * transcriptWindow("claude-sonnet-4-5") // 200,000 - 20,000 - 13,000 = 167,000
  * ```
  */
@@ -218,17 +217,17 @@ const tokenizerName = (counter: TokenCounter): string => `${counter.encoding}${c
  *
  * @example
  * ```ts no-run
- * import { runAgentReplay } from "./agentReplay.ts"
+ * import { runAgentReplay } from "@strata/replay"
  * const report = await runAgentReplay({ repo: "examples/demo-repo", tasks: 5, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.requests, row.vsOracle)
  * ```
  */
 export const runAgentReplay = async (options: AgentReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const stepSeconds = options.stepSeconds ?? 6
   const gapSeconds = options.gapSeconds ?? 90
-  const compactionTokens = options.compactionTokens ?? DEFAULTS.budgets.compactionTokens
+  const compactionTokens = options.compactionTokens ?? DEFAULT_COMPACTION_TOKENS
   const { start, commits } = await listCommits(options.repo, options.from === undefined ? {} : { from: options.from })
   const total = Math.min(commits.length, options.tasks ?? commits.length)
   const run = await startRun(options, provider, model)
@@ -324,14 +323,14 @@ const sameMessage = (a: Message, b: Message): boolean => a === b || JSON.stringi
  *
  * @example
  * ```ts no-run
- * import { runRecordedReplay } from "./agentReplay.ts"
+ * import { runRecordedReplay } from "@strata/replay"
  * const report = await runRecordedReplay({ transcript: { path: "session.jsonl" }, provider: "anthropic" })
  * report.problems // [{ line: 7, skipped: true, reason: "not JSON: ..." }]
  * ```
  */
 export const runRecordedReplay = async (options: RecordedReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const stepSeconds = options.stepSeconds ?? 6
   const source = options.transcript
   const text = "text" in source ? source.text : await readFile(source.path, "utf8")

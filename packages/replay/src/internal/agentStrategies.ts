@@ -32,8 +32,8 @@ import {
 } from "@strata/core/effect"
 import { applyPlan, makeCachePlanner, nativeBodyOf, placementLayer, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
 import { TrackerLayer, type PolicyName } from "@strata/tiers"
-import { readPathOf } from "./agentTools.ts"
-import { blocksOf, clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
+import { readPathOf } from "../agentTools.ts"
+import { blocksOf, clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "../strategies.ts"
 
 /** One request of an agent session, as every strategy gets it. */
 export interface AgentRequest {

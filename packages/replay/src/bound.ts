@@ -157,7 +157,7 @@ const advance = (
  *
  * @example
  * ```ts
- * import { lowerBound } from "@strata/cli"
+ * import { lowerBound } from "@strata/replay"
  * const usage = lowerBound(
  *   [{ t: 0, items: [{ content: "system", tokens: 1000 }, { content: "q1", tokens: 10 }] },
  *    { t: 90, items: [{ content: "system", tokens: 1000 }, { content: "q2", tokens: 10 }] }],

@@ -1,23 +1,21 @@
 // `strata replay`: deterministic tables, dumps that re-score to the same table, awkward
 // histories, the oracle and baseline layouts, the in-memory file system and the plot.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SymbolIndexer } from "@strata/symbols"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { MemoryFileSystem } from "../src/replay/memfs.ts"
-import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
-import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/replay/report.ts"
-import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
-import { CHAT_STRATEGIES, STRATEGIES } from "../src/replay/strategies.ts"
+import { MemoryFileSystem } from "../src/internal/memfs.ts"
+import { runReplay, type ReplayReport } from "../src/replay.ts"
+import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/report.ts"
+import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/score.ts"
+import { CHAT_STRATEGIES, STRATEGIES } from "../src/strategies.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
 
 const demo = tempDir("strata-replay-demo-")
 const awkward = tempDir("strata-replay-awkward-")
-const scratch = tempDir("strata-replay-out-")
-afterAll(() => [demo, awkward, scratch].forEach((d) => d.cleanup()))
+afterAll(() => [demo, awkward].forEach((d) => d.cleanup()))
 
 const MODEL = "claude-sonnet-4-5"
 
@@ -289,38 +287,4 @@ describe("the in-memory file system the symbol index reads", () => {
     const third = await indexer.refresh()
     expect(third.symbolFiles).toEqual(["src/a.ts", "src/b.ts", "src/c.ts"])
   })
-})
-
-describe("strata replay (the binary)", () => {
-  it("prints the table, writes the dump and the plot; --json gives the report", async () => {
-    const dump = join(scratch.path, "requests.jsonl")
-    const plot = join(scratch.path, "replay.svg")
-    const r = await runBin(["replay", "--repo", demo.path, "--turns", "3", "--strategy", "strata-flux", "--dump", dump, "--plot", plot])
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^3 turns of /)
-    expect(r.stdout).toMatch(/strata-flux/)
-    expect(r.stdout).not.toMatch(/segments/)
-    expect(readFileSync(plot, "utf8")).toMatch(/^<svg/)
-    const lines = readFileSync(dump, "utf8").trim().split("\n")
-    expect(lines).toHaveLength(3 * 3)
-    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 0, strategy: "none", request: { model: expect.any(String), messages: expect.any(Array) } })
-    const json = await runBin(["replay", "--repo", demo.path, "--turns", "2", "--strategy", "oracle", "--provider", "gemini", "--json"])
-    expect(json.code, json.stderr).toBe(0)
-    const report = JSON.parse(json.stdout) as ReplayReport
-    expect(report).toMatchObject({ provider: "gemini", turns: 2 })
-    expect(report.rows.map((row) => row.strategy)).toEqual(["none", "oracle"])
-  }, 120_000)
-
-  it("reports bad input with a hint and the usage exit code", async () => {
-    const bad = await runBin(["replay", "--repo", demo.path, "--turns", "0"])
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toMatch(/--turns must be a positive number/)
-    const notGit = await runBin(["replay", "--repo", scratch.path])
-    expect(notGit.code).toBe(1)
-    expect(notGit.stderr).toMatch(/Replay failed/)
-    expect(notGit.stderr).toMatch(/hint: pass --repo PATH naming a git repository/)
-    const rev = await runBin(["replay", "--repo", demo.path, "--from", "no-such-rev"])
-    expect(rev.code).toBe(1)
-    expect(rev.stderr).toMatch(/hint: --from takes a commit/)
-  }, 120_000)
 })

@@ -146,7 +146,7 @@ export interface Scorer {
  *
  * @example
  * ```ts
- * import { makeScorer } from "@strata/cli"
+ * import { makeScorer } from "@strata/replay"
  * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-5" })
  * const body = { model: "claude-sonnet-4-5", max_tokens: 1024, system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hi" }] }
  * scorer.send("segments", body, 0)
@@ -324,7 +324,7 @@ export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
  * @example
  * ```ts no-run
  * import { readFileSync } from "node:fs"
- * import { rescoreDump } from "@strata/cli"
+ * import { rescoreDump } from "@strata/replay"
  * const { rows } = await rescoreDump(readFileSync("replay.jsonl", "utf8"), { provider: "anthropic", model: "claude-sonnet-4-5" })
  * ```
  */

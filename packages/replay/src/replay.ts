@@ -21,12 +21,11 @@ import {
 } from "@strata/core/effect"
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
-import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
-import { listCommits } from "./git.ts"
-import { MemoryFileSystem } from "./memfs.ts"
+import { listCommits } from "./internal/git.ts"
+import { MemoryFileSystem } from "./internal/memfs.ts"
 import { dumpLine, makeScorer, summarize, type StrategyRow } from "./score.ts"
-import { replaySession } from "./chatSession.ts"
-import { CHAT_STRATEGIES, makeStrategy, type ChatStrategyName, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
+import { replaySession } from "./internal/chatSession.ts"
+import { DEFAULT_COMPACTION_TOKENS, DEFAULT_REPLAY_MODELS, CHAT_STRATEGIES, makeStrategy, type ChatStrategyName, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
 
 export interface ReplayOptions {
   /** The repository whose history is replayed. */
@@ -181,17 +180,17 @@ export function strategiesToRun(requested: ReadonlyArray<StrategyName> | undefin
  *
  * @example
  * ```ts no-run
- * import { runReplay } from "@strata/cli"
+ * import { runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.hitRate, row.vsOracle)
  * ```
  */
 export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const gapSeconds = options.gapSeconds ?? 90
   const limits = lookupModel(provider, model)
-  const compactionTokens = options.compactionTokens ?? DEFAULTS.budgets.compactionTokens
+  const compactionTokens = options.compactionTokens ?? DEFAULT_COMPACTION_TOKENS
   const cacheTargetTokens = options.cacheTargetTokens ?? limits.minCacheTokens
   const transcriptWindowTokens = options.transcriptWindowTokens ?? Math.floor(0.75 * modelInfo(model).maxInputTokens)
   const names = strategiesToRun(options.strategies)

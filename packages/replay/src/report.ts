@@ -22,7 +22,7 @@ const costOf = (row: StrategyRow): string => (row.usd === undefined ? int(row.eq
  *
  * @example
  * ```ts no-run
- * import { formatTable, runReplay } from "@strata/cli"
+ * import { formatTable, runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * console.log(formatTable(report.rows))
  * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs oracle  cleared  superseded
@@ -153,7 +153,7 @@ interface Panel {
  * @example
  * ```ts no-run
  * import { writeFileSync } from "node:fs"
- * import { plotSvg, runReplay } from "@strata/cli"
+ * import { plotSvg, runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * writeFileSync("replay.svg", plotSvg(report))
  * ```
