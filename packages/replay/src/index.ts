@@ -5,6 +5,7 @@
  * plot and re-score the results. `strata replay` is a thin command over `replay`.
  */
 export { replay, sessionKindOf, type ReplayRunOptions } from "./run.ts"
+// The report every run returns and `strata replay --json` prints (ReplayReport, its rows StrategyRow).
 export { runReplay, strategiesToRun, replayCompactionModel, type ReplayOptions, type ReplayProblem, type ReplayReport, type SessionKind, type StrategyFailure, type TurnCost } from "./replay.ts"
 export {
   runAgentReplay,
@@ -21,7 +22,7 @@ export {
 export { AGENT_TOOLS, readPathOf } from "./agentTools.ts"
 export { parseRecordedSession, recordedFormat, type RecordedFile, type RecordedProblem, type RecordedRequest, type RecordedSession } from "./recorded.ts"
 export { boundPricing, makeScorer, rescoreDump, parseDump, dumpLine, DumpLine, summarize, textsOf, type RequestScore, type Scorer, type ScorerOptions, type StrategyRow } from "./score.ts"
-export { lowerBound, type BoundItem, type BoundPricing, type BoundRequest, type BoundTtl, type BoundUsage } from "./bound.ts"
+export { contentBound, type BoundItem, type BoundPricing, type BoundRequest, type BoundTtl, type BoundUsage } from "./bound.ts"
 export { formatHeading, formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "./report.ts"
 export {
   AGENT_STRATEGIES,
@@ -29,10 +30,13 @@ export {
   DEFAULT_REPLAY_MODELS,
   REPLAY_PROVIDERS,
   STRATEGIES,
+  STRATEGY_TABLE,
+  reducesContent,
   strategiesOf,
   type AgentStrategyName,
   type ChatStrategyName,
   type ReplayProvider,
   type StrategyCounts,
+  type StrategyEntry,
   type StrategyName
 } from "./strategies.ts"
