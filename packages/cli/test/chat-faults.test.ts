@@ -4,14 +4,14 @@
 // 200s, stalls and resets. A broken reply is never a turn: the exit code is 1, the error
 // says what arrived, and every state file under .strata/ (history, tracker, session,
 // journal, last request) is byte-identical before and after.
-import { cpSync, mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import type { Reply } from "@strata/test-support/http"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin, strataFiles } from "./support.ts"
+import { copyIndexed, indexTemplate, runBin, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let server: Awaited<ReturnType<typeof startFakeProvider>>
@@ -25,10 +25,15 @@ const envFor = (provider: "anthropic" | "openai", extra: Record<string, string> 
 
 beforeAll(async () => {
   server = await startFakeProvider()
+  // One demo repository, indexed once; each provider's recording starts from a copy.
+  const m = tempDir("strata-faults-master-")
+  dirs.push(m)
+  const master = await indexTemplate(makeDemoRepo({ out: join(m.path, "harbor") }).out)
   for (const provider of ["anthropic", "openai"] as const) {
     const d = tempDir(`strata-faults-${provider}-`)
     dirs.push(d)
-    const repo = makeDemoRepo({ out: join(d.path, "harbor") }).out
+    const repo = join(d.path, "harbor")
+    copyIndexed(master, repo)
     mkdirSync(join(repo, ".strata"), { recursive: true })
     writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider }))
     for (const prompt of ["Where is pricing done?", "And on weekends?"]) {
@@ -49,7 +54,7 @@ const copy = (provider: "anthropic" | "openai"): string => {
   const d = tempDir("strata-fault-case-")
   dirs.push(d)
   const repo = join(d.path, "harbor")
-  cpSync(recorded[provider], repo, { recursive: true })
+  copyIndexed(recorded[provider], repo)
   return repo
 }
 

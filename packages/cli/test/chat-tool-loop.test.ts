@@ -3,7 +3,7 @@
 // path outside the repository, a link leading out). Every request body is checked the way
 // the real API checks it (pairing, order, roles), each round is recorded on its own once
 // the provider said it finished, and a broken reply mid-loop changes nothing.
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sse, type Reply } from "@strata/test-support/http"
@@ -11,7 +11,7 @@ import { tempDir } from "@strata/test-support"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { validateAnthropic, validateChat } from "../../providers/test/wire-validators.ts"
 import { startFakeProvider, type Recorded } from "./fake-provider.ts"
-import { runBin, storedSession, strataFiles } from "./support.ts"
+import { copyIndexed, indexTemplate, runBin, storedSession, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -20,11 +20,11 @@ let server: Awaited<ReturnType<typeof startFakeProvider>>
 beforeAll(async () => {
   const d = tempDir("strata-chat-tools-master-")
   dirs.push(d)
-  master = makeDemoRepo({ out: join(d.path, "harbor") }).out
+  master = await indexTemplate(makeDemoRepo({ out: join(d.path, "harbor") }).out)
   outside = join(d.path, "outside.txt")
   writeFileSync(outside, "SECRET-OUTSIDE-THE-REPOSITORY\n")
   server = await startFakeProvider({ reply: ["Pricing is done by ", "quote() in src/services/pricing.ts."] })
-})
+}, 120_000)
 afterAll(async () => {
   await server.close()
   dirs.forEach((d) => d.cleanup())
@@ -34,7 +34,7 @@ const demo = (provider: string): string => {
   const d = tempDir("strata-chat-tools-")
   dirs.push(d)
   const repo = join(d.path, "harbor")
-  cpSync(master, repo, { recursive: true })
+  copyIndexed(master, repo)
   mkdirSync(join(repo, ".strata"), { recursive: true })
   writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider }))
   // A link inside the repository that leads out of it.

@@ -1,12 +1,12 @@
 // `strata chat` end to end: the built binary against a local server posing as the provider.
-import { cpSync, mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { startFakeProvider } from "./fake-provider.ts"
 import { spawn } from "node:child_process"
 import { tempDir } from "@strata/test-support"
-import { BIN, runBin, stateFiles, storedSession, strataFiles } from "./support.ts"
+import { BIN, copyIndexed, indexTemplate, runBin, stateFiles, storedSession, strataFiles } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -14,9 +14,9 @@ let server: Awaited<ReturnType<typeof startFakeProvider>>
 beforeAll(async () => {
   const d = tempDir("strata-chat-master-")
   dirs.push(d)
-  master = makeDemoRepo({ out: join(d.path, "harbor") }).out
+  master = await indexTemplate(makeDemoRepo({ out: join(d.path, "harbor") }).out)
   server = await startFakeProvider()
-})
+}, 120_000)
 afterAll(async () => {
   await server.close()
   dirs.forEach((d) => d.cleanup())
@@ -26,7 +26,7 @@ const demo = async (provider = "anthropic"): Promise<string> => {
   const d = tempDir("strata-chat-")
   dirs.push(d)
   const repo = join(d.path, "harbor")
-  cpSync(master, repo, { recursive: true })
+  copyIndexed(master, repo)
   mkdirSync(join(repo, ".strata"), { recursive: true })
   writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider }))
   return repo

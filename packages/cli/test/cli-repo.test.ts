@@ -1,29 +1,29 @@
 // End-to-end on a copy of the example repository: the built binary as a real process.
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { tempDir } from "@strata/test-support"
-import { runBin, storedSession } from "./support.ts"
+import { copyIndexed, indexTemplate, runBin, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
-beforeAll(() => {
+beforeAll(async () => {
   const d = tempDir("strata-demo-master-")
   dirs.push(d)
-  master = makeDemoRepo({ out: join(d.path, "harbor") }).out
-})
+  master = await indexTemplate(makeDemoRepo({ out: join(d.path, "harbor") }).out)
+}, 120_000)
 afterAll(() => dirs.forEach((d) => d.cleanup()))
 
 /**
- * A fresh copy of the demo repository (with its .git) and, by default, the config file
+ * A fresh copy of the demo repository (with its .git and a warm symbol cache) and, by default, the config file
  * `strata init` writes (written directly: `init` has its own tests, and a spawn costs seconds).
  */
 const demo = async (init = true): Promise<string> => {
   const d = tempDir("strata-demo-")
   dirs.push(d)
   const repo = join(d.path, "harbor")
-  cpSync(master, repo, { recursive: true })
+  copyIndexed(master, repo)
   if (init) {
     mkdirSync(join(repo, ".strata"), { recursive: true })
     writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider: "anthropic", policy: "threshold" }))

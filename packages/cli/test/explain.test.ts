@@ -1,12 +1,12 @@
 // `strata explain` and the HUD's last-miss line: the pure parts, then the built binary
 // on a copy of the demo repository.
-import { cpSync, mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { compareRequests, explainLines, parseRequestFile, type RequestFile } from "../src/run/explain.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { copyIndexed, indexTemplate, runBin } from "./support.ts"
 
 const MODEL = "claude-sonnet-4-5"
 const text = (label: string, tokens: number) => `${label} `.repeat(Math.ceil((tokens * 4) / (label.length + 1))).slice(0, tokens * 4)
@@ -57,17 +57,17 @@ describe("explain (pure)", () => {
 describe.concurrent("strata explain (binary)", () => {
   const dirs: Array<{ cleanup: () => void }> = []
   let master = ""
-  beforeAll(() => {
+  beforeAll(async () => {
     const d = tempDir("strata-explain-master-")
     dirs.push(d)
-    master = makeDemoRepo({ out: join(d.path, "harbor") }).out
-  })
+    master = await indexTemplate(makeDemoRepo({ out: join(d.path, "harbor") }).out)
+  }, 120_000)
   afterAll(() => dirs.forEach((d) => d.cleanup()))
   const demo = () => {
     const d = tempDir("strata-explain-")
     dirs.push(d)
     const repo = join(d.path, "harbor")
-    cpSync(master, repo, { recursive: true })
+    copyIndexed(master, repo)
     mkdirSync(join(repo, ".strata"), { recursive: true })
     writeFileSync(join(repo, ".strata", "config.json"), JSON.stringify({ version: 1, provider: "anthropic", model: MODEL }))
     return repo

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { tempDir } from "@strata/test-support"
-import { runBin, storedSession } from "./support.ts"
+import { copyIndexed, runBin, storedSession } from "./support.ts"
 
 const dirs: Array<{ cleanup: () => void }> = []
 let master = ""
@@ -35,7 +35,7 @@ const fixture = (from = recorded) => {
   dirs.push(d)
   const repo = join(d.path, "repo")
   const outside = join(d.path, "outside")
-  cpSync(from, repo, { recursive: true })
+  copyIndexed(from, repo)
   mkdirSync(outside)
   const secret = join(outside, "secret.txt")
   writeFileSync(secret, SECRET)

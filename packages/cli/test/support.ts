@@ -1,7 +1,7 @@
 // Running the built `strata` binary as a real process (the shared helpers, `it.effect`
 // and temporary directories, are in @strata/test-support).
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { constants, cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { Effect, type Layer } from "effect"
 import { appendHistory, decodeSessionRecord, StateStore, type Message, type PathOutsideRepo, type StateStoreError } from "@strata/core/effect"
@@ -48,6 +48,27 @@ export const runBin = (
     })
     child.stdin.end(options.input ?? "")
   })
+
+/**
+ * Index `repo` once with the built binary (`strata map` writes the symbol cache under
+ * `.strata/symbols/`), so that copies made with `copyIndexed` start warm: a command on a
+ * copy re-reads and re-parses no file, where a cold copy parses the whole repository in
+ * every spawn. One indexed template per test file.
+ */
+export const indexTemplate = async (repo: string): Promise<string> => {
+  const r = await runBin(["map", "--repo", repo], { timeoutMs: 120_000 })
+  if (r.code !== 0) throw new Error(`strata map --repo ${repo} exited ${r.code}: ${r.stderr}`)
+  return repo
+}
+
+/**
+ * A copy of a repository (an indexed template, or one with recorded state): copy-on-write
+ * where the file system can (`COPYFILE_FICLONE`), file times kept so the symbol cache's
+ * index (path, mtime, size) matches the copy.
+ */
+export const copyIndexed = (from: string, to: string): void => {
+  cpSync(from, to, { recursive: true, preserveTimestamps: true, mode: constants.COPYFILE_FICLONE })
+}
 
 /**
  * A session's state as the CLI stored it (the file store under `.strata/state/` unless
