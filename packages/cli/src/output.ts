@@ -5,6 +5,7 @@
  */
 import { createInterface } from "node:readline"
 import { Context, Effect, Layer, Logger } from "effect"
+import { redactSecrets } from "@strata/store"
 
 /** ANSI styling that is the identity when colour is off. */
 export interface Style {
@@ -282,7 +283,7 @@ const logText = (message: unknown): string =>
 export const stderrLoggerLayer = (env: Readonly<Record<string, string | undefined>>, verbose: boolean): Layer.Layer<never> => {
   const style = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
   const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
-    const text = logText(message)
+    const text = redactSecrets(logText(message))
     const serious = logLevel === "Warn" || logLevel === "Error" || logLevel === "Fatal"
     if (serious) {
       if (firstTimeWarning(text)) writeStderr(style.yellow(`${logLevel === "Warn" ? "warning" : "error"}: ${text}`) + "\n")
