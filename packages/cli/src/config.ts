@@ -121,7 +121,9 @@ export const ConfigFile = Schema.Struct({
   /** Where session state is kept (see `parseStoreSetting`); default the file store under `.strata/state/`. */
   store: Schema.optionalKey(StoreSettingText),
   /** The session's name in the store (default `default`). */
-  session: Schema.optionalKey(SessionNameText)
+  session: Schema.optionalKey(SessionNameText),
+  /** Let chat's read-only tools read gitignored and secret files (`.env*`, `*.pem`, ...). Default false. */
+  allowIgnored: Schema.optionalKey(Schema.Boolean)
 })
 export type ConfigFile = typeof ConfigFile.Type
 

@@ -31,6 +31,12 @@ export const chat = Command.make(
       Flag.withDescription("Offer the model no tools (by default it may read files, search and list the repository, read-only, inside the repository)"),
       Flag.withDefault(false)
     ),
+    allowIgnored: Flag.Boolean("allow-ignored").pipe(
+      Flag.withDescription(
+        "Let the tools read files the repository's .gitignore excludes and secret files (.env*, *.pem, *.key, id_*, .npmrc, .netrc); by default they are refused so they never reach the provider (config: allowIgnored)"
+      ),
+      Flag.withDefault(false)
+    ),
     maxToolRounds: Flag.Int("max-tool-rounds").pipe(
       Flag.withMetavar("N"),
       Flag.withDescription("Rounds of tool calls one prompt may run before the model must answer (default 8)"),

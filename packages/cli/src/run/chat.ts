@@ -34,6 +34,8 @@ export interface ChatFlags {
   readonly noTools: boolean
   /** Tool rounds one prompt may run before the model must answer. */
   readonly maxToolRounds: Option.Option<number>
+  /** Let the tools read gitignored and secret files (or `allowIgnored` in the config file). */
+  readonly allowIgnored?: boolean | undefined
 }
 
 /** Tool rounds one prompt may run by default. */
@@ -86,9 +88,11 @@ export const runChat = (flags: ChatFlags) =>
     if (timeoutMs !== undefined && timeoutMs <= 0) return yield* new UsageError({ reason: `--timeout-ms must be a positive number of milliseconds, got ${timeoutMs}` })
     const maxToolRounds = opt(flags.maxToolRounds) ?? DEFAULT_TOOL_ROUNDS
     if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) return yield* new UsageError({ reason: `--max-tool-rounds must be a whole number of at least 1, got ${maxToolRounds}` })
-    const tools: ChatTools | undefined = flags.noTools ? undefined : { maxRounds: maxToolRounds }
     const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun })
     const { ctx } = prepared
+    const tools: ChatTools | undefined = flags.noTools
+      ? undefined
+      : { maxRounds: maxToolRounds, allowIgnored: flags.allowIgnored === true || ctx.file?.allowIgnored === true }
     const output = yield* Output
     const provider = ctx.config.provider
     const client = clientFor(provider)
@@ -176,6 +180,8 @@ const showHud = (prepared: Prepared, session: SessionRecord, selected: ReadonlyA
 /** How the repository tools are offered in a turn. */
 interface ChatTools {
   readonly maxRounds: number
+  /** Whether the tools may read gitignored and secret files. */
+  readonly allowIgnored: boolean
 }
 
 /** One request of a turn, as `--json` reports it. */
@@ -277,7 +283,7 @@ const chatTurn = (
       const results: Array<ToolResultPart> = []
       for (const call of asked) {
         const answer = allowed
-          ? yield* runRepoTool({ root: ctx.root, maxFileBytes: ctx.config.budgets.maxFileBytes }, call)
+          ? yield* runRepoTool({ root: ctx.root, maxFileBytes: ctx.config.budgets.maxFileBytes, allowIgnored: tools.allowIgnored }, call)
           : { type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output: { type: "error-text" as const, value: `Not run: this prompt used its ${tools?.maxRounds ?? 0} tool rounds (--max-tool-rounds). Answer with what you have.` } }
         results.push(answer)
         if (!ctx.json) yield* output.out(s.dim(describeToolCall(call, answer.output)))
