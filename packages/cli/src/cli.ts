@@ -11,7 +11,7 @@ import { redactSecrets } from "@strata/store"
 import { COMMANDS } from "./commands/index.ts"
 import { diagnose, ExitCode, primaryError } from "./errors.ts"
 import { GLOBAL_FLAGS } from "./flags.ts"
-import { closeInput, colorEnabled, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
+import { closeInput, colorEnabled, terminalSafe, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
@@ -102,7 +102,11 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
   }
   const diagnosed = diagnose(error)
   // No message shows a credential, whatever echoed it (a driver, a mistyped URL).
-  const d = { ...diagnosed, message: redactSecrets(diagnosed.message), hint: diagnosed.hint === undefined ? undefined : redactSecrets(diagnosed.hint) }
+  const d = {
+    ...diagnosed,
+    message: terminalSafe(redactSecrets(diagnosed.message)),
+    hint: diagnosed.hint === undefined ? undefined : terminalSafe(redactSecrets(diagnosed.hint))
+  }
   const errStyle = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
   const report = Effect.gen(function* () {
     const output = yield* Output

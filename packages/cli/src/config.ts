@@ -206,6 +206,8 @@ export interface ConfigOverrides {
   readonly mapTokens?: number | undefined
   readonly prompts?: string | undefined
   readonly timeoutMs?: number | undefined
+  /** The session's name (`chat --session NAME`). */
+  readonly session?: string | undefined
 }
 
 /** Environment variables the CLI reads, by config key. */
@@ -295,6 +297,13 @@ const envChecked = (env: Readonly<Record<string, string | undefined>>, name: str
   return decoded.success
 }
 
+/** A flag's value decoded with `schema`; a bad one is `ConfigInvalid` naming the flag. */
+const checkedFlag = (flag: string, raw: string, schema: Schema.Codec<string>): string => {
+  const decoded = Schema.decodeUnknownResult(schema)(raw)
+  if (Result.isFailure(decoded)) throw new ConfigInvalid({ path: flag, issue: formatSchemaIssue(decoded.failure.message) })
+  return decoded.success
+}
+
 const envString = (env: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
   const raw = env[name]
   return raw === undefined || raw.trim() === "" ? undefined : raw
@@ -373,7 +382,8 @@ export const resolveConfig = (input: {
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
   const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
   const store = pick("store", undefined, envChecked(env, ENV_VARS.store, StoreSettingText), file?.store, DEFAULTS.store)
-  const session = pick("session", undefined, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
+  const sessionFlag = flags.session === undefined ? undefined : checkedFlag("--session", flags.session, SessionName)
+  const session = pick("session", sessionFlag, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
   return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, store, session, sources }
 }
 

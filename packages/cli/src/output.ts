@@ -50,6 +50,23 @@ export const colorEnabled = (env: Readonly<Record<string, string | undefined>>, 
 }
 
 /**
+ * Text from a model, a tool or a file, made safe to print on a terminal: every control
+ * character but newline and tab (ESC, BEL, backspace, DEL, the C1 range) is shown
+ * as a visible escape (`\x1b`) and a carriage return is dropped, so a reply cannot set the clipboard (OSC 52), retitle the
+ * window or clear the screen. Strata's own colours are added after this. Per character,
+ * so it works on stream chunks that split a sequence. Pure.
+ *
+ * @example
+ * ```ts
+ * import { terminalSafe } from "@strata/cli"
+ * terminalSafe("hi\x1b]0;pwned\x07") // "hi\\x1b]0;pwned\\x07"
+ * ```
+ */
+export const terminalSafe = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => (c === "\r" ? "" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`))
+
+/**
  * The version of the CLI's `--json` documents. It changes when a field changes meaning
  * or goes away; a new field does not change it.
  */
