@@ -92,7 +92,9 @@ describe("chat: terminal safety and waiting", () => {
       const bytes = Buffer.from(r.stdout, "utf8")
       expect(bytes.includes(0x07)).toBe(false)
       // Every ESC left is one of Strata's SGR colour sequences.
+      // eslint-disable-next-line no-control-regex
       expect(r.stdout.replace(/\x1b\[\d+(?:;\d+)*m/g, "")).not.toContain("\x1b")
+      // eslint-disable-next-line no-control-regex
       expect(r.stdout).toMatch(/\x1b\[\d+m/)
       expect(r.stdout).toContain("\\x1b]52;c;cHduZWQ=\\x07")
       expect(r.stdout).toContain("\\x1b[2J")
