@@ -7,10 +7,11 @@ import { createRequire } from "node:module"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
+import { redactSecrets } from "@strata/store"
 import { COMMANDS } from "./commands/index.ts"
 import { diagnose, ExitCode, primaryError } from "./support/errors.ts"
 import { GLOBAL_FLAGS } from "./support/flags.ts"
-import { closeInput, colorEnabled, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./support/output.ts"
+import { closeInput, colorEnabled, terminalSafe, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./support/output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
@@ -99,7 +100,13 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
     if (error._tag === "ShowHelp") return error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
     return ExitCode.usage
   }
-  const d = diagnose(error)
+  const diagnosed = diagnose(error)
+  // No message shows a credential, whatever echoed it (a driver, a mistyped URL).
+  const d = {
+    ...diagnosed,
+    message: terminalSafe(redactSecrets(diagnosed.message)),
+    hint: diagnosed.hint === undefined ? undefined : terminalSafe(redactSecrets(diagnosed.hint))
+  }
   const errStyle = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
   const report = Effect.gen(function* () {
     const output = yield* Output
@@ -110,7 +117,7 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
       yield* output.err(`${errStyle.red("strata:")} ${d.message}`)
       if (d.hint !== undefined) yield* output.err(errStyle.dim(`hint: ${d.hint}`))
     }
-    if (verbose) yield* output.err(Cause.pretty(exit.cause))
+    if (verbose) yield* output.err(redactSecrets(Cause.pretty(exit.cause)))
     else if (!json && d.hint === undefined) yield* output.err(errStyle.dim("hint: run again with --verbose for the full cause"))
   })
   await Effect.runPromise(Effect.provide(report, outputLayer))

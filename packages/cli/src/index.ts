@@ -6,7 +6,7 @@
 export { runCli, strata, type RunOptions } from "./cli.ts"
 export * from "./support/config.ts"
 export { diagnose, ExitCode, UsageError, RepoNotFound, ConfigInvalid, ModelNotServed, StateError, ApiKeyMissing, Unavailable, type Diagnosis } from "./support/errors.ts"
-export { makeStyle, colorEnabled, renderProgress, Output, makeTestOutput, jsonDocument, JSON_SCHEMA_VERSION, type Style, type Progress, type OutputShape } from "./support/output.ts"
+export { makeStyle, colorEnabled, terminalSafe, renderProgress, Output, makeTestOutput, jsonDocument, JSON_SCHEMA_VERSION, type Style, type Progress, type OutputShape } from "./support/output.ts"
 export { ignoresStrata, withStrataIgnored } from "./commands/init.ts"
 export { configRows } from "./commands/config.ts"
 export { describeBreakpoints, describeUsage } from "./run/assemble.ts"

@@ -126,7 +126,7 @@ describe("search", () => {
     expect(refused(run("search", { pattern: "x", path: "../outside" }))).toMatch(/is outside the repository/)
     expect(refused(run("search", { pattern: "x", path: "out-dir" }))).toMatch(/leads outside the repository/)
     expect(refused(run("search", { pattern: "x", path: ".strata" }))).toMatch(/inside \.strata\//)
-    expect(refused(run("search", { pattern: "(", regex: true }))).toMatch(/^"\(" is not a valid regular expression: /)
+    expect(refused(run("search", { pattern: "(", regex: true }))).toMatch(/^"\(" is not a valid regular expression \(RE2 syntax[^)]*\): /)
     expect(refused(run("search", { pattern: "" }))).toMatch(/^Invalid arguments for search: .*pattern/s)
   })
 })

@@ -186,6 +186,10 @@ const readNoFollow = (store: FileStore, file: string) =>
       }
       try {
         return await handle.readFile()
+      } catch (error) {
+        // A directory where a record belongs: damage like any other, never a stop.
+        if (errorCode(error) === "EISDIR") return "directory" as const
+        throw error
       } finally {
         await handle.close()
       }
@@ -285,9 +289,12 @@ const acquireLock = (store: FileStore, times: LockTimes, dir: string) =>
       if (holder === undefined) continue
       const owner = ownerOf(holder)
       const pid = typeof owner.pid === "number" ? owner.pid : undefined
-      // A lock file without a readable time (torn by a crash) ages from its mtime.
+      // A lock file without a readable time (torn by a crash), or with a time in the
+      // future (a wrong clock, a forged file), ages from its mtime.
       const at =
-        typeof owner.at === "number" ? owner.at : yield* Effect.promise(() => fs.stat(lock).then((s) => s.mtimeMs, () => now))
+        typeof owner.at === "number" && Number.isFinite(owner.at) && owner.at <= now
+          ? owner.at
+          : yield* Effect.promise(() => fs.stat(lock).then((s) => Math.min(s.mtimeMs, now), () => now))
       const dead = pid !== undefined && owner.host === host && !processAlive(pid)
       if (dead || now - at > times.staleLockMs) {
         yield* stealLock(store, lock, holder)
@@ -344,6 +351,7 @@ const readRecord = (store: FileStore, dir: string, name: string) =>
     const bytes = yield* readNoFollow(store, path.join(dir, name))
     if (bytes === undefined) return yield* Effect.fail(new Vanished())
     if (bytes === "symlink") return { _tag: "Corrupt" as const, reason: "a symbolic link (refused)", size: 0 }
+    if (bytes === "directory") return { _tag: "Corrupt" as const, reason: "a directory, not a record", size: 0 }
     return { ...decodeStoredRecord(bytes), size: bytes.length }
   })
 
@@ -372,29 +380,44 @@ const readLogOnce = (store: FileStore, key: SessionKey, dir: string): Effect.Eff
       warnings.push(`checkpoint ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); using an older one`)
       corrupt.push(name)
     }
-    if (checkpoint === 0 && turnFiles.size > 0 && !turnFiles.has(1)) {
-      warnings.push(`the session's first records are gone and no checkpoint is usable; its state restarts from its oldest record`)
-    }
     let logBytes = 0
     let logRecords = 0
+    // The chain stops at the first missing or unusable record. Every record after it is
+    // set aside with it by the next commit (never kept in the chain): a new turn takes the
+    // damaged record's version, and chaining it onto the later records would replay them
+    // after it, out of order. The warning names them all, once per load until that commit.
+    const setAside = (reason: string | undefined) => {
+      const stop = turnFileName(state.version + 1)
+      const later = [...turnFiles].filter((v) => v > state.version + 1).sort((x, y) => x - y).map(turnFileName)
+      if (reason === undefined && later.length === 0) return
+      if (reason !== undefined) corrupt.push(stop)
+      corrupt.push(...later)
+      const laterText = `${later.length} later record(s) (${later.join(", ")})`
+      warnings.push(
+        (reason === undefined ? `record ${stop} is missing` : `record ${stop} is unusable (${reason})`) +
+          `; the session continues from version ${state.version}; the next commit sets ` +
+          (reason === undefined ? `the ${laterText}` : later.length === 0 ? "it" : `it and the ${laterText}`) +
+          " aside as <name>.bad.<n>, never to be replayed out of order"
+      )
+    }
     for (;;) {
       const next = state.version + 1
       if (!turnFiles.has(next)) {
-        const later = [...turnFiles].filter((v) => v > next).length
-        if (later > 0 && corrupt.length === 0) {
-          warnings.push(`${later} record(s) after version ${state.version} are not linked to it and were ignored`)
-        }
+        setAside(undefined)
         break
       }
       const name = turnFileName(next)
       const got = yield* read(name)
-      if (got._tag === "Corrupt" || got.record.kind === "snapshot" || got.record.version !== next) {
-        const later = [...turnFiles].filter((v) => v > next).length
-        warnings.push(
-          `record ${name} is unusable (${got._tag === "Corrupt" ? got.reason : "wrong record"}); the session continues from version ${state.version}` +
-            (later > 0 ? `, ignoring ${later} later record(s)` : "")
-        )
-        corrupt.push(name)
+      const problem =
+        got._tag === "Corrupt"
+          ? got.reason
+          : got.record.kind === "snapshot" || got.record.version !== next
+            ? "wrong record"
+            : turns.includes(got.record.turnId)
+              ? `it repeats turn ${got.record.turnId}, already applied`
+              : undefined
+      if (problem !== undefined || got._tag === "Corrupt" || got.record.kind === "snapshot") {
+        setAside(problem ?? "wrong record")
         break
       }
       const record: StoredRecord = got.record
@@ -433,14 +456,24 @@ interface CheckpointPolicy {
  * a later damaged file never overwrites an earlier one; then the original goes.
  */
 const keepNumbered = async (dir: string, name: string): Promise<void> => {
+  const from = path.join(dir, name)
+  const isDirectory = await fs.lstat(from).then((st) => st.isDirectory(), () => undefined)
+  if (isDirectory === undefined) return
   for (let n = 1; n <= 1000; n++) {
-    const linked = await fs.link(path.join(dir, name), path.join(dir, `${name}.bad.${n}`)).then(() => true, (error: NodeJS.ErrnoException) => {
+    const to = path.join(dir, `${name}.bad.${n}`)
+    if (isDirectory) {
+      // A directory cannot be hard-linked; under the lock, a free name is renamed onto.
+      if (await fs.lstat(to).then(() => true, () => false)) continue
+      await fs.rename(from, to).catch(() => undefined)
+      return
+    }
+    const linked = await fs.link(from, to).then(() => true, (error: NodeJS.ErrnoException) => {
       if (error.code === "EEXIST") return false
       throw error
     }).catch(() => undefined)
     if (linked === undefined) return
     if (linked) {
-      await fs.unlink(path.join(dir, name)).catch(() => undefined)
+      await fs.unlink(from).catch(() => undefined)
       return
     }
   }

@@ -42,6 +42,15 @@ export interface PostgresStateStoreOptions {
   readonly poolSize?: number | undefined
   /** How long to wait for a connection. Default 5000 ms. */
   readonly connectTimeoutMs?: number | undefined
+  /**
+   * How long a statement waits for a lock another session holds (PostgreSQL's
+   * `lock_timeout`) before the operation fails, retryable. Default 15000 ms, as the file store.
+   */
+  readonly lockTimeoutMs?: number | undefined
+  /** How long one statement may run (PostgreSQL's `statement_timeout`). Default 30000 ms. */
+  readonly statementTimeoutMs?: number | undefined
+  /** After this long, a waiting operation logs a warning saying what it waits for. Default 2000 ms. */
+  readonly announceAfterMs?: number | undefined
   /** Called before every statement a commit sends. For fault-injection tests. */
   readonly beforeStatement?: ((point: PostgresWritePoint) => void) | undefined
 }
@@ -109,14 +118,38 @@ export const isRetryablePgError = (error: unknown): boolean => {
   return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(message)
 }
 
-/** A URL with its password masked, for messages. Pure. */
+/** Query parameters of a connection string that carry a secret (the driver honours `password=`). */
+const SECRET_PARAM = /^(?:password|pass|passwd|pwd|sslpassword|secret|token|api[_-]?key|access[_-]?token)$/i
+
+/**
+ * Every credential in `text` masked: the password of any `scheme://user:password@`
+ * (whatever the scheme, so a mistyped `postgress://` or `postgres//` too) and the value of any
+ * `password=`-like parameter. For error messages, configuration listings and logs,
+ * where a URL may sit inside a sentence. Pure.
+ *
+ * @example
+ * ```ts
+ * import { redactSecrets } from "@strata/store"
+ * redactSecrets('cannot open "postgress://u:pw@db/s?password=x"') // 'cannot open "postgress://u:***@db/s?password=***"'
+ * ```
+ */
+export const redactSecrets = (text: string): string =>
+  text
+    // Greedy up to the last "@": a password may hold an unescaped "@" or "/".
+    .replace(/((?:[A-Za-z][A-Za-z0-9+.-]*:?)?\/\/[^\s:@/?#"'`]*):[^\s"'`]*@/g, "$1:***@")
+    .replace(/([?&;\s](?:password|pass|passwd|pwd|sslpassword|secret|token|api[_-]?key|access[_-]?token)=)[^&;\s"'`]*/gi, "$1***")
+
+/** A URL with its password masked (in the user part and in its query), for messages. Pure. */
 export const redactUrl = (url: string): string => {
   try {
     const parsed = new URL(url)
     if (parsed.password !== "") parsed.password = "***"
-    return parsed.toString()
+    for (const name of [...parsed.searchParams.keys()]) {
+      if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, "***")
+    }
+    return parsed.toString().replace(/=\*\*\*/g, "=***").replace(/%2A%2A%2A/g, "***")
   } catch {
-    return "postgres://(unparsable URL)"
+    return redactSecrets(url)
   }
 }
 
@@ -144,6 +177,9 @@ const openPool = (options: PostgresStateStoreOptions) =>
         connectionString: options.url,
         max: options.poolSize ?? 4,
         connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+        // Never wait without bound on another session's lock or a stuck statement.
+        lock_timeout: options.lockTimeoutMs ?? 15_000,
+        statement_timeout: options.statementTimeoutMs ?? 30_000,
         idleTimeoutMillis: 10_000
       })
       // An idle connection the server dropped (a restart) is discarded; the next query reconnects.
@@ -348,13 +384,34 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     const schema = options.schema ?? "strata"
     const describe = redactUrl(options.url)
     const hook = options.beforeStatement ?? (() => {})
-    const failure = (operation: string, error: unknown) =>
-      new StateStoreError({
-        store: describe,
-        operation,
-        reason: error instanceof Error ? error.message : String(error),
-        retryable: isRetryablePgError(error)
-      })
+    const lockTimeoutMs = options.lockTimeoutMs ?? 15_000
+    const statementTimeoutMs = options.statementTimeoutMs ?? 30_000
+    const failure = (operation: string, error: unknown, statement?: string) => {
+      const code = codeOf(error)
+      const during = statement === undefined ? "" : ` (at the "${statement}" statement)`
+      const reason =
+        code === "55P03"
+          ? `waited ${lockTimeoutMs} ms for a lock another database session holds on Strata's tables${during}; ` +
+            `another Strata process may be mid-commit, or a session left a transaction open (see pg_stat_activity); try again`
+          : code === "57014"
+            ? `a statement ran past the ${statementTimeoutMs} ms statement timeout${during}; the server is overloaded or blocked`
+            : redactSecrets(error instanceof Error ? error.message : String(error))
+      return new StateStoreError({ store: describe, operation, reason, retryable: code === "55P03" || code === "57014" || isRetryablePgError(error) })
+    }
+    // A slow operation says what it waits for, once, instead of blocking silently.
+    const announceAfterMs = options.announceAfterMs ?? 2000
+    const announced = <A, E>(operation: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.raceFirst(
+        effect,
+        Effect.sleep(announceAfterMs).pipe(
+          Effect.andThen(
+            Effect.logWarning(
+              `still waiting for PostgreSQL (${describe}) to ${operation}: a lock held by another session or a busy server; giving up after ${lockTimeoutMs} ms of lock wait`
+            )
+          ),
+          Effect.andThen(Effect.never)
+        )
+      )
     if (!IDENTIFIER.test(schema)) {
       return yield* new StateStoreError({ store: describe, operation: "open", reason: `schema name "${schema}" is not a plain lower-case identifier`, retryable: false })
     }
@@ -362,7 +419,7 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
 
     const onClient = clientRunner(yield* openPool(options))
     const withClient = <A>(operation: string, body: (client: pg.PoolClient) => Promise<A>): Effect.Effect<A, StateStoreError> =>
-      Effect.tryPromise({ try: () => onClient(body), catch: (error) => failure(operation, error) })
+      announced(operation, Effect.tryPromise({ try: () => onClient(body), catch: (error) => failure(operation, error) }))
 
     yield* withClient("migrate the schema", (client) => migrate(client, schema, s))
 
@@ -375,9 +432,20 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     })
 
     const write = (w: Write): Effect.Effect<CommitResult, StateConflict | StateStoreError> =>
-      Effect.tryPromise({
-        catch: (error) => (error instanceof StateConflict ? error : failure(`commit to ${formatSessionKey(w.key)}`, error)),
-        try: () => onClient((client) => writeSession(client, s, hook, w))
+      Effect.suspend(() => {
+        let statement: string | undefined
+        const tracked = (point: PostgresWritePoint) => {
+          statement = point
+          hook(point)
+        }
+        const operation = `commit to ${formatSessionKey(w.key)}`
+        return announced(
+          operation,
+          Effect.tryPromise({
+            catch: (error) => (error instanceof StateConflict ? error : failure(operation, error, statement)),
+            try: () => onClient((client) => writeSession(client, s, tracked, w))
+          })
+        )
       })
 
     const service: StateStore["Service"] = {

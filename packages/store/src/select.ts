@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { FileStateStore, type FileStateStoreOptions } from "./FileStateStore.ts"
 import { MemoryStateStore } from "./MemoryStateStore.ts"
 import { sessionKeyFor } from "./identity.ts"
-import { PostgresStateStore, redactUrl, type PostgresStateStoreOptions } from "./PostgresStateStore.ts"
+import { PostgresStateStore, redactSecrets, redactUrl, type PostgresStateStoreOptions } from "./PostgresStateStore.ts"
 
 /** The environment variable that selects the store. */
 export const STORE_ENV = "STRATA_STORE"
@@ -59,9 +59,9 @@ export const storeLayer = (spec: string | undefined, options: StoreLayerOptions)
       StateStore,
       Effect.fail(
       new StateStoreError({
-        store: redactUrl(spec ?? ""),
+        store: redactSecrets(spec ?? ""),
         operation: "open",
-        reason: `"${spec?.startsWith("postgres") === true ? redactUrl(spec) : spec ?? ""}" is not a store: use "file", "memory" or a postgres:// URL`,
+        reason: `"${redactSecrets(spec ?? "")}" is not a store: use "file", "memory" or a postgres:// URL`,
         retryable: false
       })
       )
@@ -99,7 +99,7 @@ export interface StateStoreOptions extends Omit<StoreLayerOptions, "repoRoot"> {
 export const stateStore = (spec: string | undefined = process.env[STORE_ENV], options: StateStoreOptions = {}): StateStorePlugin => {
   const parsed = parseStoreSpec(spec)
   return {
-    describe: parsed === undefined ? redactUrl(spec ?? "") : parsed.kind === "postgres" ? redactUrl(parsed.url) : parsed.kind,
+    describe: parsed === undefined ? redactSecrets(spec ?? "") : parsed.kind === "postgres" ? redactUrl(parsed.url) : parsed.kind,
     layer: (repoRoot) => storeLayer(spec, { ...options, repoRoot }),
     sessionKey: (repoRoot, name) => sessionKeyFor(repoRoot, { name, repositoryId: options.repositoryId })
   }

@@ -31,6 +31,17 @@ export const chat = Command.make(
       Flag.withDescription("Offer the model no tools (by default it may read files, search and list the repository, read-only, inside the repository)"),
       Flag.withDefault(false)
     ),
+    session: Flag.String("session").pipe(
+      Flag.withMetavar("NAME"),
+      Flag.withDescription("The session to continue or start (default: session in .strata/config.json, $STRATA_SESSION, or default)"),
+      Flag.optional
+    ),
+    allowIgnored: Flag.Boolean("allow-ignored").pipe(
+      Flag.withDescription(
+        "Let the tools read files the repository's .gitignore excludes and secret files (.env*, *.pem, *.key, id_*, .npmrc, .netrc); by default they are refused so they never reach the provider (config: allowIgnored)"
+      ),
+      Flag.withDefault(false)
+    ),
     maxToolRounds: Flag.Int("max-tool-rounds").pipe(
       Flag.withMetavar("N"),
       Flag.withDescription("Rounds of tool calls one prompt may run before the model must answer (default 8)"),
@@ -40,7 +51,7 @@ export const chat = Command.make(
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/chat.ts")), (m) => m.runChat({ ...flags, noHud: flags.hud }))
 ).pipe(
   Command.withDescription(
-    "Chat about the repository. Each turn is assembled by the pipeline and sent to the provider (ANTHROPIC_API_KEY, OPENAI_API_KEY or AWS credentials; STRATA_BASE_URL for a gateway); the reply streams to stdout, then the provider's cache read/write and the HUD. The model may call read-only tools (read_file, search, list_files) that run inside the repository; each call is shown, and the loop sends their results back until the model answers (--max-tool-rounds, --no-tools). History is kept in .strata/sessions/ and compacted when it passes budgets.compactionTokens. Without a key, --dry-run shows every request instead of sending it."
+    "Chat about the repository. Each turn is assembled by the pipeline and sent to the provider (ANTHROPIC_API_KEY, OPENAI_API_KEY or AWS credentials; STRATA_BASE_URL for a gateway); the reply streams to stdout, then the provider's cache read/write and the HUD. The model may call read-only tools (read_file, search, list_files) that run inside the repository; each call is shown, and the loop sends their results back until the model answers (--max-tool-rounds, --no-tools). History is kept in the session store (.strata/state/ by default; --session NAME picks the session) and compacted when it passes budgets.compactionTokens. Without a key, --dry-run shows every request instead of sending it."
   ),
   Command.withShortDescription("Chat with real requests (or --dry-run), with the HUD per turn"),
   Command.withExamples([
@@ -48,6 +59,6 @@ export const chat = Command.make(
     { command: "strata chat --once 'Where is pricing done?'", description: "One turn, then exit" },
     { command: "strata chat --dry-run --once 'Explain the worker'", description: "No API key needed: the request and its HUD, nothing sent" },
     { command: "strata chat --no-tools --once 'Summarize the README'", description: "One request, no tool calls" },
-    { command: "STRATA_BASE_URL=http://localhost:4000 strata chat --provider openai-compatible", description: "Through a LiteLLM or OpenRouter gateway" }
+    { command: "STRATA_BASE_URL=http://localhost:4000/v1 strata chat --provider openai-compatible", description: "Through a LiteLLM or OpenRouter gateway (the base URL ends in /v1)" }
   ])
 )

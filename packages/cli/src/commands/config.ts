@@ -40,7 +40,9 @@ export const config = Command.make(
       const ctx = yield* commandContext({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy) })
       if (ctx.json) {
         const { sources, ...values } = ctx.config
-        yield* output.out(jsonDocument({ repo: ctx.root, file: ctx.file === undefined ? null : CONFIG_PATH, values, sources }, 2))
+        // A URL's password never reaches the terminal, in JSON either.
+        const shown = { ...values, store: redactStoreSetting(values.store) }
+        yield* output.out(jsonDocument({ repo: ctx.root, file: ctx.file === undefined ? null : CONFIG_PATH, values: shown, sources }, 2))
         return
       }
       const s = output.style

@@ -117,7 +117,7 @@ export const init = Command.make(
   ),
   Command.withShortDescription("Create .strata/config.json for a repository"),
   Command.withExamples([
-    { command: "strata init", description: "Defaults (Anthropic, threshold policy); asks before touching .gitignore" },
+    { command: "strata init", description: "Defaults (Anthropic, flux policy); asks before touching .gitignore" },
     { command: "strata init --provider openai --model gpt-4.1 --yes", description: "Non-interactive, for scripts" },
     { command: "strata init --repo ../service --force", description: "Overwrite an existing (or corrupt) config" }
   ])

@@ -11,15 +11,23 @@ import { opt } from "../support/flags.ts"
 export const map = Command.make(
   "map",
   {
-    budget: Flag.Int("budget").pipe(
+    // Parsed here, not as Flag.Int, so a bad value gets a message in the CLI's words.
+    budget: Flag.String("budget").pipe(
+      Flag.withMetavar("N"),
       Flag.withDescription("Print a map of at most N tokens: the legend and the most referenced files' blocks that fit (default: the map a request carries, cut to budgets.mapTokens or the budget derived from the model)"),
       Flag.optional
     )
   },
   (flags) =>
     Effect.gen(function* () {
-      const budget = opt(flags.budget)
-      if (budget !== undefined && budget <= 0) return yield* new UsageError({ reason: `--budget must be a positive number of tokens, got ${budget}` })
+      const raw = opt(flags.budget)
+      const budget = raw === undefined ? undefined : /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN
+      if (budget !== undefined && (!Number.isSafeInteger(budget) || budget <= 0)) {
+        return yield* new UsageError({
+          reason: `--budget must be a whole number of tokens greater than 0, got ${JSON.stringify(raw)}`,
+          hint: "for example `strata map --budget 2000`; without --budget the map is cut to budgets.mapTokens"
+        })
+      }
       return yield* (yield* Effect.promise(() => import("../run/map.ts"))).runMap(budget)
     })
 ).pipe(

@@ -7,19 +7,20 @@
  * request, each round (its calls with their results) one commit once the provider said
  * it finished.
  */
-import { Clock, Effect, Layer, Option, Stream } from "effect"
+import { Clock, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { HistoryCompactor, formatTokens, rewriteSessionHistory, type Message, type SessionRecord, type ToolCallPart, type ToolResultPart, type Usage } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
 import type { PolicyName, ProviderName } from "../support/config.ts"
 import { normalizeSelection, simulateUsage, type StoredRequest } from "../support/wiring.ts"
 import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../support/errors.ts"
 import { opt } from "../support/flags.ts"
-import { jsonDocument, Output } from "../support/output.ts"
+import { jsonDocument, Output, terminalSafe } from "../support/output.ts"
 import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordCliTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, type Prepared } from "./shared.ts"
 import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
+import { addLine, CHAT_HELP, costLines, dropLine, modelLines, sumUsage, tokenLines, type TurnUsage } from "./chatCommands.ts"
 
 export interface ChatFlags {
   readonly once: Option.Option<string>
@@ -34,7 +35,14 @@ export interface ChatFlags {
   readonly noTools: boolean
   /** Tool rounds one prompt may run before the model must answer. */
   readonly maxToolRounds: Option.Option<number>
+  /** Let the tools read gitignored and secret files (or `allowIgnored` in the config file). */
+  readonly allowIgnored?: boolean | undefined
+  /** The session's name, over the configured one. */
+  readonly session?: Option.Option<string> | undefined
 }
+
+/** After this long without a stream event, chat says it is waiting for the provider. */
+const WAITING_NOTICE_MS = 3000
 
 /** Tool rounds one prompt may run by default. */
 export const DEFAULT_TOOL_ROUNDS = 8
@@ -64,17 +72,11 @@ export const credentialVariables = (provider: ProviderName): ReadonlyArray<strin
 export const hasCredentials = (provider: ProviderName, env: Readonly<Record<string, string | undefined>>): boolean =>
   credentialVariables(provider).some((v) => (env[v] ?? "") !== "")
 
-const HELP = [
-  "/add PATH    put a file in context",
-  "/drop PATH   take a file out of context",
-  "/files       list the files in context",
-  "/hud         show the HUD now",
-  "/quit        leave (Ctrl-D works too)"
-]
-
 interface Turn {
   readonly reply: string | undefined
   readonly usage: Usage | undefined
+  /** Usage summed over every round of the prompt (its tool rounds too). */
+  readonly promptUsage?: Usage | undefined
   readonly session: SessionRecord
   /** A dry turn's request, which the next dry turn is simulated against (nothing is saved). */
   readonly dryRequest?: StoredRequest
@@ -86,9 +88,15 @@ export const runChat = (flags: ChatFlags) =>
     if (timeoutMs !== undefined && timeoutMs <= 0) return yield* new UsageError({ reason: `--timeout-ms must be a positive number of milliseconds, got ${timeoutMs}` })
     const maxToolRounds = opt(flags.maxToolRounds) ?? DEFAULT_TOOL_ROUNDS
     if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) return yield* new UsageError({ reason: `--max-tool-rounds must be a whole number of at least 1, got ${maxToolRounds}` })
-    const tools: ChatTools | undefined = flags.noTools ? undefined : { maxRounds: maxToolRounds }
-    const prepared = yield* prepare({ provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs }, { dryRun: flags.dryRun, promptPack: "read-only" })
+    const session = flags.session === undefined ? undefined : opt(flags.session)
+    const prepared = yield* prepare(
+      { provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs, ...(session === undefined ? {} : { session }) },
+      { dryRun: flags.dryRun, promptPack: "read-only" }
+    )
     const { ctx } = prepared
+    const tools: ChatTools | undefined = flags.noTools
+      ? undefined
+      : { maxRounds: maxToolRounds, allowIgnored: flags.allowIgnored === true || ctx.file?.allowIgnored === true }
     const output = yield* Output
     const provider = ctx.config.provider
     const client = clientFor(provider)
@@ -123,15 +131,25 @@ export const runChat = (flags: ChatFlags) =>
       yield* prepared.engine.symbolMap
       const once = opt(flags.once)
       if (once === undefined && !ctx.json) {
-        yield* output.err(output.errStyle.dim(`strata chat on ${ctx.root} (${provider}, ${ctx.config.model}${dryRun ? ", dry run: nothing is sent" : ""}). /help for commands, Ctrl-D to leave.`))
+        yield* output.err(
+          output.errStyle.dim(
+            `strata chat on ${ctx.root} (${provider}, ${ctx.config.model}, session ${ctx.config.session}${dryRun ? ", dry run: nothing is sent" : ""}). /help for commands, Ctrl-D to leave.`
+          )
+        )
       }
       let lastDry: StoredRequest | undefined
+      const answered: Array<TurnUsage> = []
       const runTurn = (prompt: string) =>
         Effect.gen(function* () {
           const turn = yield* chatTurn(prepared, session, selected, prompt, llm, flags.noHud, lastDry, tools)
           session = turn.session
           lastDry = turn.dryRequest ?? lastDry
+          answered.push({ prompt, usage: turn.promptUsage ?? turn.usage })
         })
+      const reportFailure = (error: unknown) => {
+        const d = diagnose(error)
+        return output.err(output.errStyle.red(`strata: ${terminalSafe(d.message)}`) + (d.hint === undefined ? "" : `\n${output.errStyle.dim(`hint: ${terminalSafe(d.hint)}`)}`))
+      }
       if (once !== undefined) return yield* runTurn(once)
       while (true) {
         const line = yield* output.readLine(output.errStyle.cyan("you> "))
@@ -142,27 +160,62 @@ export const runChat = (flags: ChatFlags) =>
           const [command = "", ...rest] = text.split(/\s+/)
           const arg = rest.join(" ")
           if (command === "/quit" || command === "/exit") return
-          if (command === "/help") for (const h of HELP) yield* output.err(h)
+          const say = (lines: ReadonlyArray<string>) => Effect.forEach(lines, (l) => output.err(l), { discard: true })
+          // A command that fails (a store or provider error) is reported; the loop goes on.
+          const orReport = <E, R>(effect: Effect.Effect<void, E, R>) => effect.pipe(Effect.catch((error: unknown) => reportFailure(error)))
+          if (command === "/help") yield* say(CHAT_HELP)
           else if (command === "/files") yield* output.err(selected.length === 0 ? "(no files in context)" : selected.join("\n"))
           else if (command === "/add" && arg !== "") {
             const added = yield* normalizeSelection([arg]).pipe(Effect.result)
             if (added._tag === "Failure") yield* output.err(output.errStyle.red(diagnose(added.failure).message))
-            else selected = [...new Set([...selected, ...added.success])].sort()
-          } else if (command === "/drop" && arg !== "") selected = selected.filter((p) => p !== arg.replace(/^\.\//, ""))
-          else if (command === "/hud") yield* showHud(prepared, session, selected)
-          else yield* output.err(`unknown command ${command}; /help lists them`)
+            else {
+              const before = selected
+              selected = [...new Set([...selected, ...added.success])].sort()
+              yield* output.err(addLine(added.success, before, selected))
+            }
+          } else if (command === "/drop" && arg !== "") {
+            const dropped = dropLine(arg, selected)
+            selected = dropped.selected
+            yield* output.err(dropped.line)
+          } else if (command === "/hud") yield* showHud(prepared, session, selected)
+          else if (command === "/model") yield* say(modelLines(provider, ctx.config.model, arg))
+          else if (command === "/cost") yield* say(costLines(provider, ctx.config.model, answered, session))
+          else if (command === "/tokens") {
+            yield* orReport(
+              Effect.gen(function* () {
+                const next = (yield* beginCliTurn(prepared, "", selected, tools === undefined ? undefined : REPO_TOOLS)).assembly.report.totalTokens
+                yield* say(tokenLines(next, session, answered.at(-1)?.usage))
+              })
+            )
+          } else if (command === "/clear") yield* orReport(Effect.flatMap(clearHistory(prepared, dryRun), (line) => say([line])))
+          else if (command === "/compact") {
+            yield* orReport(
+              llm === undefined
+                ? say(["nothing to compact in a dry run: compaction asks the provider's model"])
+                : Effect.flatMap(compact(prepared, llm, true), (c) => say([c.note ?? "the conversation is already as small as compaction makes it"]))
+            )
+          } else yield* output.err(`unknown command ${command}; /help lists them`)
           continue
         }
         // A failed turn is reported and the loop goes on; nothing was committed.
-        yield* runTurn(text).pipe(
-          Effect.catch((error: unknown) => {
-            const d = diagnose(error)
-            return output.err(output.errStyle.red(`strata: ${d.message}`) + (d.hint === undefined ? "" : `\n${output.errStyle.dim(`hint: ${d.hint}`)}`))
-          })
-        )
+        yield* runTurn(text).pipe(Effect.catch((error: unknown) => reportFailure(error)))
       }
     })
     yield* loop.pipe(Effect.provide(prepared.engine.layer))
+  })
+
+/** `/clear`: the stored conversation replaced by an empty one (the tracker's history entries purged with it), one commit. */
+const clearHistory = (prepared: Prepared, dryRun: boolean) =>
+  Effect.gen(function* () {
+    if (dryRun || !prepared.records) return "nothing to clear in a dry run: it saves nothing"
+    const rewritten = yield* rewriteSessionHistory(
+      prepared.state.key,
+      (snapshot) => Effect.succeed({ history: snapshot.history.length === 0 ? undefined : [], value: snapshot.history.length }),
+      { purgeTracker: true, tracker: "store", retries: COMMIT_RETRIES }
+    )
+    return rewritten.commit === undefined
+      ? "the conversation is already empty"
+      : `cleared the conversation (${rewritten.value} message${rewritten.value === 1 ? "" : "s"}); the files in context stay`
   })
 
 const showHud = (prepared: Prepared, session: SessionRecord, selected: ReadonlyArray<string>) =>
@@ -176,6 +229,8 @@ const showHud = (prepared: Prepared, session: SessionRecord, selected: ReadonlyA
 /** How the repository tools are offered in a turn. */
 interface ChatTools {
   readonly maxRounds: number
+  /** Whether the tools may read gitignored and secret files. */
+  readonly allowIgnored: boolean
 }
 
 /** One request of a turn, as `--json` reports it. */
@@ -255,12 +310,21 @@ const chatTurn = (
       // truncated, empty or non-JSON reply): the round then fails here, before anything is
       // recorded, and the text shown so far ends its line before the error. Tool calls
       // arrive only once the reply finished.
+      // A provider that does not answer is never silent: after a few seconds without an
+      // event, say what is awaited and for how long (the timeout ends it).
+      const waiting = yield* Effect.forkChild(
+        Effect.sleep(WAITING_NOTICE_MS).pipe(
+          Effect.andThen(output.err(output.errStyle.dim(`waiting for ${ctx.config.provider} ${ctx.config.model} to answer (up to ${Math.round(ctx.config.timeoutMs / 1000)} s; Ctrl-C stops)...`)))
+        )
+      )
       yield* llm.stream({ body: result.placed.body }).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function* () {
+            yield* Fiber.interrupt(waiting)
             if (event._tag === "TextDelta") {
               reply += event.text
-              if (!ctx.json) yield* output.write(event.text)
+              // Model text never drives the terminal (OSC 52, titles, clears): escaped as it streams.
+              if (!ctx.json) yield* output.write(terminalSafe(event.text))
             } else if (event._tag === "ToolCall") {
               calls.push(event.call)
             } else if (event._tag === "Usage") {
@@ -268,7 +332,8 @@ const chatTurn = (
             }
           })
         ),
-        Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void))
+        Effect.onError(() => (reply !== "" && !ctx.json && !reply.endsWith("\n") ? output.write("\n") : Effect.void)),
+        Effect.ensuring(Fiber.interrupt(waiting))
       )
       if (!ctx.json && reply !== "") yield* output.write(reply.endsWith("\n") ? "" : "\n")
       // Calls past the round limit are answered, not run: the model is to answer now.
@@ -277,10 +342,10 @@ const chatTurn = (
       const results: Array<ToolResultPart> = []
       for (const call of asked) {
         const answer = allowed
-          ? yield* runRepoTool({ root: ctx.root, maxFileBytes: ctx.config.budgets.maxFileBytes }, call)
+          ? yield* runRepoTool({ root: ctx.root, maxFileBytes: ctx.config.budgets.maxFileBytes, allowIgnored: tools.allowIgnored }, call)
           : { type: "tool-result" as const, toolCallId: call.toolCallId, toolName: call.toolName, output: { type: "error-text" as const, value: `Not run: this prompt used its ${tools?.maxRounds ?? 0} tool rounds (--max-tool-rounds). Answer with what you have.` } }
         results.push(answer)
-        if (!ctx.json) yield* output.out(s.dim(describeToolCall(call, answer.output)))
+        if (!ctx.json) yield* output.out(s.dim(terminalSafe(describeToolCall(call, answer.output))))
       }
       const parts = [...(reply === "" ? [] : [{ type: "text" as const, text: reply }]), ...asked]
       const assistant: Message = asked.length === 0 ? { role: "assistant", content: reply } : { role: "assistant", content: parts }
@@ -303,7 +368,7 @@ const chatTurn = (
           if (compaction.note !== undefined) yield* output.out(s.magenta(compaction.note))
           if (!noHud) for (const line of colourChanges(hudLines(result.report, current, { width: output.columns, maxInputTokens: ctx.config.budgets.maxInputTokens }), s)) yield* output.out(line)
         }
-        return { reply, usage, session: current } satisfies Turn
+        return { reply, usage, promptUsage: sumUsage(rounds.map((r) => r.usage ?? undefined)), session: current } satisfies Turn
       }
     }
   })
@@ -321,9 +386,10 @@ const toolCounts = (names: ReadonlyArray<string>): string => {
  * compacted history replaces the stored one together with the tracker's purged history
  * entries, in one commit (re-run on the new state if another process committed first).
  */
-const compact = (prepared: Prepared, llm: LlmClientShape) =>
+const compact = (prepared: Prepared, llm: LlmClientShape, force = false) =>
   Effect.gen(function* () {
-    const trigger = prepared.ctx.config.budgets.compactionTokens
+    // `/compact` forces it: any history over one token is compacted now.
+    const trigger = force ? 1 : prepared.ctx.config.budgets.compactionTokens
     if (trigger <= 0) return { note: undefined as string | undefined }
     const compactorLayer = HistoryCompactor.layer({ config: { triggerTokens: trigger } }).pipe(
       Layer.provide(compactionModelLayer(prepared.ctx.config.model).pipe(Layer.provide(Layer.succeed(LlmClient, llm))))

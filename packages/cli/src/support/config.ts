@@ -8,6 +8,7 @@ import { SessionName } from "@strata/core"
 import { findModel, PROVIDER_IDS, type ProviderId } from "@strata/providers"
 import { ConfigInvalid, ModelNotServed } from "./errors.ts"
 import { DEFAULT_POLICY, PolicyName } from "@strata/tiers"
+import { redactSecrets } from "@strata/store"
 
 /** Providers the CLI can build requests for (one placement plugin each). */
 export const PROVIDERS = ["anthropic", "bedrock", "openai", "gemini", "openai-compatible", "ai-sdk"] as const
@@ -55,19 +56,25 @@ export const parseStoreSetting = (setting: string): StoreSetting | undefined => 
   if (/^postgres(ql)?:\/\/./.test(s)) return { kind: "postgres", url: s }
   // Anything else with a scheme is a typo of a URL, not a folder.
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s) || s.includes("\0")) return undefined
+  // A folder is written as a path (`.strata/shared`, `./state`): a bare word such as
+  // `garbage` or `postgress` is a mistyped setting, not a folder to create.
+  // A ":" or "@" is a mistyped URL (`postgres//u:pw@db`), not a folder.
+  if (!s.includes("/") || /[:@]/.test(s)) return undefined
   return { kind: "file", directory: s }
 }
 
 /**
- * A store setting for messages and `strata config`: a database URL's password hidden. Pure.
+ * A store setting for messages and `strata config`: every credential form of a database
+ * URL hidden (`user:password@`, `?password=`, a mistyped scheme too). Pure.
  *
  * @example
  * ```ts
  * import { redactStoreSetting } from "@strata/cli"
  * redactStoreSetting("postgres://strata:hunter2@db/strata") // "postgres://strata:***@db/strata"
+ * redactStoreSetting("postgres://strata@db/strata?password=hunter2") // "postgres://strata@db/strata?password=***"
  * ```
  */
-export const redactStoreSetting = (setting: string): string => setting.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/, "$1:***@")
+export const redactStoreSetting = (setting: string): string => redactSecrets(setting)
 
 /** A store setting, parsed. */
 export type StoreSetting =
@@ -77,7 +84,11 @@ export type StoreSetting =
 
 /** A `store` value: one `parseStoreSetting` accepts. */
 export const StoreSettingText = Schema.String.check(
-  Schema.makeFilter((s: string) => parseStoreSetting(s) !== undefined || `Expected "file", "memory", a folder inside the repository or a postgres:// URL, got ${JSON.stringify(s)}`)
+  Schema.makeFilter(
+    (s: string) =>
+      parseStoreSetting(s) !== undefined ||
+      `Expected "file", "memory", a folder inside the repository written as a path (such as .strata/shared) or a postgres:// URL, got ${JSON.stringify(redactSecrets(s))}`
+  )
 )
 
 /** A session name: letters, digits, `.`, `_`, `-`, not starting with a dot, so never a path like `../../x`. */
@@ -110,7 +121,9 @@ export const ConfigFile = Schema.Struct({
   /** Where session state is kept (see `parseStoreSetting`); default the file store under `.strata/state/`. */
   store: Schema.optionalKey(StoreSettingText),
   /** The session's name in the store (default `default`). */
-  session: Schema.optionalKey(SessionNameText)
+  session: Schema.optionalKey(SessionNameText),
+  /** Let chat's read-only tools read gitignored and secret files (`.env*`, `*.pem`, ...). Default false. */
+  allowIgnored: Schema.optionalKey(Schema.Boolean)
 })
 export type ConfigFile = typeof ConfigFile.Type
 
@@ -193,6 +206,8 @@ export interface ConfigOverrides {
   readonly mapTokens?: number | undefined
   readonly prompts?: string | undefined
   readonly timeoutMs?: number | undefined
+  /** The session's name (`chat --session NAME`). */
+  readonly session?: string | undefined
 }
 
 /** Environment variables the CLI reads, by config key. */
@@ -251,8 +266,10 @@ export const parseConfigFile = (text: string, path: string): ConfigFile => {
 const envInt = (env: Readonly<Record<string, string | undefined>>, name: string, min: number): number | undefined => {
   const raw = env[name]
   if (raw === undefined || raw.trim() === "") return undefined
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < min) {
+  // Plain decimal digits only, within a safe integer: `0x10`, `1e3` and
+  // 99999999999999999999 are refused as the config file refuses them.
+  const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(n) || n < min) {
     throw new ConfigInvalid({ path: `$${name}`, issue: `expected an integer >= ${min}, got ${JSON.stringify(raw)}` })
   }
   return n
@@ -277,6 +294,13 @@ const envChecked = (env: Readonly<Record<string, string | undefined>>, name: str
   if (raw === undefined || raw.trim() === "") return undefined
   const decoded = Schema.decodeUnknownResult(schema)(raw)
   if (Result.isFailure(decoded)) throw new ConfigInvalid({ path: `$${name}`, issue: formatSchemaIssue(decoded.failure.message) })
+  return decoded.success
+}
+
+/** A flag's value decoded with `schema`; a bad one is `ConfigInvalid` naming the flag. */
+const checkedFlag = (flag: string, raw: string, schema: Schema.Codec<string>): string => {
+  const decoded = Schema.decodeUnknownResult(schema)(raw)
+  if (Result.isFailure(decoded)) throw new ConfigInvalid({ path: flag, issue: formatSchemaIssue(decoded.failure.message) })
   return decoded.success
 }
 
@@ -358,7 +382,8 @@ export const resolveConfig = (input: {
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
   const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
   const store = pick("store", undefined, envChecked(env, ENV_VARS.store, StoreSettingText), file?.store, DEFAULTS.store)
-  const session = pick("session", undefined, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
+  const sessionFlag = flags.session === undefined ? undefined : checkedFlag("--session", flags.session, SessionName)
+  const session = pick("session", sessionFlag, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
   return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, store, session, sources }
 }
 

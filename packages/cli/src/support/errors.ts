@@ -112,7 +112,7 @@ const HINTS: Readonly<Record<string, string>> = {
   TrackerPersistError: "check permissions on the .strata/ folder; deleting it starts a fresh session",
   SymbolIndexError: "check that --repo points at a readable directory",
   PlacementError: "try another --provider, or fewer files",
-  RequestTooLarge: "if the history is the large part, start a new conversation (remove .strata/session.json; the old history stays in .strata/sessions/); otherwise leave files out (--no-files), lower budgets.mapTokens, shorten the prompt, or set budgets.maxInputTokens if the model accepts more (docs/errors.md)",
+  RequestTooLarge: "if the history is the large part, start a new conversation (another session: --session NAME or $STRATA_SESSION; or /clear in chat); otherwise leave files out (--no-files), lower budgets.mapTokens, shorten the prompt, or set budgets.maxInputTokens if the model accepts more (docs/errors.md)",
   Unavailable: "run with --dry-run to see the requests without sending them",
   LlmHttpError: "the provider refused the request; --verbose shows the full error",
   LlmTimeout: "the provider did not answer in time: raise --timeout-ms (or timeoutMs in .strata/config.json, $STRATA_TIMEOUT_MS), or try again",

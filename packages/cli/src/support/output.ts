@@ -5,6 +5,7 @@
  */
 import { createInterface } from "node:readline"
 import { Context, Effect, Layer, Logger } from "effect"
+import { redactSecrets } from "@strata/store"
 
 /** ANSI styling that is the identity when colour is off. */
 export interface Style {
@@ -47,6 +48,23 @@ export const colorEnabled = (env: Readonly<Record<string, string | undefined>>, 
   if (force !== undefined && force !== "" && force !== "0" && force.toLowerCase() !== "false") return true
   return isTTY
 }
+
+/**
+ * Text from a model, a tool or a file, made safe to print on a terminal: every control
+ * character but newline and tab (ESC, BEL, backspace, DEL, the C1 range) is shown
+ * as a visible escape (`\x1b`) and a carriage return is dropped, so a reply cannot set the clipboard (OSC 52), retitle the
+ * window or clear the screen. Strata's own colours are added after this. Per character,
+ * so it works on stream chunks that split a sequence. Pure.
+ *
+ * @example
+ * ```ts
+ * import { terminalSafe } from "@strata/cli"
+ * terminalSafe("hi\x1b]0;pwned\x07") // "hi\\x1b]0;pwned\\x07"
+ * ```
+ */
+export const terminalSafe = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => (c === "\r" ? "" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`))
 
 /**
  * The version of the CLI's `--json` documents. It changes when a field changes meaning
@@ -157,16 +175,44 @@ export const closeInput = (): void => {
   lineReader = undefined
 }
 
+/**
+ * Whether a reader closed stdout (`strata hud | head -3`, quitting `less`): later output
+ * is dropped and the command ends normally, exit 0, instead of an EPIPE stack trace.
+ */
+let stdoutClosed = false
+let stderrClosed = false
+let streamsGuarded = false
+
+/** Install the EPIPE handlers on stdout and stderr once per process. */
+export const guardStreams = (): void => {
+  if (streamsGuarded) return
+  streamsGuarded = true
+  const onError = (mark: () => void) => (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED") mark()
+    else throw error
+  }
+  process.stdout.on("error", onError(() => (stdoutClosed = true)))
+  process.stderr.on("error", onError(() => (stderrClosed = true)))
+}
+
+const writeStdout = (text: string): void => {
+  if (!stdoutClosed) process.stdout.write(text)
+}
+const writeStderr = (text: string): void => {
+  if (!stderrClosed) process.stderr.write(text)
+}
+
 const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): OutputShape => {
+  guardStreams()
   const stdoutTTY = process.stdout.isTTY === true
   const stderrTTY = process.stderr.isTTY === true
   const stdinTTY = process.stdin.isTTY === true
   const errStyle = makeStyle(colorEnabled(env, stderrTTY))
   const progressEnabled = stderrTTY && env["TERM"] !== "dumb"
   return {
-    out: (text) => Effect.sync(() => void process.stdout.write(text + "\n")),
-    write: (text) => Effect.sync(() => void process.stdout.write(text)),
-    err: (text) => Effect.sync(() => void process.stderr.write(text + "\n")),
+    out: (text) => Effect.sync(() => writeStdout(text + "\n")),
+    write: (text) => Effect.sync(() => writeStdout(text)),
+    err: (text) => Effect.sync(() => writeStderr(text + "\n")),
     style: makeStyle(colorEnabled(env, stdoutTTY)),
     errStyle,
     progressEnabled,
@@ -182,7 +228,7 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
       Effect.sync((): Progress => {
         if (!progressEnabled) return noProgress
         let last = 0
-        const draw = (line: string) => process.stderr.write(`\r\x1b[2K${errStyle.dim(line)}`)
+        const draw = (line: string) => writeStderr(`\r\x1b[2K${errStyle.dim(line)}`)
         draw(`${label}...`)
         return {
           update: (done, total, detail) =>
@@ -193,7 +239,7 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
               last = now
               draw(renderProgress(label, done, total, detail))
             }),
-          finish: (summary) => Effect.sync(() => void process.stderr.write(`\r\x1b[2K${summary ? errStyle.dim(summary) + "\n" : ""}`))
+          finish: (summary) => Effect.sync(() => writeStderr(`\r\x1b[2K${summary ? errStyle.dim(summary) + "\n" : ""}`))
         }
       }),
     ask: (question) =>
@@ -254,11 +300,11 @@ const logText = (message: unknown): string =>
 export const stderrLoggerLayer = (env: Readonly<Record<string, string | undefined>>, verbose: boolean): Layer.Layer<never> => {
   const style = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
   const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
-    const text = logText(message)
+    const text = redactSecrets(logText(message))
     const serious = logLevel === "Warn" || logLevel === "Error" || logLevel === "Fatal"
     if (serious) {
-      if (firstTimeWarning(text)) process.stderr.write(style.yellow(`${logLevel === "Warn" ? "warning" : "error"}: ${text}`) + "\n")
-    } else if (verbose && logLevel !== "Trace") process.stderr.write(style.dim(`${logLevel.toLowerCase()}: ${text}`) + "\n")
+      if (firstTimeWarning(text)) writeStderr(style.yellow(`${logLevel === "Warn" ? "warning" : "error"}: ${text}`) + "\n")
+    } else if (verbose && logLevel !== "Trace") writeStderr(style.dim(`${logLevel.toLowerCase()}: ${text}`) + "\n")
   })
   return Logger.layer([logger])
 }

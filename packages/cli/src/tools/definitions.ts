@@ -21,7 +21,9 @@ export const TOOL_LIMITS = {
   matchChars: 240,
   /** Default and largest number of paths `list_files` returns. */
   listResults: 200,
-  listResultsMax: 1000
+  listResultsMax: 1000,
+  /** How long one `search` runs at most before it stops with what it found (ms). */
+  searchMs: 5000
 } as const
 
 const Count = (max: number) => Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: max }))

@@ -4,4 +4,4 @@
  */
 export { objectTool, REPO_TOOLS, stringProperty, TOOL_LIMITS, TOOL_NAMES, ListFilesInput, ReadFileInput, SearchInput, type ToolName } from "./definitions.ts"
 export { globToRegExp } from "./glob.ts"
-export { runRepoTool, toolOutput, type RepoToolsOptions } from "./repoTools.ts"
+export { isSecretFile, runRepoTool, toolOutput, type RepoToolsOptions } from "./repoTools.ts"

@@ -20,6 +20,7 @@ import {
 } from "@strata/core"
 import { listFiles, nodeFileSystem } from "@strata/symbols"
 import { Effect, Result, Schema } from "effect"
+import { RE2JS } from "re2js"
 import { ListFilesInput, ReadFileInput, SearchInput, TOOL_LIMITS, TOOL_NAMES } from "./definitions.ts"
 import { globToRegExp } from "./glob.ts"
 
@@ -29,6 +30,20 @@ export interface RepoToolsOptions {
   readonly root: string
   /** Files larger than this are neither read nor searched (the CLI's `budgets.maxFileBytes`). */
   readonly maxFileBytes: number
+  /**
+   * Read files the repository's .gitignore excludes and well-known secret files (`.env*`,
+   * `*.pem`, `*.key`, `id_*`, `.npmrc`, `.netrc`). Default false: they are refused, so a
+   * key never reaches the provider unless the user opts in (`chat --allow-ignored`).
+   */
+  readonly allowIgnored?: boolean | undefined
+  /** How long one search may run before it stops with what it found. Default `TOOL_LIMITS.searchMs`. */
+  readonly searchMs?: number | undefined
+}
+
+/** Names of files that usually hold secrets: refused unless `allowIgnored`. Pure. */
+export const isSecretFile = (relative: string): boolean => {
+  const name = relative.slice(relative.lastIndexOf("/") + 1)
+  return /^\.env(?:$|\.|rc$)/.test(name) || /\.(?:pem|key)$/i.test(name) || /^id_[A-Za-z0-9]+(?:\.pub)?$/.test(name) || name === ".npmrc" || name === ".netrc"
 }
 
 /** Folders that hold state rather than the project: Strata's own and git's. Never read. */
@@ -116,6 +131,14 @@ const linesOf = (content: string): ReadonlyArray<string> => {
 const readFile = (options: RepoToolsOptions, input: ReadFileInput): ToolResultOutput => {
   const { relative, real, exists } = checkPath(options, input.path, "file")
   if (!exists) return refuse(`There is no file "${input.path}" in the repository; list_files shows what exists.`)
+  if (options.allowIgnored !== true) {
+    if (isSecretFile(relative)) {
+      return refuse(`"${relative}" is a kind of file that holds secrets (.env*, *.pem, *.key, id_*, .npmrc, .netrc); the tools do not read it unless the user runs chat with --allow-ignored.`)
+    }
+    if (nodeFs.statSync(real).isFile() && !listedFiles(options).has(relative)) {
+      return refuse(`"${relative}" is excluded by the repository's .gitignore; the tools do not read ignored files unless the user runs chat with --allow-ignored.`)
+    }
+  }
   const lines = linesOf(readText(options, input.path, relative, real))
   if (lines.length === 0) return text(`${relative} is empty.`)
   const first = input.startLine ?? 1
@@ -139,7 +162,10 @@ const readFile = (options: RepoToolsOptions, input: ReadFileInput): ToolResultOu
   return text([`${relative}, lines ${first}-${last} of ${lines.length}:`, ...body, ...more].join("\n"))
 }
 
-/** The repository's files under `path` matching `glob`, sorted (ignored files and internal folders left out). */
+/** The repository's files that git does not ignore (and outside the internal folders). */
+const listedFiles = (options: RepoToolsOptions): ReadonlySet<string> => new Set(listFiles(options.root, nodeFileSystem).files)
+
+/** The repository's files under `path` matching `glob`, sorted (ignored files, secret files unless allowed, and internal folders left out). */
 const filesOf = (options: RepoToolsOptions, path: string | undefined, glob: string | undefined): ReadonlyArray<string> => {
   let folder = ""
   if (path !== undefined) {
@@ -157,7 +183,13 @@ const filesOf = (options: RepoToolsOptions, path: string | undefined, glob: stri
     return refuse(`The repository's files cannot be listed: ${error instanceof Error ? error.message : String(error)}`)
   }
   const matcher = glob === undefined || glob.trim() === "" ? undefined : globToRegExp(glob.trim())
-  return all.filter((file) => (folder === "" || file.startsWith(`${folder}/`)) && internalFolder(file) === undefined && (matcher === undefined || matcher.test(file)))
+  return all.filter(
+    (file) =>
+      (folder === "" || file.startsWith(`${folder}/`)) &&
+      internalFolder(file) === undefined &&
+      (options.allowIgnored === true || !isSecretFile(file)) &&
+      (matcher === undefined || matcher.test(file))
+  )
 }
 
 /** `list_files`: paths, one per line, at most `maxResults`. */
@@ -175,11 +207,14 @@ const searchRepo = (options: RepoToolsOptions, input: SearchInput): ToolResultOu
   const caseSensitive = input.caseSensitive ?? true
   let test: (line: string) => boolean
   if (input.regex === true) {
-    let re: RegExp
+    // RE2 (linear time): a pattern such as ^(a+)+$ cannot hang the process on a long line.
+    let re: RE2JS
     try {
-      re = new RegExp(input.pattern, caseSensitive ? "" : "i")
+      re = RE2JS.compile(input.pattern, caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE)
     } catch (error) {
-      return refuse(`"${input.pattern}" is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`)
+      return refuse(
+        `"${input.pattern}" is not a valid regular expression (RE2 syntax: no look-around or back-references): ${error instanceof Error ? error.message : String(error)}`
+      )
     }
     test = (line) => re.test(line)
   } else {
@@ -191,7 +226,17 @@ const searchRepo = (options: RepoToolsOptions, input: SearchInput): ToolResultOu
   const matches: Array<string> = []
   let skipped = 0
   let truncated = false
+  // A time bound besides the output bound: a huge repository stops the search, with what it found.
+  const budgetMs = options.searchMs ?? TOOL_LIMITS.searchMs
+  const deadline = performance.now() + budgetMs
+  let searched = 0
+  let outOfTime = false
   for (const file of files) {
+    if (performance.now() > deadline) {
+      outOfTime = true
+      break
+    }
+    searched++
     let content: string
     try {
       const { relative, real, exists } = checkPath(options, file, "file")
@@ -216,6 +261,7 @@ const searchRepo = (options: RepoToolsOptions, input: SearchInput): ToolResultOu
     if (truncated) break
   }
   const notes = [
+    ...(outOfTime ? [`(search stopped after ${budgetMs} ms with ${plural(files.length - searched, "file")} not searched; narrow with path or glob)`] : []),
     ...(truncated ? [`(more matches not shown; narrow with path or glob, or raise maxResults up to ${TOOL_LIMITS.searchResultsMax})`] : []),
     ...(skipped > 0 ? [`(${plural(skipped, "file")} not searched: binary, over the size limit, or leading outside the repository)`] : [])
   ]

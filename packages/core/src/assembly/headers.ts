@@ -88,8 +88,22 @@ export const withReminder = (prompt: string, reminder: string): string =>
 /** The file-section header of a cached tier. */
 export const filesHeaderFor = (tier: CachedTier | "active"): string => FILES_HEADERS[tier]
 
-/** One file as a fenced block: path line, then the content fenced with no language tag. */
-export const formatFile = (path: string, content: string): string => `${path}\n\`\`\`\n${content}\n\`\`\``
+/**
+ * The fence for `content`: three backticks, or one more than its longest run of
+ * backticks, so a file holding a fence can neither close the block early nor forge a
+ * section header after it. Pure.
+ */
+export const fenceFor = (content: string): string => {
+  let longest = 0
+  for (const run of content.match(/`+/g) ?? []) longest = Math.max(longest, run.length)
+  return "`".repeat(Math.max(3, longest + 1))
+}
+
+/** One file as a fenced block: path line, then the content fenced (see `fenceFor`) with no language tag. */
+export const formatFile = (path: string, content: string): string => {
+  const fence = fenceFor(content)
+  return `${path}\n${fence}\n${content}\n${fence}`
+}
 
 /**
  * Files as fenced blocks joined by a blank line, under `header`; empty string when

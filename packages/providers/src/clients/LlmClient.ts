@@ -207,7 +207,13 @@ const bodyEvents = (driver: Driver, reply: Extract<DriverReply, { _tag: "Body" }
  * provider said it finished (`Driver.finishedBy`); a stream that ends or breaks before
  * that fails with `LlmIncompleteReply` or `LlmStreamError`, saying how much arrived.
  */
-async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<LlmEvent> {
+/** Internal: one native event arrived (any kind), so the stall timer restarts; never leaves the client. */
+interface Tick {
+  readonly _tag: "Tick"
+}
+const TICK: Tick = { _tag: "Tick" }
+
+async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<LlmEvent | Tick> {
   let usage: Usage | undefined
   let stopReason: string | undefined
   let events = 0
@@ -218,6 +224,8 @@ async function* toEvents(driver: Driver, reply: DriverReply): AsyncGenerator<Llm
   try {
     for await (const event of source) {
       events++
+      // Every event counts as progress (a tool call's input_json_delta too, not only text).
+      yield TICK
       const error = driver.errorOf(event)
       if (error !== undefined) throw new LlmStreamError({ provider: driver.provider, reason: `${error} (after ${plural(events, "event")}; ${plural(characters, "character")} of text had arrived)` })
       usage = foldStreamUsage(driver.format, usage, event)
@@ -277,10 +285,12 @@ export const makeLlmClient = (
         return Stream.fromAsyncIterable(toEvents(driver, opened.reply), (e): LlmError =>
           e instanceof LlmStreamError || e instanceof LlmIncompleteReply ? e : new LlmStreamError({ provider: driver.provider, reason: driver.classify(e).detail })
         ).pipe(
+          // The stall timer runs between stream events of any kind (ticks), then the ticks go.
           Stream.timeoutOrElse({
             duration: Duration.millis(settings.idleTimeoutMs),
             orElse: () => Stream.fail(new LlmTimeout({ provider: driver.provider, timeoutMs: settings.idleTimeoutMs, phase: "stream", attempts: opened.attempts }))
-          })
+          }),
+          Stream.filter((event): event is LlmEvent => event._tag !== "Tick")
         )
       })
     )
