@@ -46,6 +46,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Strata dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${DASHBOARD_PREFIX}assets/app.css">
 </head>
 <body>

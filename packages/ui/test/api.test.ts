@@ -26,7 +26,7 @@ beforeAll(async () => {
   root = dirs()
   makeRepo(root)
   await recordSession(root, "chat", { turns: 6, gaps: (i) => (i === 3 ? 400 : 30) })
-  await recordSession(root, "agent", { turns: 6, agent: true })
+  await recordSession(root, "agent", { turns: 12, agent: true })
   stores = await openStore(root)
   server = await serveDashboard({ ...stores, port: 0, pollMs: 50 })
 })
@@ -78,6 +78,18 @@ describe("dashboard endpoints", () => {
     expect(view.requests.filter((r) => r.miss !== null).map((r) => r.index)).toEqual([3])
     expect(view.requests[3]!.tokens.read).toBe(0)
     expect(view.requests.some((r) => r.blocks.some((b) => b.breakpoint !== null))).toBe(true)
+  })
+
+  it("lists the tool results context editing cleared, with the tool and the placeholder", async () => {
+    const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const agent = sessions.find((s) => s.name === "agent")!
+    const view = Schema.decodeUnknownSync(SessionView)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(agent.id)}`)).text))
+    expect(view.ledger.length).toBeGreaterThan(0)
+    for (const e of view.ledger) {
+      expect(e.toolName).toBe("read_file")
+      expect(e.tokens ?? 0).toBeGreaterThan(1000)
+    }
+    expect(view.requests.reduce((n, r) => n + r.newlyCleared, 0)).toBe(view.ledger.length)
   })
 
   it("gives a request's blocks in order, the last request with its text", async () => {

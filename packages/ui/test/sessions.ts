@@ -7,9 +7,9 @@ import { createContextEngine, type ToolResultPart } from "@strata/core"
 import { AnthropicPlacement, makeSimulator } from "@strata/providers"
 import { makeFileStateStore, sessionKeyFor, stateStore } from "@strata/store"
 import { TrackerLayer } from "@strata/tiers"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { fileSessionCatalog, type SessionCatalog } from "../src/index.ts"
-import type { StateStore } from "@strata/core/effect"
+import { ContextEditing, DEFAULT_CONTEXT_EDITING, type StateStore } from "@strata/core/effect"
 
 export const MODEL = "claude-sonnet-4-5"
 
@@ -42,7 +42,9 @@ export const recordSession = async (root: string, name: string, options: RecordO
     store: stateStore("file"),
     session: name,
     tracker: TrackerLayer.memory(),
-    provider: AnthropicPlacement()
+    provider: AnthropicPlacement(),
+    // Agent sessions clear old tool results early, so a short session has a ledger.
+    ...(options.agent === true ? { layers: [Layer.succeed(ContextEditing, { ...DEFAULT_CONTEXT_EDITING, triggerTokens: 2_000, keepToolUses: 1, clearAtLeastTokens: 200 })] } : {})
   })
   await engine.addFile("module0.ts")
   await engine.addFile("module1.ts")
@@ -65,7 +67,7 @@ export const recordSession = async (root: string, name: string, options: RecordO
       usage: sent.usage,
       usageSource: "simulated",
       at: t * 1000,
-      ...(missed ? { lastMiss: `the cache expired after ${options.gaps?.(i) ?? 30}s idle ${XSS_IMG}` } : {})
+      ...(missed ? { lastMiss: `read ${sent.usage.cacheRead} of the ${expectedRead} cached tokens the previous request left ${XSS_IMG}` } : {})
     })
     pending = asksTool ? [{ type: "tool-result", toolCallId: id, toolName: "read_file", output: { type: "text", value: `${XSS_SCRIPT}\n${XSS_IMG}\n${"const big = 1\n".repeat(400)}` } }] : undefined
   }

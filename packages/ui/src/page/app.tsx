@@ -92,14 +92,14 @@ const SessionsList = ({ version }: { readonly version: number }) => {
           <tbody>
             {data.sessions.map((s) => (
               <tr key={s.id} data-session={s.id}>
-                <th scope="row"><a href={sessionHref(s.id)}>{s.name}</a> <span class="muted small">{s.repository}</span></th>
-                <td>{s.source}</td>
+                <th scope="row"><a href={sessionHref(s.id)}>{s.name}</a><span class="repo">{s.repository}</span></th>
+                <td class="nowrap">{s.source}</td>
                 <Num value={s.requests} format={tokens} />
                 <Num value={s.cost} format={usd} />
                 <Num value={s.uncachedCost} format={usd} />
                 <Num value={s.saved} format={usd} />
                 <Num value={s.hitRate} format={percent} />
-                <td>{time(s.lastAt)}</td>
+                <td class="nowrap">{time(s.lastAt)}</td>
               </tr>
             ))}
           </tbody>
@@ -198,8 +198,8 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
             {data.requests.map((r) => (
               <tr key={r.index} data-request={r.index} class={r.miss === null ? "" : "missed"}>
                 <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
-                <td>{time(r.at)}</td>
-                <td>{r.model}</td>
+                <td class="nowrap">{time(r.at)}</td>
+                <td class="nowrap">{r.model}</td>
                 <Num value={r.tokens.read} format={tokens} />
                 <Num value={r.tokens.write5m} format={tokens} />
                 <Num value={r.tokens.write1h} format={tokens} />
@@ -272,7 +272,7 @@ const RequestPage = ({ id, index, version }: { readonly id: string; readonly ind
                 <span data-value={b.tokens}>{tokens(b.tokens)} tokens</span>, {b.items} items, {b.changed ? "changed" : "unchanged"}
                 {b.breakpoint === null ? ", no breakpoint" : `, breakpoint ${b.breakpoint}`} <code class="muted">{b.hash}</code>
               </summary>
-              {b.text === null ? <p class="muted">Only the session's last request keeps its blocks' text.</p> : <pre class="body">{b.text}</pre>}
+              {b.text === null ? <p class="muted">Only the session's last request keeps its blocks' text.</p> : <pre class="body" tabIndex={0}>{b.text}</pre>}
             </details>
           </li>
         ))}

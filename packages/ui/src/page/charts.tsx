@@ -12,6 +12,9 @@ export interface Band {
   readonly values: ReadonlyArray<number>
 }
 
+/** Tick steps for request and turn numbers: whole numbers only. */
+const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
+
 const width = (el: HTMLElement): number => Math.max(320, Math.floor(el.getBoundingClientRect().width || 800))
 
 /** A uPlot chart that follows its container's width and is rebuilt when its data change. */
@@ -53,6 +56,9 @@ export const StackedBars = (props: {
   readonly yLabel: string
   readonly height?: number
   readonly onPick?: (index: number) => void
+  /** Names for the x values (categories such as strategies) instead of numbers. */
+  readonly xNames?: ReadonlyArray<string>
+  readonly xLabel?: string
 }) => {
   const { x, bands } = props
   const ref = useChart((el) => {
@@ -71,7 +77,12 @@ export const StackedBars = (props: {
         legend: { show: false },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false } },
-        axes: [{ label: "request" }, { label: props.yLabel, size: 70 }],
+        axes: [
+          props.xNames === undefined
+            ? { label: props.xLabel ?? "request", incrs: INTEGER_STEPS }
+            : { label: props.xLabel ?? "", incrs: [1], values: (_u: uPlot, splits: Array<number>) => splits.map((v) => props.xNames?.[v] ?? ""), size: 60 },
+          { label: props.yLabel, size: 70 }
+        ],
         series: [{}, ...order.map((i) => ({ label: bands[i]?.label ?? "", fill: bands[i]?.color ?? "#000", stroke: bands[i]?.color ?? "#000", width: 0, ...(bars === undefined ? {} : { paths: bars }), points: { show: false } }))]
       },
       [x.slice(), ...order.map((i) => sums[i] ?? [])],
@@ -113,7 +124,7 @@ export const Lines = (props: {
         height: props.height ?? 240,
         legend: { show: false },
         scales: { x: { time: false }, y: props.log === true ? { distr: 3 } : {} },
-        axes: [{ label: props.xLabel }, { label: props.yLabel, size: 80 }],
+        axes: [{ label: props.xLabel, incrs: INTEGER_STEPS }, { label: props.yLabel, size: 80 }],
         series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 2, points: { show: x.length < 60 } }))]
       },
       [x.slice(), ...lines.map((l) => (props.log === true ? l.values.map((v) => (v > 0 ? v : null)) : l.values.slice()))] as uPlot.AlignedData,

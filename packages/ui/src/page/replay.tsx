@@ -13,6 +13,9 @@ import { percent, tokens, usd } from "./format.ts"
 import "uplot/dist/uPlot.min.css"
 import "./styles.css"
 
+/** Strategies more than this many percent above the cheapest are left out of the relative chart. */
+const RELATIVE_LIMIT = 50
+
 const readData = (): ReplayPageData | undefined => {
   const text = document.getElementById("report")?.textContent
   // The page's own generator wrote this JSON from a decoded report.
@@ -33,14 +36,18 @@ const Replay = ({ data }: { readonly data: ReplayPageData }) => {
       return { ...s, values: s.values.map((v) => (sum += v)) }
     })
     const cheapest = x.map((_, i) => Math.min(...cumulative.map((s) => s.values[i] ?? Infinity)))
-    const relative = cumulative.map((s) => ({ ...s, values: s.values.map((v, i) => ((cheapest[i] ?? 0) > 0 ? (v / (cheapest[i] ?? 1) - 1) * 100 : 0)) }))
+    const gaps = cumulative.map((s) => ({ ...s, values: s.values.map((v, i) => ((cheapest[i] ?? 0) > 0 ? (v / (cheapest[i] ?? 1) - 1) * 100 : 0)) }))
+    // Strategies far above the rest (no caching) would flatten the few-percent gaps this chart is for.
+    const final = (s: { readonly values: ReadonlyArray<number> }) => s.values.at(-1) ?? 0
+    const relative = gaps.filter((s) => final(s) <= RELATIVE_LIMIT)
+    const far = gaps.filter((s) => final(s) > RELATIVE_LIMIT).map((s) => `${s.label} (+${final(s).toFixed(0)}%)`)
     const strategyX = names.map((_, i) => i)
     const split = [
       { label: "cache read", color: "#2f855a", values: report.rows.map((r) => r.cacheRead) },
       { label: "cache write", color: "#d69e2e", values: report.rows.map((r) => r.cacheWrite) },
       { label: "uncached", color: "#c53030", values: report.rows.map((r) => r.uncached) }
     ]
-    return { x, perTurn, cumulative, relative, strategyX, split }
+    return { names, x, perTurn, cumulative, relative, far, strategyX, split }
   }, [report])
   return (
     <main id="main">
@@ -87,8 +94,14 @@ const Replay = ({ data }: { readonly data: ReplayPageData }) => {
       </div>
       <div class="grid">
         <Lines title="Cumulative cost per strategy" x={series.x} xLabel="turn" lines={series.cumulative} yLabel={unit} log={log} />
-        <Lines title="Cumulative cost above the cheapest strategy (%)" x={series.x} xLabel="turn" lines={series.relative} yLabel="% above cheapest" />
-        <StackedBars title="Input tokens by billing, per strategy (x: strategy in table order)" x={series.strategyX} bands={series.split} yLabel="tokens" />
+        <Lines
+          title={`Cumulative cost above the cheapest strategy (%)${series.far.length === 0 ? "" : `; not drawn: ${series.far.join(", ")}`}`}
+          x={series.x}
+          xLabel="turn"
+          lines={series.relative}
+          yLabel="% above cheapest"
+        />
+        <StackedBars title="Input tokens by billing, per strategy" x={series.strategyX} xNames={series.names} xLabel="strategy" bands={series.split} yLabel="tokens" />
       </div>
       <h2>Cost per turn, one panel per strategy</h2>
       <div class="panels">
