@@ -2,12 +2,12 @@
 // dist/page/: app.js/app.css for the server, replay.js/replay.css inlined into replay reports.
 // Run by `pnpm build`; nothing is fetched at run time.
 import { build } from "esbuild"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, URL } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 await build({
   absWorkingDir: root,
-  entryPoints: { app: "src/page/app.tsx", replay: "src/page/replay.tsx" },
+  entryPoints: { app: "page/app.tsx", replay: "page/replay.tsx" },
   outdir: "dist/page",
   bundle: true,
   minify: true,

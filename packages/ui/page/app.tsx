@@ -7,7 +7,7 @@
  */
 import { render } from "preact"
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
-import type { RequestDetail, RequestRow, SessionSummary, SessionView } from "../views.ts"
+import type { RequestDetail, RequestRow, SessionSummary, SessionView } from "../src/views.ts"
 import { Lines, StackedBars } from "./charts.tsx"
 import { BILLING, CONTENT } from "./colors.ts"
 import { percent, time, tokens, usd } from "./format.ts"

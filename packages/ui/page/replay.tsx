@@ -6,7 +6,7 @@
  */
 import { render } from "preact"
 import { useMemo, useState } from "preact/hooks"
-import type { ReplayPageData } from "../replayHtml.ts"
+import type { ReplayPageData } from "../src/replayHtml.ts"
 import { Lines, StackedBars } from "./charts.tsx"
 import { SERIES } from "./colors.ts"
 import { percent, tokens, usd } from "./format.ts"
