@@ -16,6 +16,9 @@ import "./styles.css"
 
 const API = "/_strata/api/"
 
+/** Rows the requests table shows before "Show all". */
+const TABLE_ROWS = 200
+
 type Route =
   | { readonly view: "list" }
   | { readonly view: "session"; readonly id: string }
@@ -142,6 +145,7 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
       ]
     }
   }, [data])
+  const [showAll, setShowAll] = useState(false)
   const pick = useCallback((i: number) => {
     const row = data?.requests[i]
     if (row !== undefined) location.hash = requestHref(id, row.index)
@@ -149,6 +153,8 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
   if (data === undefined || charts === undefined) return <Status error={error} />
   const s = data.summary
   const misses = data.requests.filter((r) => r.miss !== null)
+  // A long session's table starts with its latest requests: laying out thousands of rows costs more than the rest of the view.
+  const shown = showAll || data.requests.length <= TABLE_ROWS ? data.requests : data.requests.slice(-TABLE_ROWS)
   return (
     <section aria-labelledby="session-heading">
       <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / {s.name}</nav>
@@ -177,6 +183,12 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
         </section>
       )}
       <h2>Requests</h2>
+      {shown.length < data.requests.length && (
+        <p>
+          Showing the latest {tokens(shown.length)} of {tokens(data.requests.length)} requests.{" "}
+          <button type="button" onClick={() => setShowAll(true)}>Show all</button>
+        </p>
+      )}
       <div class="scroll" tabIndex={0} role="region" aria-label="Requests table">
         <table class="data" id="requests">
           <thead>
@@ -195,7 +207,7 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
             </tr>
           </thead>
           <tbody>
-            {data.requests.map((r) => (
+            {shown.map((r) => (
               <tr key={r.index} data-request={r.index} class={r.miss === null ? "" : "missed"}>
                 <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
                 <td class="nowrap">{time(r.at)}</td>

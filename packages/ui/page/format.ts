@@ -8,8 +8,10 @@ export const usd = (value: number | null | undefined): string => {
   return `$${value.toFixed(digits)}`
 }
 
-/** Token counts with thousands separators. */
-export const tokens = (value: number): string => Math.round(value).toLocaleString("en-US")
+const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 })
+
+/** Token counts with thousands separators (one shared formatter: `toLocaleString` builds one per call). */
+export const tokens = (value: number): string => grouped.format(Math.round(value))
 
 /** A 0..1 ratio as a percentage. */
 export const percent = (value: number): string => `${(value * 100).toFixed(1)}%`

@@ -6,11 +6,11 @@
  * with one `if`; the data it serves comes from Effects over `StateStore`.
  */
 import * as http from "node:http"
-import { formatSessionKey, type StateStore } from "@strata/core/effect"
+import { formatSessionKey, type LoadedState, type StateStore } from "@strata/core/effect"
 import { Effect } from "effect"
 import type { ListedSession, SessionCatalog } from "./catalog.ts"
 import { asset } from "./internal/assets.ts"
-import { requestDetail, sessionId, sessionSummary, sessionView } from "./views.ts"
+import { requestDetail, sessionId, sessionSummary, sessionView, type SessionSummary } from "./views.ts"
 
 /** Every path the dashboard serves starts with this, except the page itself at `/`. */
 export const DASHBOARD_PREFIX = "/_strata/"
@@ -103,12 +103,28 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
 
   const list = () => Effect.runPromise(catalog.list)
 
-  const findKey = async (id: string): Promise<ListedSession | undefined> => (await list()).find((s) => sessionId(s.key) === id)
+  // A session's state and views change only with its version: keep the latest of each.
+  interface Cached {
+    readonly version: number
+    readonly loaded: LoadedState
+    summary?: SessionSummary
+    view?: string
+  }
+  const cache = new Map<string, Cached>()
 
-  const loadSnapshot = async (id: string) => {
-    const listed = await findKey(id)
-    if (listed === undefined) return undefined
-    return Effect.runPromise(store.load(listed.key))
+  const cached = async (listed: ListedSession): Promise<Cached> => {
+    const id = sessionId(listed.key)
+    const hit = cache.get(id)
+    if (hit !== undefined && hit.version === listed.version) return hit
+    const loaded = await Effect.runPromise(store.load(listed.key))
+    const entry: Cached = { version: listed.version, loaded }
+    cache.set(id, entry)
+    return entry
+  }
+
+  const findSession = async (id: string) => {
+    const listed = (await list()).find((s) => sessionId(s.key) === id)
+    return listed === undefined ? undefined : cached(listed)
   }
 
   const poll = async (): Promise<void> => {
@@ -152,16 +168,24 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
   const api = async (path: string, res: http.ServerResponse): Promise<void> => {
     if (path === "sessions") {
       const listed = await list()
-      const sessions = await Promise.all(listed.map(async (s) => sessionSummary((await Effect.runPromise(store.load(s.key))).snapshot)))
+      const sessions = await Promise.all(listed.map(async (s) => {
+        const entry = await cached(s)
+        entry.summary ??= sessionSummary(entry.loaded.snapshot)
+        return entry.summary
+      }))
       sessions.sort((a, b) => (b.lastAt ?? 0) - (a.lastAt ?? 0) || a.name.localeCompare(b.name))
       return sendJson(res, 200, { store: catalog.describe, sessions })
     }
     const m = /^sessions\/([^/]+)(?:\/requests\/(\d+))?$/.exec(path)
     if (m === null) return sendJson(res, 404, { error: `No endpoint /_strata/api/${path}` })
     const id = decodeURIComponent(m[1] ?? "")
-    const loaded = await loadSnapshot(id)
-    if (loaded === undefined) return sendJson(res, 404, { error: `No session ${id} in ${catalog.describe}` })
-    if (m[2] === undefined) return sendJson(res, 200, sessionView(loaded.snapshot, loaded.warnings))
+    const entry = await findSession(id)
+    if (entry === undefined) return sendJson(res, 404, { error: `No session ${id} in ${catalog.describe}` })
+    const loaded = entry.loaded
+    if (m[2] === undefined) {
+      entry.view ??= JSON.stringify(sessionView(loaded.snapshot, loaded.warnings))
+      return send(res, 200, "application/json; charset=utf-8", entry.view)
+    }
     const detail = requestDetail(loaded.snapshot, Number(m[2]))
     if (detail === undefined) return sendJson(res, 404, { error: `Session ${formatSessionKey(loaded.snapshot.session)} keeps no request ${m[2]}` })
     return sendJson(res, 200, detail)

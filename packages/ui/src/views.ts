@@ -12,10 +12,11 @@ import {
   partText,
   type Message,
   type RecordedRequest,
+  type SessionRecord,
   type StateSnapshot,
   type Usage
 } from "@strata/core/effect"
-import { costOf, PROVIDER_IDS, type ProviderId } from "@strata/providers"
+import { computeCost, lookupModel, PROVIDER_IDS, type ModelLimits, type ProviderId } from "@strata/providers"
 import { Schema } from "effect"
 
 const Nullable = Schema.NullOr(Schema.Number)
@@ -163,10 +164,20 @@ const priceProvider = (provider: string, model: string): ProviderId | undefined 
   return undefined
 }
 
-const costs = (r: RecordedRequest): { readonly cost: number | null; readonly uncached: number | null } => {
-  const provider = priceProvider(r.provider, r.model)
-  if (r.usage === undefined || provider === undefined) return { cost: null, uncached: null }
-  const c = costOf(provider, r.model, r.usage)
+/** A model's limits, looked up once per provider and model (a session rarely has more than one). */
+const limitsOf = (cache: Map<string, ModelLimits | undefined>, provider: string, model: string): ModelLimits | undefined => {
+  const key = `${provider}\u0000${model}`
+  if (cache.has(key)) return cache.get(key)
+  const id = priceProvider(provider, model)
+  const limits = id === undefined ? undefined : lookupModel(id, model)
+  cache.set(key, limits)
+  return limits
+}
+
+const costs = (r: RecordedRequest, cache: Map<string, ModelLimits | undefined>): { readonly cost: number | null; readonly uncached: number | null } => {
+  const limits = limitsOf(cache, r.provider, r.model)
+  if (r.usage === undefined || limits === undefined) return { cost: null, uncached: null }
+  const c = computeCost(r.usage, limits)
   return c === undefined ? { cost: null, uncached: null } : { cost: c.total, uncached: c.uncachedTotal }
 }
 
@@ -197,8 +208,9 @@ const addNullable = (a: number | null, b: number | null): number | null => (a ==
 export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex = 0): ReadonlyArray<RequestRow> => {
   let cumulative: number | null = null
   let cumulativeUncached: number | null = null
+  const limits = new Map<string, ModelLimits | undefined>()
   return requests.map((r, i) => {
-    const { cost, uncached } = costs(r)
+    const { cost, uncached } = costs(r, limits)
     cumulative = addNullable(cumulative, cost)
     cumulativeUncached = addNullable(cumulativeUncached, uncached)
     return {
@@ -222,16 +234,13 @@ export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex
   })
 }
 
-const summaryOf = (snapshot: StateSnapshot, rows: ReadonlyArray<RequestRow>): { readonly summary: SessionSummary; readonly warning: string | undefined } => {
-  const { record, warning } = decodeSessionRecord(snapshot.record)
+const summaryOf = (snapshot: StateSnapshot, record: SessionRecord, rows: ReadonlyArray<RequestRow>): SessionSummary => {
   const totals = record.totals
   const prompt = totals.input + totals.cacheRead + totals.cacheWrite
   const last = record.last
   const cost = rows.reduce<number | null>((s, r) => addNullable(s, r.cost), null)
   const uncachedCost = rows.reduce<number | null>((s, r) => addNullable(s, r.uncachedCost), null)
   return {
-    warning,
-    summary: {
       id: sessionId(snapshot.session),
       name: snapshot.session.name,
       repository: snapshot.session.repository,
@@ -243,7 +252,6 @@ const summaryOf = (snapshot: StateSnapshot, rows: ReadonlyArray<RequestRow>): { 
       saved: cost === null || uncachedCost === null ? null : uncachedCost - cost,
       hitRate: prompt === 0 ? 0 : totals.cacheRead / prompt,
       lastAt: last?.at ?? null
-    }
   }
 }
 
@@ -253,7 +261,7 @@ const summaryOf = (snapshot: StateSnapshot, rows: ReadonlyArray<RequestRow>): { 
  */
 export const sessionSummary = (snapshot: StateSnapshot): SessionSummary => {
   const { record } = decodeSessionRecord(snapshot.record)
-  return summaryOf(snapshot, requestRows(record.requests ?? [])).summary
+  return summaryOf(snapshot, record, requestRows(record.requests ?? []))
 }
 
 const ClearedJson = Schema.Struct({
@@ -292,11 +300,11 @@ export const clearedLedger = (snapshot: StateSnapshot): ReadonlyArray<LedgerEntr
 
 /** The session view: summary, requests with running costs, the cleared ledger. Pure. */
 export const sessionView = (snapshot: StateSnapshot, warnings: ReadonlyArray<string> = []): SessionView => {
-  const { record } = decodeSessionRecord(snapshot.record)
+  const { record, warning } = decodeSessionRecord(snapshot.record)
   const kept = record.requests ?? []
   const omitted = Math.max(0, record.turns - kept.length)
   const rows = requestRows(kept, omitted)
-  const { summary, warning } = summaryOf(snapshot, rows)
+  const summary = summaryOf(snapshot, record, rows)
   return {
     summary,
     requests: rows,
