@@ -5,7 +5,7 @@
 // the cheaper of `transcript` and `transcript-clear`, at most 1.25x the bound, and on
 // every recorded session never above `transcript`; and it prints where the cost goes
 // (reads, writes, uncached; first requests of tasks, after a compaction, tool steps).
-// Runs the built CLI library (packages/cli/dist).
+// Runs the built @strata/replay (packages/replay/dist).
 //
 //   node bench/replay/run.mjs --session agent                    # anthropic, both histories and the recorded sessions
 //   node bench/replay/run.mjs --session agent --provider openai  # another provider (bedrock, openai, gemini)
@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { AGENT_TOOLS, formatReport, plotSvg, runAgentReplay, runRecordedReplay } from "../../packages/cli/dist/index.js"
+import { AGENT_TOOLS, formatReport, plotSvg, runAgentReplay, runRecordedReplay } from "../../packages/replay/dist/index.js"
 import { lookupModel, ttlSpec } from "../../packages/providers/dist/index.js"
 import { DEFAULT_POLICY } from "../../packages/tiers/dist/index.js"
 import { makeDemoRepo } from "../../scripts/make-demo-repo.mjs"

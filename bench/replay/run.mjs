@@ -3,11 +3,12 @@
 // demo repository's as coding sessions under every caching strategy, scored by the
 // provider's prompt-cache simulator, then names the cheapest Strata policy and checks
 // the chat-mode targets (issue 18): the cheapest Strata strategy below every non-oracle
-// baseline and within 1.15x of the oracle (the lower bound, docs/replay.md), on every
+// baseline and within 1.15x of the oracle (the content bound, docs/replay.md), on every
 // history. Policies are compared in the default journal
 // layout; when they cost the same there (within 0.1%), the seed layout's costs break the
 // tie (each history is replayed a second time with --layout seed for that). Runs the
-// built CLI (packages/cli/dist/bin.js).
+// built CLI (packages/cli/dist/bin.js: `strata replay`, a thin command over @strata/replay;
+// the table is printed with the package's formatTable).
 //
 //   node bench/replay/run.mjs                       # anthropic: the first 121 commits of this repository, every commit of the demo
 //   node bench/replay/run.mjs --provider openai     # any `strata replay` flag is passed through
@@ -21,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { formatTable } from "../../packages/cli/dist/index.js"
+import { formatTable } from "../../packages/replay/dist/index.js"
 import { makeDemoRepo } from "../../scripts/make-demo-repo.mjs"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")

@@ -1,6 +1,6 @@
 // Types for bench/replay/sessions.mjs, so the TypeScript tests can import it.
 
-/** The replay API the generators use: `@strata/cli`'s (built, or its sources). */
+/** The replay API the generators use: `@strata/replay`'s (built, or its sources). */
 export interface SessionLib {
   readonly runAgentReplay: (options: {
     readonly repo: string

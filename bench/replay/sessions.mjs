@@ -12,7 +12,7 @@
 // - parallelReadsSession: an agent that reads twelve files in one step, more blocks than
 //   a breakpoint looks back (where a single trailing breakpoint misses).
 //
-// `lib` is `@strata/cli`'s replay API (the built one from bench/replay/run.mjs, the
+// `lib` is `@strata/replay`'s API (the built one from bench/replay/run.mjs, the
 // sources from the tests): `{ runAgentReplay, AGENT_TOOLS }`.
 import { readFileSync } from "node:fs"
 import { join } from "node:path"

@@ -1,23 +1,21 @@
 // `strata replay`: deterministic tables, dumps that re-score to the same table, awkward
 // histories, the oracle and baseline layouts, the in-memory file system and the plot.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SymbolIndexer } from "@strata/symbols"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { MemoryFileSystem } from "../src/replay/memfs.ts"
-import { runReplay, type ReplayReport } from "../src/replay/replay.ts"
-import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/replay/report.ts"
-import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/replay/score.ts"
-import { CHAT_STRATEGIES, STRATEGIES } from "../src/replay/strategies.ts"
+import { MemoryFileSystem } from "../src/internal/memfs.ts"
+import { runReplay, type ReplayReport } from "../src/replay.ts"
+import { formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "../src/report.ts"
+import { dumpLine, makeScorer, parseDump, rescoreDump, summarize, textsOf } from "../src/score.ts"
+import { CHAT_STRATEGIES, reducesContent, STRATEGIES } from "../src/strategies.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
 
 const demo = tempDir("strata-replay-demo-")
 const awkward = tempDir("strata-replay-awkward-")
-const scratch = tempDir("strata-replay-out-")
-afterAll(() => [demo, awkward, scratch].forEach((d) => d.cleanup()))
+afterAll(() => [demo, awkward].forEach((d) => d.cleanup()))
 
 const MODEL = "claude-sonnet-4-5"
 
@@ -108,6 +106,13 @@ describe("replay of the example repository's first 10 commits", () => {
       for (const baseline of ["none", "trailing", "transcript", "segments", "strata-seed"]) expect(row(s).vsNone!).toBeLessThan(row(baseline).vsNone!)
       expect(row(s).vsOracle!).toBeLessThan(1.5)
     }
+    // The fair column: each strategy against the content bound over its own requests.
+    expect(row("oracle").vsOwnBound).toBeCloseTo(1, 12)
+    expect(row("oracle").ownBound).toBeCloseTo(row("oracle").usd!, 12)
+    for (const r of first.rows) {
+      expect(r.vsOwnBound!, r.strategy).toBeGreaterThanOrEqual(1 - 1e-9)
+      expect(r.vsOwnBound).toBeCloseTo(r.usd! / r.ownBound, 9)
+    }
     // The trailing breakpoint writes every request and reads nothing back (the flat layout is not append-only).
     expect(row("trailing").vsNone).toBeGreaterThan(1)
     expect(row("oracle").vsNone).toBeLessThan(0.5)
@@ -155,11 +160,22 @@ describe("replay of the example repository's first 10 commits", () => {
     }
   })
 
+  it("says under the table what the bound columns compare and which strategies can go under the content bound", () => {
+    const note = formatTable(first.rows).split("\n").slice(first.rows.length + 1)
+    expect(note[0]).toMatch(/^vs bound: cost \/ the content bound \(the oracle row/)
+    const under = CHAT_STRATEGIES.filter((s) => reducesContent(s))
+    expect(under).toEqual(["strata-threshold", "strata-gated", "strata-flux", "strata-seed"])
+    expect(note[1]).toBe(`${under.join(", ")} can send less content (symbol diffs, cleared tool results) and so go under 1.`)
+    expect(note[2]).toMatch(/^vs own bound: /)
+    // Without the oracle row there is no bound to explain.
+    expect(formatTable(first.rows.filter((r) => r.strategy !== "oracle"))).not.toMatch(/vs bound:/)
+  })
+
   it("prints a heading, the settings and the table; plots every strategy", () => {
     const text = formatReport(first)
     expect(text).toContain("10 turns of")
     expect(text).toMatch(/strata-gated +10 +[\d,]+ +[\d,]+/)
-    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs oracle +cleared +superseded$/)
+    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs bound +vs own bound +cleared +superseded$/)
     const svg = plotSvg(first)
     expect(svg.startsWith("<svg")).toBe(true)
     expect(svg.trim().endsWith("</svg>")).toBe(true)
@@ -168,7 +184,7 @@ describe("replay of the example repository's first 10 commits", () => {
     expect(svg).toContain("Cumulative input cost")
     expect(new Set(STRATEGIES.map((s) => STRATEGY_COLORS[s])).size).toBe(STRATEGIES.length)
     expect(plotSvg(first)).toBe(svg)
-    for (const s of CHAT_STRATEGIES) expect(svg).toMatch(new RegExp(`>${s}  \\d+\\.\\d\\dx oracle<`))
+    for (const s of CHAT_STRATEGIES) expect(svg).toMatch(new RegExp(`>${s}  \\d+\\.\\d\\dx bound<`))
     // The legend fits: the picture is wide enough for its longest label.
     const width = Number(/<svg [^>]*width="(\d+)"/.exec(svg)![1])
     const legend = [...svg.matchAll(/<text x="(\d+)" y="\d+(?:\.\d)?" dominant-baseline="middle">([^<]*)</g)]
@@ -236,11 +252,12 @@ describe("scoring", () => {
     expect(textsOf({ systemInstruction: { parts: [{ text: "s" }] }, contents: [{ role: "user", parts: [{ text: "u" }] }] })).toEqual(["s", "u"])
   })
 
-  it("summarize orders rows by strategy and relates costs to none and oracle", () => {
-    const score = (strategy: "none" | "oracle" | "segments", usd: number, supersededTokens = 0) =>
-      ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd, supersededTokens, clearedTokens: 0 })
-    const rows = summarize([score("oracle", 1), score("segments", 2, 5), score("none", 4), score("segments", 2, 6)])
+  it("summarize orders rows by strategy and relates costs to none, oracle and each strategy's own bound", () => {
+    const score = (strategy: "none" | "oracle" | "segments", usd: number, supersededTokens = 0, ownBoundUsd = usd) =>
+      ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd, supersededTokens, clearedTokens: 0, ownBoundTokens: ownBoundUsd * 100, ownBoundUsd })
+    const rows = summarize([score("oracle", 1), score("segments", 2, 5, 0.5), score("none", 4), score("segments", 2, 6, 0.5)])
     expect(rows.map((r) => [r.strategy, r.requests, r.vsNone, r.vsOracle, r.supersededTokens])).toEqual([["none", 1, 1, 4, 0], ["segments", 2, 1, 4, 11], ["oracle", 1, 0.25, 1, 0]])
+    expect(rows.map((r) => [r.strategy, r.ownBound, r.vsOwnBound])).toEqual([["none", 4, 1], ["segments", 1, 4], ["oracle", 1, 1]])
   })
 
   it("parseDump refuses malformed lines with their line number", () => {
@@ -289,38 +306,4 @@ describe("the in-memory file system the symbol index reads", () => {
     const third = await indexer.refresh()
     expect(third.symbolFiles).toEqual(["src/a.ts", "src/b.ts", "src/c.ts"])
   })
-})
-
-describe("strata replay (the binary)", () => {
-  it("prints the table, writes the dump and the plot; --json gives the report", async () => {
-    const dump = join(scratch.path, "requests.jsonl")
-    const plot = join(scratch.path, "replay.svg")
-    const r = await runBin(["replay", "--repo", demo.path, "--turns", "3", "--strategy", "strata-flux", "--dump", dump, "--plot", plot])
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^3 turns of /)
-    expect(r.stdout).toMatch(/strata-flux/)
-    expect(r.stdout).not.toMatch(/segments/)
-    expect(readFileSync(plot, "utf8")).toMatch(/^<svg/)
-    const lines = readFileSync(dump, "utf8").trim().split("\n")
-    expect(lines).toHaveLength(3 * 3)
-    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 0, strategy: "none", request: { model: expect.any(String), messages: expect.any(Array) } })
-    const json = await runBin(["replay", "--repo", demo.path, "--turns", "2", "--strategy", "oracle", "--provider", "gemini", "--json"])
-    expect(json.code, json.stderr).toBe(0)
-    const report = JSON.parse(json.stdout) as ReplayReport
-    expect(report).toMatchObject({ provider: "gemini", turns: 2 })
-    expect(report.rows.map((row) => row.strategy)).toEqual(["none", "oracle"])
-  }, 120_000)
-
-  it("reports bad input with a hint and the usage exit code", async () => {
-    const bad = await runBin(["replay", "--repo", demo.path, "--turns", "0"])
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toMatch(/--turns must be a positive number/)
-    const notGit = await runBin(["replay", "--repo", scratch.path])
-    expect(notGit.code).toBe(1)
-    expect(notGit.stderr).toMatch(/Replay failed/)
-    expect(notGit.stderr).toMatch(/hint: pass --repo PATH naming a git repository/)
-    const rev = await runBin(["replay", "--repo", demo.path, "--from", "no-such-rev"])
-    expect(rev.code).toBe(1)
-    expect(rev.stderr).toMatch(/hint: --from takes a commit/)
-  }, 120_000)
 })

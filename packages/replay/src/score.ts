@@ -1,9 +1,10 @@
 /**
  * Scoring of replayed requests through `@strata/providers`' prompt-cache simulators:
  * one simulated cache per strategy, `none` priced with caching off, and the `oracle`
- * lower bound (`bound.ts`) over the oracle layout's blocks. Works on native bodies
- * only, so a `--dump` file is re-scored by the same code (`rescoreDump`) and
- * reproduces the replay's table.
+ * row priced by the content bound (`bound.ts`) over the oracle layout's blocks; every
+ * strategy also gets the content bound over its own requests' blocks (its "own bound").
+ * Works on native bodies only, so a `--dump` file is re-scored by the same code
+ * (`rescoreDump`) and reproduces the replay's table.
  */
 import {
   computeCost,
@@ -17,7 +18,7 @@ import {
 } from "@strata/providers"
 import { makeTokenCounter } from "@strata/core"
 import { Result, Schema } from "effect"
-import { lowerBound, type BoundPricing, type BoundRequest } from "./bound.ts"
+import { contentBound, type BoundPricing, type BoundRequest, type BoundUsage } from "./bound.ts"
 import { STRATEGIES, type ReplayProvider, type StrategyCounts, type StrategyName } from "./strategies.ts"
 
 /** One scored request. */
@@ -38,6 +39,13 @@ export interface RequestScore {
   readonly supersededTokens: number
   /** Tokens context editing cleared from the request (see `StrategyCounts`). */
   readonly clearedTokens: number
+  /**
+   * The content bound over this strategy's own requests, for this request, in base-input
+   * tokens and in USD (undefined without a price): the least any cache could charge for
+   * exactly the blocks this strategy sent. The oracle's equals its cost.
+   */
+  readonly ownBoundTokens: number
+  readonly ownBoundUsd: number | undefined
 }
 
 /** One strategy's totals over a replay. */
@@ -54,8 +62,20 @@ export interface StrategyRow {
   readonly usd: number | undefined
   /** Cost relative to `none` (USD when priced, else equivalent tokens). */
   readonly vsNone: number | undefined
-  /** Cost relative to `oracle`, the lower bound. */
+  /**
+   * Cost relative to the `oracle` row: the content bound, the least any cache could
+   * charge for the session's content as the oracle sends it. A strategy that sends less
+   * content (symbol diffs, cleared tool results) can go under 1.
+   */
   readonly vsOracle: number | undefined
+  /** The content bound over this strategy's own requests (USD when priced, else equivalent tokens). */
+  readonly ownBound: number
+  /**
+   * Cost relative to `ownBound`: how close the strategy's caching came to the best cache
+   * for the content it chose to send. The fair comparison for strategies that send less
+   * than the oracle; at least 1 where a cache reads whole blocks only (Anthropic, Bedrock).
+   */
+  readonly vsOwnBound: number | undefined
   /** Superseded tokens carried, summed over requests. */
   readonly supersededTokens: number
   /** Tokens cleared by context editing, summed over requests. */
@@ -140,13 +160,15 @@ export interface Scorer {
  * - Every strategy but `none` and `oracle` sends its bodies, in order, to its own
  *   simulator (one cache per strategy, as separate sessions would have).
  * - `none` is priced with caching off: every input token at the base price.
- * - `oracle` is the lower bound (`lowerBound`) over its bodies' blocks, as the
- *   simulator measures them: per block, the cheapest of sending it uncached, writing it
- *   for a later request, or reading it back while its entry lives.
+ * - `oracle` is priced by the content bound (`contentBound`) over its bodies' blocks,
+ *   as the simulator measures them: per block, the cheapest of sending it uncached,
+ *   writing it for a later request, or reading it back while its entry lives.
+ * - Every strategy's own bound is the same computation over its own bodies' blocks
+ *   (`ownBoundTokens`, `ownBoundUsd`).
  *
  * @example
  * ```ts
- * import { makeScorer } from "@strata/cli"
+ * import { makeScorer } from "@strata/replay"
  * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-5" })
  * const body = { model: "claude-sonnet-4-5", max_tokens: 1024, system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hi" }] }
  * scorer.send("segments", body, 0)
@@ -170,12 +192,24 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
   const cold = makeSimulator(options.provider, simOptions) as Simulator
   const limits = cold.limits
   const pricing = boundPricing(limits)
-  // Scores in send order; an oracle request holds its place until `scores` prices it.
-  const sent: Array<RequestScore | { readonly oracle: number; readonly counts: Counts }> = []
-  const oracle: Array<BoundRequest> = []
+  const price = limits.price
+  // Scores in send order, each with its place among its strategy's requests (for the
+  // bounds, priced by `scores` once the session is known); an oracle request holds its
+  // place until then.
+  const sent: Array<{ readonly strategy: StrategyName; readonly k: number; readonly score: Omit<RequestScore, "ownBoundTokens" | "ownBoundUsd"> | { readonly counts: Counts } }> = []
+  const own = new Map<StrategyName, Array<BoundRequest>>()
   let priced: { readonly upTo: number; readonly scores: ReadonlyArray<RequestScore> } | undefined
+  const boundUsd = (b: BoundUsage): number | undefined =>
+    // The bound's own long-context decision (on the tokens the request must carry), not computeCost's.
+    price === undefined ? undefined : (b.equivalentTokens * b.rate * price.inputPerMTok) / 1_000_000
+  const record = (strategy: StrategyName, body: unknown, t: number): number => {
+    const list = own.get(strategy) ?? []
+    own.set(strategy, list)
+    list.push({ t, items: promptBlocks(options.provider, body, simOptions).filter((b) => b.tokens > 0) })
+    return list.length - 1
+  }
 
-  const fromUsage = (strategy: StrategyName, t: number, usage: CacheUsage, equivalentTokens: number, counts: Counts): RequestScore => ({
+  const fromUsage = (strategy: StrategyName, t: number, usage: CacheUsage, equivalentTokens: number, counts: Counts): Omit<RequestScore, "ownBoundTokens" | "ownBoundUsd"> => ({
     t,
     strategy,
     promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
@@ -192,29 +226,28 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
     limits,
     send: (strategy, body, t, counts) => {
       const known = { supersededTokens: counts?.supersededTokens ?? 0, clearedTokens: counts?.clearedTokens ?? 0 }
+      const k = record(strategy, body, t)
       if (strategy === "oracle") {
-        const items = promptBlocks(options.provider, body, simOptions).filter((b) => b.tokens > 0)
-        sent.push({ oracle: oracle.length, counts: known })
-        oracle.push({ t, items })
+        sent.push({ strategy, k, score: { counts: known } })
         return
       }
       if (strategy === "none") {
         cold.reset()
         const prompt = cold.send(body, t).trace.promptTokens
-        sent.push(fromUsage(strategy, t, { input: prompt, cacheRead: 0, cacheWrite: 0, output: 0 }, prompt, known))
+        sent.push({ strategy, k, score: fromUsage(strategy, t, { input: prompt, cacheRead: 0, cacheWrite: 0, output: 0 }, prompt, known) })
         return
       }
       const r = simFor(strategy).send(body, t)
-      sent.push(fromUsage(strategy, t, { ...r.usage, output: 0 }, r.cost.inputEquivalentTokens, known))
+      sent.push({ strategy, k, score: fromUsage(strategy, t, { ...r.usage, output: 0 }, r.cost.inputEquivalentTokens, known) })
     },
     scores: () => {
       if (priced?.upTo === sent.length) return priced.scores
-      const bound = lowerBound(oracle, pricing)
-      const price = limits.price
-      const scores = sent.map((s): RequestScore => {
-        if (!("oracle" in s)) return s
-        const b = bound[s.oracle]!
-        const request = oracle[s.oracle]!
+      const bounds = new Map([...own].map(([strategy, requests]) => [strategy, contentBound(requests, pricing)] as const))
+      const scores = sent.map(({ strategy, k, score }): RequestScore => {
+        const b = bounds.get(strategy)![k]!
+        const ownBound = { ownBoundTokens: b.equivalentTokens, ownBoundUsd: boundUsd(b) }
+        if (!("counts" in score)) return { ...score, ...ownBound }
+        const request = own.get(strategy)![k]!
         return {
           t: request.t,
           strategy: "oracle",
@@ -223,10 +256,10 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
           cacheRead: b.cacheRead,
           cacheWrite: b.cacheWrite,
           equivalentTokens: b.equivalentTokens,
-          // The bound's own long-context decision (on the tokens the request must carry), not computeCost's.
-          usd: price === undefined ? undefined : (b.equivalentTokens * b.rate * price.inputPerMTok) / 1_000_000,
-          supersededTokens: s.counts.supersededTokens,
-          clearedTokens: s.counts.clearedTokens
+          usd: ownBound.ownBoundUsd,
+          supersededTokens: score.counts.supersededTokens,
+          clearedTokens: score.counts.clearedTokens,
+          ...ownBound
         }
       })
       priced = { upTo: sent.length, scores }
@@ -246,6 +279,7 @@ export const summarize = (scores: ReadonlyArray<RequestScore>): ReadonlyArray<St
   const priced = scores.length > 0 && scores.every((s) => s.usd !== undefined)
   const costOf = (list: ReadonlyArray<RequestScore> | undefined): number | undefined =>
     list === undefined ? undefined : list.reduce((sum, s) => sum + (priced ? (s.usd ?? 0) : s.equivalentTokens), 0)
+  const ownBoundOf = (list: ReadonlyArray<RequestScore>): number => list.reduce((sum, s) => sum + (priced ? (s.ownBoundUsd ?? 0) : s.ownBoundTokens), 0)
   const none = costOf(by.get("none"))
   const oracle = costOf(by.get("oracle"))
   const ratio = (a: number, b: number | undefined) => (b === undefined || b === 0 ? undefined : a / b)
@@ -256,6 +290,7 @@ export const summarize = (scores: ReadonlyArray<RequestScore>): ReadonlyArray<St
     const inputTokens = sum((s) => s.promptTokens)
     const cacheRead = sum((s) => s.cacheRead)
     const cost = costOf(list) ?? 0
+    const ownBound = ownBoundOf(list)
     return [{
       strategy,
       requests: list.length,
@@ -268,6 +303,8 @@ export const summarize = (scores: ReadonlyArray<RequestScore>): ReadonlyArray<St
       usd: priced ? sum((s) => s.usd ?? 0) : undefined,
       vsNone: ratio(cost, none),
       vsOracle: ratio(cost, oracle),
+      ownBound,
+      vsOwnBound: ratio(cost, ownBound),
       supersededTokens: sum((s) => s.supersededTokens),
       clearedTokens: sum((s) => s.clearedTokens)
     }]
@@ -324,7 +361,7 @@ export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
  * @example
  * ```ts no-run
  * import { readFileSync } from "node:fs"
- * import { rescoreDump } from "@strata/cli"
+ * import { rescoreDump } from "@strata/replay"
  * const { rows } = await rescoreDump(readFileSync("replay.jsonl", "utf8"), { provider: "anthropic", model: "claude-sonnet-4-5" })
  * ```
  */

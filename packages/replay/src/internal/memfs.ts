@@ -48,7 +48,7 @@ const PLACEHOLDER = Buffer.from([0])
  *
  * @example
  * ```ts
- * import { MemoryFileSystem } from "@strata/cli"
+ * import { MemoryFileSystem } from "@strata/replay"
  * import { SymbolIndexer } from "@strata/symbols"
  * const fs = new MemoryFileSystem("/replay")
  * fs.set([{ path: "src/a.ts", blob: "b1", content: "export const a = 1\n" }])

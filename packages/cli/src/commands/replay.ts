@@ -1,12 +1,12 @@
 /**
  * `strata replay`: replay a repository's git history as a coding session under every
- * caching strategy and print what each would cost. The work lives in `run.ts`, loaded
- * only when the command runs.
+ * caching strategy and print what each would cost. The lab is `@strata/replay`; the
+ * command's work lives in `run/replay.ts`, loaded only when the command runs.
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { LAYOUT_MODES } from "@strata/core/effect"
-import { AGENT_STRATEGIES, CHAT_STRATEGIES, REPLAY_PROVIDERS, STRATEGIES } from "./strategies.ts"
+import { AGENT_STRATEGIES, CHAT_STRATEGIES, REPLAY_PROVIDERS, STRATEGIES } from "@strata/replay"
 
 /** What `--session` takes. */
 export const SESSION_KINDS = ["chat", "agent"] as const
@@ -59,10 +59,10 @@ export const replayCommand = Command.make(
     ),
     plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG chart of each strategy's cumulative and per-turn input cost"), Flag.optional)
   },
-  (flags) => Effect.flatMap(Effect.promise(() => import("./run.ts")), (m) => m.runReplayCommand(flags))
+  (flags) => Effect.flatMap(Effect.promise(() => import("../run/replay.ts")), (m) => m.runReplayCommand(flags))
 ).pipe(
   Command.withDescription(
-    "Replay the repository's git history as a coding session (chat: each commit one turn, the files it touches selected, its message the prompt; agent: each commit one task of a coding agent that searches, reads the touched files, edits, runs the tests and answers, one request per step), or a recorded session (--transcript), under each caching strategy; score every request with the provider's prompt-cache simulator, and print requests, input tokens, cache reads, writes and uncached tokens, hit rate and cost per strategy, relative to no caching and to the oracle (a lower bound no strategy can beat), with superseded and cleared tokens. Nothing is checked out and nothing under .strata/ is written."
+    "Replay the repository's git history as a coding session (chat: each commit one turn, the files it touches selected, its message the prompt; agent: each commit one task of a coding agent that searches, reads the touched files, edits, runs the tests and answers, one request per step), or a recorded session (--transcript), under each caching strategy; score every request with the provider's prompt-cache simulator, and print requests, input tokens, cache reads, writes and uncached tokens, hit rate and cost per strategy, relative to no caching, to the oracle (the content bound: the least any cache charges for the session's content; strategies that send less content, such as symbol diffs or cleared tool results, can go under it) and to the bound over each strategy's own requests, with superseded and cleared tokens. Nothing is checked out and nothing under .strata/ is written."
   ),
   Command.withShortDescription("Measure cache hit rate and cost on a git history, per strategy"),
   Command.withExamples([

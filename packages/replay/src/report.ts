@@ -3,7 +3,7 @@
  * a hand-written SVG (no dependency). Pure functions over the report.
  */
 import type { StrategyRow } from "./score.ts"
-import type { StrategyName } from "./strategies.ts"
+import { reducesContent, type StrategyName } from "./strategies.ts"
 import type { ReplayReport, TurnCost } from "./replay.ts"
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US")
@@ -17,20 +17,22 @@ const costOf = (row: StrategyRow): string => (row.usd === undefined ? int(row.eq
 /**
  * The table of a replay, one row per strategy, columns right-aligned: requests, input
  * tokens, cache reads, writes and uncached tokens, hit rate, cost, cost relative to
- * `none` and to the `oracle` bound, tokens cleared by context editing and superseded
- * tokens carried.
+ * `none`, to the content bound (the `oracle` row) and to the content bound over the
+ * strategy's own requests, tokens cleared by context editing and superseded tokens
+ * carried. A note under the table names the strategies that can go under the content
+ * bound (they can send less content than the oracle).
  *
  * @example
  * ```ts no-run
- * import { formatTable, runReplay } from "@strata/cli"
+ * import { formatTable, runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * console.log(formatTable(report.rows))
- * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs oracle  cleared  superseded
+ * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs bound  vs own bound  cleared  superseded
  * ```
  */
 export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
   const priced = rows.every((r) => r.usd !== undefined)
-  const header = ["strategy", "requests", "input", "read", "write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs oracle", "cleared", "superseded"]
+  const header = ["strategy", "requests", "input", "read", "write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs bound", "vs own bound", "cleared", "superseded"]
   const lines = rows.map((r) => [
     r.strategy,
     int(r.requests),
@@ -42,13 +44,28 @@ export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
     costOf(r),
     ratio(r.vsNone),
     ratio(r.vsOracle),
+    ratio(r.vsOwnBound),
     int(r.clearedTokens),
     int(r.supersededTokens)
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
   const render = (cells: ReadonlyArray<string>) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()
-  return [render(header), ...lines.map(render)].join("\n")
+  return [render(header), ...lines.map(render), ...boundNote(rows)].join("\n")
+}
+
+/**
+ * The note under a table: what the bound columns compare, and which of its strategies
+ * can go under the content bound because they can send less content than the oracle.
+ */
+const boundNote = (rows: ReadonlyArray<StrategyRow>): ReadonlyArray<string> => {
+  if (!rows.some((r) => r.strategy === "oracle")) return []
+  const under = rows.filter((r) => reducesContent(r.strategy)).map((r) => r.strategy)
+  return [
+    "vs bound: cost / the content bound (the oracle row: the least any cache charges for the session's content as the oracle sends it).",
+    ...(under.length === 0 ? [] : [`${under.join(", ")} can send less content (symbol diffs, cleared tool results) and so go under 1.`]),
+    "vs own bound: cost / the content bound over the strategy's own requests, the fair comparison."
+  ]
 }
 
 /** One line describing what was replayed. */
@@ -147,13 +164,13 @@ interface Panel {
  * The replay's cost as an SVG chart, two panels over the turns: the cumulative input
  * cost of every strategy (where the totals of the table come from), and the cost of each
  * turn (which turns cost what). The legend lists the strategies from the most to the
- * least expensive, each with its total relative to the `oracle` bound. Deterministic
+ * least expensive, each with its total relative to the content bound (the `oracle` row). Deterministic
  * text: the same report gives the same bytes.
  *
  * @example
  * ```ts no-run
  * import { writeFileSync } from "node:fs"
- * import { plotSvg, runReplay } from "@strata/cli"
+ * import { plotSvg, runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * writeFileSync("replay.svg", plotSvg(report))
  * ```
@@ -174,9 +191,9 @@ export const plotSvg = (report: Pick<ReplayReport, "perTurn" | "rows" | "costUni
   const usd = report.costUnit === "usd"
   const labelOf = (s: StrategyName): string => {
     const row = report.rows.find((r) => r.strategy === s)
-    return row?.vsOracle === undefined ? s : `${s}  ${row.vsOracle.toFixed(2)}x oracle`
+    return row?.vsOracle === undefined ? s : `${s}  ${row.vsOracle.toFixed(2)}x bound`
   }
-  const legendTitle = "Strategy, total vs oracle"
+  const legendTitle = "Strategy, total vs content bound"
   const legendWidth = 16 + Math.max(Math.ceil(textWidth(legendTitle) * 1.15), 32 + Math.max(...strategies.map((s) => textWidth(labelOf(s))), 0)) + 16
   const left = 84
   const plotW = 700

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BlobReader, commitInfo, listCommits, listTree } from "../src/replay/git.ts"
-import { replaySession, type ReplayTurn } from "../src/replay/chatSession.ts"
+import { BlobReader, commitInfo, listCommits, listTree } from "../src/internal/git.ts"
+import { replaySession, type ReplayTurn } from "../src/internal/chatSession.ts"
 
 // A small history with an add, a modify, a rename, a delete, a binary file and a merge.
 let repo = ""

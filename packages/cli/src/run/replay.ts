@@ -1,10 +1,11 @@
 /**
- * The work of `strata replay`: check the flags, run the replay with a progress line,
- * stream the `--dump` file, write the `--plot`, and print the table (or JSON).
+ * The work of `strata replay`: check the flags, run `@strata/replay`'s `replay` with a
+ * progress line, write the `--plot`, and print the table (or JSON).
  */
-import { open, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { PROVIDER_IDS } from "@strata/providers"
+import { formatReport, plotSvg, replay, sessionKindOf, strategiesOf, type ReplayProvider, type ReplayReport, type StrategyName } from "@strata/replay"
 import { Effect, Option, Schema } from "effect"
 import type { LayoutMode } from "@strata/core/effect"
 import { DEFAULT_MODELS, modelServedBy } from "../config.ts"
@@ -12,10 +13,6 @@ import { resolveRepo } from "../context.ts"
 import { ModelNotServed, UsageError } from "../errors.ts"
 import { JsonFlag, RepoFlag } from "../flags.ts"
 import { jsonDocument, Output } from "../output.ts"
-import { runAgentReplay, runRecordedReplay } from "./agentReplay.ts"
-import { runReplay, type ReplayReport } from "./replay.ts"
-import { formatReport, plotSvg } from "./report.ts"
-import { AGENT_STRATEGIES, CHAT_STRATEGIES, type ReplayProvider, type StrategyName } from "./strategies.ts"
 
 /** A replay could not run: not a git repository, an unknown revision, an unwritable file. */
 export class ReplayError extends Schema.TaggedError<ReplayError>()("ReplayError", {
@@ -62,48 +59,43 @@ export const runReplayCommand = (flags: ReplayFlags) =>
     const json = yield* JsonFlag
     const repoFlag = Option.getOrUndefined(yield* RepoFlag)
     const transcript = Option.getOrUndefined(flags.transcript)
-    const session = Option.getOrElse(flags.session, () => "chat" as const)
+    const session = Option.getOrUndefined(flags.session)
     // A recorded session needs no repository; --repo, when given, supplies its symbol map.
     const root = transcript === undefined || repoFlag !== undefined ? yield* resolveRepo(repoFlag) : undefined
     const turns = Option.getOrUndefined(flags.turns)
-    if (transcript !== undefined && Option.isSome(flags.session)) return yield* new UsageError({ reason: "--transcript replays a recorded session; --session applies to git histories only" })
+    if (transcript !== undefined && session !== undefined) return yield* new UsageError({ reason: "--transcript replays a recorded session; --session applies to git histories only" })
     if (transcript !== undefined && (Option.isSome(flags.from) || turns !== undefined)) return yield* new UsageError({ reason: "--from and --turns select commits of a git history; a recorded session (--transcript) is replayed whole" })
     if (turns !== undefined && turns <= 0) return yield* new UsageError({ reason: `--turns must be a positive number, got ${turns}` })
     if (!(flags.gapSeconds >= 0)) return yield* new UsageError({ reason: `--gap-seconds must be zero or more, got ${flags.gapSeconds}` })
     if (!(flags.stepSeconds >= 0)) return yield* new UsageError({ reason: `--step-seconds must be zero or more, got ${flags.stepSeconds}` })
-    const kind = transcript !== undefined ? "recorded" : session
-    const available: ReadonlyArray<StrategyName> = kind === "chat" ? CHAT_STRATEGIES : AGENT_STRATEGIES
-    if (flags.strategy !== "all" && !available.includes(flags.strategy)) {
+    const kind = sessionKindOf({ session, transcript })
+    if (flags.strategy !== "all" && !strategiesOf(kind).includes(flags.strategy)) {
       return yield* new UsageError({ reason: `--strategy ${flags.strategy} is not a strategy of ${kind === "chat" ? "chat replays (it is an agent strategy: add --session agent)" : "agent sessions (it is a chat strategy)"}` })
     }
-    const model = Option.getOrUndefined(flags.model)
-    if (model !== undefined && !modelServedBy(flags.provider, model)) {
-      return yield* new ModelNotServed({ provider: flags.provider, model, servedBy: PROVIDER_IDS.filter((p) => modelServedBy(p, model)), setIn: "--model", defaultModel: DEFAULT_MODELS[flags.provider] })
+    const flagModel = Option.getOrUndefined(flags.model)
+    if (flagModel !== undefined && !modelServedBy(flags.provider, flagModel)) {
+      return yield* new ModelNotServed({ provider: flags.provider, model: flagModel, servedBy: PROVIDER_IDS.filter((p) => modelServedBy(p, flagModel)), setIn: "--model", defaultModel: DEFAULT_MODELS[flags.provider] })
     }
     const dumpPath = Option.getOrUndefined(flags.dump)
     const plotPath = Option.getOrUndefined(flags.plot)
     const progress = yield* output.progress(kind === "recorded" ? "Replaying requests" : kind === "agent" ? "Replaying tasks" : "Replaying")
     const report: ReplayReport = yield* Effect.tryPromise({
-      try: async () => {
-        const dump = dumpPath === undefined ? undefined : await open(resolve(dumpPath), "w")
-        const onRequest = dump === undefined ? undefined : async (line: string) => {
-          await dump.write(line + "\n")
-        }
-        const onProgress = (done: number, total: number) => Effect.runPromise(progress.update(done, total))
-        const common = { provider: flags.provider, model, strategies: flags.strategy === "all" ? undefined : [flags.strategy], layout: flags.layout, onRequest }
-        try {
-          if (transcript !== undefined) {
-            return await runRecordedReplay({ ...common, transcript: { path: resolve(transcript) }, repo: root, stepSeconds: flags.stepSeconds, onProgress })
-          }
-          if (root === undefined) throw new Error("no repository to replay")
-          if (kind === "agent") {
-            return await runAgentReplay({ ...common, repo: root, from: Option.getOrUndefined(flags.from), tasks: turns, gapSeconds: flags.gapSeconds, stepSeconds: flags.stepSeconds, onProgress })
-          }
-          return await runReplay({ ...common, repo: root, from: Option.getOrUndefined(flags.from), turns, gapSeconds: flags.gapSeconds, onTurn: onProgress })
-        } finally {
-          await dump?.close()
-        }
-      },
+      try: () =>
+        replay({
+          session,
+          transcript,
+          repo: root,
+          from: Option.getOrUndefined(flags.from),
+          turns,
+          provider: flags.provider,
+          model: flagModel ?? DEFAULT_MODELS[flags.provider],
+          strategy: flags.strategy === "all" ? undefined : flags.strategy,
+          layout: flags.layout,
+          gapSeconds: flags.gapSeconds,
+          stepSeconds: flags.stepSeconds,
+          dump: dumpPath,
+          onProgress: (done, total) => Effect.runPromise(progress.update(done, total))
+        }),
       catch: (error) => {
         const reason = firstLine(error)
         return new ReplayError({ reason, hint: hintFor(reason) })

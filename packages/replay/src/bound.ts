@@ -1,8 +1,11 @@
 /**
- * The replay's lower bound on input cost (the "oracle" row): the least any caching
- * strategy can pay to send a session's items at the session's request times, under the
- * provider's prices and cache lifetimes. Pure: items, times and prices in, per-request
- * usage out. `docs/replay.md#the-oracle-bound` says what it assumes and why nothing beats it.
+ * The replay's content bound on input cost (the "oracle" row): the least any cache can
+ * charge to send a given session's blocks at the session's request times, under the
+ * provider's prices and cache lifetimes. It bounds the cost of that content, not of the
+ * task: a strategy that sends less content (a journal's symbol diffs, cleared tool
+ * results) can cost less than the bound over the oracle's content, never less than the
+ * bound over its own (`ownBound` in the table). Pure: items, times and prices in,
+ * per-request usage out. `docs/replay.md#the-content-bound` says what it assumes.
  *
  * Each copy of an item (a text block of the oracle layout) is priced on its own, and
  * everything that couples items in a real cache is dropped: prefix order, breakpoint
@@ -151,14 +154,14 @@ const advance = (
 }
 
 /**
- * The least input cost of sending `requests` (each request's items, at its time) under
- * `pricing`, request by request. Deterministic; identical items are matched by content,
+ * The content bound: the least input cost of sending `requests` (each request's items,
+ * at its time) under `pricing`, request by request. Deterministic; identical items are matched by content,
  * the k-th copy of a content with the k-th copy of earlier requests.
  *
  * @example
  * ```ts
- * import { lowerBound } from "@strata/cli"
- * const usage = lowerBound(
+ * import { contentBound } from "@strata/replay"
+ * const usage = contentBound(
  *   [{ t: 0, items: [{ content: "system", tokens: 1000 }, { content: "q1", tokens: 10 }] },
  *    { t: 90, items: [{ content: "system", tokens: 1000 }, { content: "q2", tokens: 10 }] }],
  *   { ttls: [{ name: "5m", seconds: 300, write: 1.25 }], read: 0.1, visibleAfter: 1 }
@@ -167,11 +170,11 @@ const advance = (
  * usage.map((u) => [u.cacheWrite, u.cacheRead, u.uncached]) // [[1000, 0, 10], [0, 1000, 10]]
  * ```
  */
-export const lowerBound = (requests: ReadonlyArray<BoundRequest>, pricing: BoundPricing): ReadonlyArray<BoundUsage> => {
-  if (pricing.ttls.length === 0) throw new Error("lowerBound: pricing.ttls must name at least one cache lifetime")
+export const contentBound = (requests: ReadonlyArray<BoundRequest>, pricing: BoundPricing): ReadonlyArray<BoundUsage> => {
+  if (pricing.ttls.length === 0) throw new Error("contentBound: pricing.ttls must name at least one cache lifetime")
   // A read is taken whenever one is possible: that is only the cheapest choice when reads cost less than anything else.
   if (!(pricing.read < 1 && pricing.ttls.every((t) => pricing.read < t.write))) {
-    throw new Error(`lowerBound: the read price (${pricing.read}x) must be below the base price and every write price`)
+    throw new Error(`contentBound: the read price (${pricing.read}x) must be below the base price and every write price`)
   }
   const longest = Math.max(...pricing.ttls.map((t) => t.seconds))
   const times = requests.map((r) => r.t)

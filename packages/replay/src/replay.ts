@@ -21,12 +21,12 @@ import {
 } from "@strata/core/effect"
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
-import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
-import { listCommits } from "./git.ts"
-import { MemoryFileSystem } from "./memfs.ts"
-import { dumpLine, makeScorer, summarize, type StrategyRow } from "./score.ts"
-import { replaySession } from "./chatSession.ts"
-import { CHAT_STRATEGIES, makeStrategy, type ChatStrategyName, type ReplayProvider, type SessionEnv, type Strategy, type StrategyName, type TurnInput } from "./strategies.ts"
+import { listCommits } from "./internal/git.ts"
+import { MemoryFileSystem } from "./internal/memfs.ts"
+import { finish, loadTree, send, startRun, tokenizerName, type StrategyFailure, type TurnCost } from "./internal/driver.ts"
+import { makeScorer, type StrategyRow } from "./score.ts"
+import { replaySession } from "./internal/chatSession.ts"
+import { DEFAULT_COMPACTION_TOKENS, DEFAULT_REPLAY_MODELS, CHAT_STRATEGIES, makeStrategy, type ChatStrategyName, type ReplayProvider, type SessionEnv, type StrategyName, type TurnInput } from "./strategies.ts"
 
 export interface ReplayOptions {
   /** The repository whose history is replayed. */
@@ -56,14 +56,7 @@ export interface ReplayOptions {
   readonly onTurn?: ((done: number, total: number) => void | Promise<void>) | undefined
 }
 
-/** One turn's cost per strategy (USD when the model has a price, else equivalent tokens). */
-export interface TurnCost {
-  readonly index: number
-  readonly t: number
-  readonly commit: string
-  readonly subject: string
-  readonly cost: Readonly<Partial<Record<StrategyName, number>>>
-}
+export type { StrategyFailure, TurnCost }
 
 /** What a replay replays: a chat per commit, an agent's task per commit, or a recorded session. */
 export type SessionKind = "chat" | "agent" | "recorded"
@@ -72,15 +65,6 @@ export type SessionKind = "chat" | "agent" | "recorded"
 export interface ReplayProblem {
   readonly line: number
   readonly skipped: boolean
-  readonly reason: string
-}
-
-/** A strategy the engine could not build a request for: where it stopped and why. */
-export interface StrategyFailure {
-  readonly strategy: StrategyName
-  /** 0-based request and task where it stopped. */
-  readonly request: number
-  readonly task: number
   readonly reason: string
 }
 
@@ -181,17 +165,17 @@ export function strategiesToRun(requested: ReadonlyArray<StrategyName> | undefin
  *
  * @example
  * ```ts no-run
- * import { runReplay } from "@strata/cli"
+ * import { runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.hitRate, row.vsOracle)
  * ```
  */
 export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const gapSeconds = options.gapSeconds ?? 90
   const limits = lookupModel(provider, model)
-  const compactionTokens = options.compactionTokens ?? DEFAULTS.budgets.compactionTokens
+  const compactionTokens = options.compactionTokens ?? DEFAULT_COMPACTION_TOKENS
   const cacheTargetTokens = options.cacheTargetTokens ?? limits.minCacheTokens
   const transcriptWindowTokens = options.transcriptWindowTokens ?? Math.floor(0.75 * modelInfo(model).maxInputTokens)
   const names = strategiesToRun(options.strategies)
@@ -215,19 +199,11 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
   const scorer = makeScorer({ provider, model, countTokens: counter.count })
   const fs = new MemoryFileSystem(MEM_ROOT)
   const indexer = await SymbolIndexer.create(MEM_ROOT, { fs, git: false, cache: false })
-  const strategies: Array<Strategy> = names.map((name) => makeStrategy(name, env))
-  // The turn of every request, in send order (the oracle's costs are known only at the end).
-  const turnOf: Array<number> = []
-  const turns: Array<Omit<TurnCost, "cost">> = []
-  const costUnit = scorer.limits.price === undefined ? "tokens" : "usd"
+  const run = startRun(scorer, names.map((name) => makeStrategy(name, env)))
   let conversation: ReadonlyArray<Message> = []
   try {
     for await (const turn of replaySession(options.repo, { from: start, turns: total, gapSeconds })) {
-      const text = new Map(turn.files.map((f) => [f.path, f]))
-      fs.set(turn.allPaths.map((path) => {
-        const file = text.get(path)
-        return file === undefined ? { path, blob: `opaque:${path}`, content: undefined } : { path, blob: file.blob, content: file.content }
-      }))
+      loadTree(fs, turn)
       const map = await indexer.refresh()
       const compacted = await Effect.runPromise(history.service.compactHistoryIfNeeded(conversation))
       if (compacted.compacted) conversation = compacted.history
@@ -241,29 +217,17 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
         historyCompacted: compacted.compacted,
         map
       }
-      for (const strategy of strategies) {
-        const request = await strategy.request(input)
-        scorer.send(strategy.name, request.body, turn.t, request)
-        turnOf.push(turns.length)
-        if (options.onRequest !== undefined) await options.onRequest(dumpLine(turn.t, strategy.name, request.body, request))
-        await strategy.answered(input)
-      }
-      turns.push({ index: turn.index, t: turn.t, commit: turn.commit.sha, subject: turn.prompt.split("\n")[0] ?? "" })
+      run.tasks.push({ index: turn.index, t: turn.t, commit: turn.commit.sha, subject: turn.prompt.split("\n")[0] ?? "" })
+      await send(run, input, { index: turn.index, t: turn.t, taskStart: true, compacted: compacted.compacted }, options.onRequest)
       conversation = [...conversation, { role: "user", content: turn.prompt }, { role: "assistant", content: turn.reply }]
       if (options.onTurn !== undefined) await options.onTurn(turn.index + 1, total)
     }
   } finally {
-    for (const s of strategies) await s.dispose()
+    for (const s of run.strategies) await s.dispose()
     await history.dispose()
     await transcript.dispose()
   }
-  const scores = scorer.scores()
-  const costs = turns.map((): Partial<Record<StrategyName, number>> => ({}))
-  scores.forEach((score, i) => {
-    const cost = costs[turnOf[i]!]!
-    cost[score.strategy] = (cost[score.strategy] ?? 0) + (costUnit === "usd" ? (score.usd ?? 0) : score.equivalentTokens)
-  })
-  const perTurn: ReadonlyArray<TurnCost> = turns.map((turn, i) => ({ ...turn, cost: costs[i]! }))
+  const { rows, perTurn, failures } = finish(run)
   return {
     session: "chat",
     repo: options.repo,
@@ -273,15 +237,16 @@ export const runReplay = async (options: ReplayOptions): Promise<ReplayReport> =
     turns: perTurn.length,
     requests: perTurn.length,
     gapSeconds,
-    costUnit,
+    costUnit: run.costUnit,
     settings: {
       layout: env.layout,
       compactionTokens,
       cacheTargetTokens,
       transcriptWindowTokens,
-      tokenizer: `${counter.encoding}${counter.exact ? "" : " (approximate)"}`
+      tokenizer: tokenizerName(counter)
     },
-    rows: summarize(scores),
-    perTurn
+    rows,
+    perTurn,
+    ...(failures === undefined ? {} : { failures })
   }
 }

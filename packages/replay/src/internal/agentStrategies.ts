@@ -6,22 +6,13 @@
  * cleared), the `strataCache()` AI SDK middleware over that transcript; then Strata's
  * pipeline under each policy, and the oracle layout the bound is scored on.
  */
-import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import {
   ACK,
-  assemble,
   FILE_TREE_HEADER,
-  LayoutMode,
-  Pipeline,
-  REPO_MAP_CONTINUATION,
   REPO_MAP_HEADER,
   summaryPair,
-  SymbolIndex,
-  Tokenizer,
   toolOutputText,
-  Tracker,
   type AssemblyInput,
-  type AssemblyResult,
   type ContentPart,
   type Message,
   type NeutralRequest,
@@ -30,10 +21,10 @@ import {
   type ToolDefinition,
   type ToolResultPart
 } from "@strata/core/effect"
-import { applyPlan, makeCachePlanner, nativeBodyOf, placementLayer, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
-import { TrackerLayer, type PolicyName } from "@strata/tiers"
-import { readPathOf } from "./agentTools.ts"
-import { blocksOf, clockAt, mapBlocks, mapText, requestOf, strataVariant, type AgentStrategyName, type ReplayProvider, type StrategyRequest } from "./strategies.ts"
+import { applyPlan, makeCachePlanner, nativeBodyOf, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
+import { readPathOf } from "../agentTools.ts"
+import type { AgentEnv, ReplayProvider, Strategy } from "../strategies.ts"
+import { EMPTY_MAP, flatAssembler, mapBlocks, mapStartOf, mapText, requestOf, ShownMap, statelessStrategy, strataStrategy, withTools, type MapStart, type StrataStrategyName } from "./strategyParts.ts"
 
 /** One request of an agent session, as every strategy gets it. */
 export interface AgentRequest {
@@ -63,56 +54,11 @@ export interface AgentRequest {
   readonly rewritten?: ReadonlyArray<Message> | undefined
 }
 
-/** What does not change during an agent session. */
-export interface AgentEnv {
-  readonly provider: ReplayProvider
-  readonly model: string
-  readonly counter: TokenCounter
-  /** Tracker setting for the Strata strategies (the provider minimum, say). */
-  readonly cacheTargetTokens: number
-  /** Layout of the `strata-<policy>` strategies. */
-  readonly layout: LayoutMode
-  /** Input tokens at which the transcripts compact (the model's input limit minus the output reserve minus a margin). */
-  readonly transcriptWindowTokens: number
-  /** Input tokens past which `transcript-clear` clears old tool results. */
-  readonly clearTriggerTokens: number
-  /** Tool uses whose results `transcript-clear` keeps. */
-  readonly clearKeepToolUses: number
-}
-
-/** One strategy's agent session. */
-export interface AgentStrategy {
-  readonly name: AgentStrategyName
-  readonly request: (request: AgentRequest) => Promise<StrategyRequest>
-  /** The request was sent and answered: advance session state (the tracker commit). */
-  readonly answered: (request: AgentRequest) => Promise<void>
-  readonly dispose: () => Promise<void>
-  /** Strata strategies: the last request's assembly result. */
-  readonly inspect?: () => AssemblyResult | undefined
-}
-
 /** What `transcript-clear` leaves in place of a cleared tool result. */
 export const CLEARED_PLACEHOLDER = "[Old tool result content cleared]"
 
-/** A map with nothing in it, for sessions without a repository. */
-const EMPTY_MAP: SymbolMapSnapshot = {
-  files: [],
-  symbolFiles: [],
-  block: () => undefined,
-  blockHash: () => undefined,
-  legend: "",
-  fileTree: "",
-  fileTreeHash: "",
-  components: [],
-  refCounts: new Map(),
-  problems: []
-}
-
 // ---------------------------------------------------------------------------------------
 // Shared pieces
-
-const withTools = (request: NeutralRequest, tools: ReadonlyArray<ToolDefinition>): NeutralRequest =>
-  tools.length === 0 ? request : { ...request, tools }
 
 const place = (env: AgentEnv, request: NeutralRequest, tools: ReadonlyArray<ToolDefinition>): unknown =>
   placeWith(env.provider, withTools(request, tools)).body
@@ -212,39 +158,23 @@ const assemblyInput = (env: AgentEnv, request: AgentRequest): AssemblyInput => (
   useRepoMap: request.map !== undefined
 })
 
-/** What the pipeline's layers read of the request being assembled (set before each assembly). */
-interface RequestState {
-  map: SymbolMapSnapshot
-  tools: ReadonlyArray<ToolDefinition>
-}
-
-/** The pipeline's layers over the request's map, with the request's tools rendered by the provider's plugin. */
-const agentPipelineLayer = (env: AgentEnv, state: RequestState) =>
-  Layer.mergeAll(
-    Pipeline.layer,
-    Tokenizer.layerFrom(env.counter),
-    Layer.succeed(SymbolIndex, { snapshot: Effect.sync(() => state.map) }),
-    placementLayer(env.provider, (request) => placeWith(env.provider, withTools(request, state.tools)))
-  )
-
 // ---------------------------------------------------------------------------------------
 // none
 
 /** `none`: the pipeline's flat layout (system prompt with the symbol map, file tree, history), priced with caching off. */
-const noneStrategy = (env: AgentEnv): AgentStrategy => {
-  const state: RequestState = { map: EMPTY_MAP, tools: [] }
-  const runtime = ManagedRuntime.make(agentPipelineLayer(env, state))
+export const agentNoneStrategy = (env: AgentEnv): Strategy<AgentRequest> => {
+  const flat = flatAssembler(env.provider, env.counter)
   const count = (text: string) => env.counter.count(text)
   return {
     name: "none",
     request: async (request) => {
-      state.map = request.map ?? EMPTY_MAP
-      state.tools = request.tools
-      const result = await runtime.runPromise(assemble(assemblyInput(env, request)))
+      flat.state.map = request.map ?? EMPTY_MAP
+      flat.state.tools = request.tools
+      const result = await flat.assemble(assemblyInput(env, request))
       return { body: result.placed.body, supersededTokens: supersededReadTokens(request.conversation, count) }
     },
     answered: async () => {},
-    dispose: () => runtime.dispose()
+    dispose: flat.dispose
   }
 }
 
@@ -269,14 +199,12 @@ const firstLine = (m: Message | undefined): string => {
 class TranscriptLog {
   private head: ReadonlyArray<Message> = []
   private system: string | undefined
-  private start: { readonly blocks: ReadonlyMap<string, string>; readonly tree: string } = { blocks: new Map(), tree: "" }
+  private start: MapStart = mapStartOf(undefined)
   private past: Array<Message> = []
   private delta: ReadonlyArray<Message> = []
   private task: Array<Message> = []
-  private shownBlocks = new Map<string, string>()
-  private shownTree = ""
+  private readonly shown: ShownMap
   private subjects: Array<string> = []
-  private supersededMap = 0
   private readonly tokens: (m: Message) => number
   private readonly env: AgentEnv
   compactions = 0
@@ -284,6 +212,7 @@ class TranscriptLog {
   constructor(env: AgentEnv) {
     this.env = env
     this.tokens = messageTokens(env.counter)
+    this.shown = new ShownMap(env.counter)
   }
 
   /** Apply one request: append what is new, show map changes at a task's start, compact near the window. */
@@ -319,7 +248,7 @@ class TranscriptLog {
 
   /** Superseded copies it carries: map blocks and file tree shown again, and files read again. */
   superseded(messages: ReadonlyArray<Message>): number {
-    return this.supersededMap + supersededReadTokens(messages, (t) => this.env.counter.count(t))
+    return this.shown.superseded + supersededReadTokens(messages, (t) => this.env.counter.count(t))
   }
 
   private inputTokens(tools: ReadonlyArray<ToolDefinition>): number {
@@ -336,35 +265,18 @@ class TranscriptLog {
       ...(system.trim() === "" ? [] : [{ role: "system" as const, content: system }]),
       ...(map === undefined || map.fileTree === "" ? [] : [{ role: "user" as const, content: FILE_TREE_HEADER + map.fileTree }, { role: "assistant" as const, content: ACK }])
     ]
-    this.start = map === undefined ? { blocks: new Map(), tree: "" } : { blocks: blocksOf(map), tree: map.fileTree }
+    this.start = mapStartOf(map)
     this.resetShown()
   }
 
   private resetShown(): void {
-    this.shownBlocks = new Map(this.start.blocks)
-    this.shownTree = this.start.tree
-    this.supersededMap = 0
+    this.shown.reset(this.start)
   }
 
   /** The map changes since last shown, as a user message and its `Ok.`; records them as shown. */
   private deltaFor(map: SymbolMapSnapshot | undefined): ReadonlyArray<Message> {
     if (map === undefined) return []
-    const blocks = blocksOf(map)
-    const changed = [...blocks].filter(([path, block]) => this.shownBlocks.get(path) !== block)
-    const present = new Set(map.files)
-    const gone = [...this.shownBlocks.keys()].filter((path) => !blocks.has(path) && !present.has(path))
-    const sections = [
-      changed.length + gone.length === 0 ? "" : `${REPO_MAP_CONTINUATION}${[...changed.map(([, block]) => block), ...gone.map((path) => `${path}: (deleted)`)].join("\n\n")}`,
-      map.fileTree === this.shownTree ? "" : FILE_TREE_HEADER + map.fileTree
-    ].filter((s) => s !== "")
-    for (const [path, block] of changed) {
-      const old = this.shownBlocks.get(path)
-      if (old !== undefined) this.supersededMap += this.env.counter.count(old)
-      this.shownBlocks.set(path, block)
-    }
-    for (const path of gone) this.shownBlocks.delete(path)
-    if (map.fileTree !== this.shownTree && this.shownTree !== "") this.supersededMap += this.env.counter.count(this.shownTree)
-    this.shownTree = map.fileTree
+    const sections = this.shown.delta(map, new Set())
     return sections.length === 0 ? [] : [{ role: "user", content: sections.join("\n\n") }, { role: "assistant", content: ACK }]
   }
 }
@@ -374,7 +286,7 @@ const trailingRequest = (env: AgentEnv, messages: ReadonlyArray<Message>): Neutr
   requestOf(env.model, [{ tier: "L3", messages }], env.counter)
 
 /** `transcript`: the append-only conversation, one breakpoint on its last block. */
-const transcriptStrategy = (env: AgentEnv): AgentStrategy => {
+export const agentTranscriptStrategy = (env: AgentEnv): Strategy<AgentRequest> => {
   const log = new TranscriptLog(env)
   return {
     name: "transcript",
@@ -418,7 +330,7 @@ export const clearOldToolResults = (
 }
 
 /** `transcript-clear`: the transcript, with old tool results cleared past the trigger (`clearOldToolResults`). */
-const transcriptClearStrategy = (env: AgentEnv): AgentStrategy => {
+export const transcriptClearStrategy = (env: AgentEnv): Strategy<AgentRequest> => {
   const log = new TranscriptLog(env)
   const tokens = messageTokens(env.counter)
   const count = (text: string) => env.counter.count(text)
@@ -488,7 +400,7 @@ export const MIDDLEWARE_PROVIDERS: ReadonlyArray<ReplayProvider> = ["anthropic",
  * request planned in order by its planner (one conversation), marked and rendered as
  * the AI SDK provider sends it, as `cachedPromptBodies` does for a whole sequence.
  */
-const middlewareStrategy = (env: AgentEnv): AgentStrategy => {
+export const middlewareStrategy = (env: AgentEnv): Strategy<AgentRequest> => {
   if (env.provider !== "anthropic" && env.provider !== "bedrock") {
     throw new Error(`the middleware strategy runs on ${MIDDLEWARE_PROVIDERS.join(" and ")} (strataCache places no breakpoint for ${env.provider})`)
   }
@@ -516,49 +428,25 @@ const middlewareStrategy = (env: AgentEnv): AgentStrategy => {
 // Strata
 
 /**
- * `strata-<policy>`: core's tiered pipeline with the `@strata/tiers` tracker under one
- * promotion policy, the request's tools and map, and the provider's placement plugin,
- * with whatever stages the pipeline runs by default (context editing included, where
- * the pipeline has it). The tracker update is committed once the request is answered;
- * its history entries are purged when the conversation is compacted or rewritten.
+ * `strata-<policy>` in an agent session: the request's conversation, tools and map
+ * through the pipeline (`strataStrategy`), with whatever stages it runs by default
+ * (context editing included, where the pipeline has it).
  */
-const strataStrategy = (env: AgentEnv, name: AgentStrategyName, policy: PolicyName, layout: LayoutMode): AgentStrategy => {
-  const state: RequestState = { map: EMPTY_MAP, tools: [] }
-  const runtime = ManagedRuntime.make(
-    Layer.mergeAll(
-      agentPipelineLayer(env, state),
-      TrackerLayer.memory({ config: { policy, cacheTargetTokens: env.cacheTargetTokens } }),
-      Layer.succeed(LayoutMode, layout)
-    )
-  )
+export const agentStrataStrategy = (env: AgentEnv, name: StrataStrategyName): Strategy<AgentRequest> => {
   const count = (text: string) => env.counter.count(text)
-  let commit: Effect.Effect<void, unknown> | undefined
-  let last: AssemblyResult | undefined
-  return {
-    name,
-    inspect: () => last,
-    request: async (request) => {
-      state.map = request.map ?? EMPTY_MAP
-      state.tools = request.tools
-      if (request.conversationCompacted) await runtime.runPromise(Effect.gen(function* () {
-        yield* (yield* Tracker).purgeHistory
-      }))
-      const result = await runtime.runPromise(assemble(assemblyInput(env, request)).pipe(Effect.provideService(Clock.Clock, clockAt(request.t * 1000))))
-      commit = result.commit
-      last = result
-      const body = result.placed.body
-      return {
-        body,
-        supersededTokens: (result.journal?.staleTokens ?? 0) + supersededReadTokens(request.conversation, count),
-        clearedTokens: clearedTokensOf(request.conversation, body, count)
-      }
-    },
-    answered: async () => {
-      if (commit !== undefined) await runtime.runPromise(commit)
-      commit = undefined
-    },
-    dispose: () => runtime.dispose()
-  }
+  return strataStrategy(name, env.layout, {
+    provider: env.provider,
+    counter: env.counter,
+    cacheTargetTokens: env.cacheTargetTokens,
+    state: (request) => ({ map: request.map ?? EMPTY_MAP, tools: request.tools }),
+    assemblyInput: (request) => assemblyInput(env, request),
+    t: (request) => request.t,
+    compacted: (request) => request.conversationCompacted,
+    counts: (request, result) => ({
+      supersededTokens: (result.journal?.staleTokens ?? 0) + supersededReadTokens(request.conversation, count),
+      clearedTokens: clearedTokensOf(request.conversation, result.placed.body, count)
+    })
+  })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -588,32 +476,5 @@ export const agentOracleRequest = (env: AgentEnv, request: AgentRequest): Neutra
   ], env.counter), request.tools)
 }
 
-const oracleStrategy = (env: AgentEnv): AgentStrategy => ({
-  name: "oracle",
-  request: (request) => Promise.resolve({ body: placeWith(env.provider, agentOracleRequest(env, request)).body }),
-  answered: async () => {},
-  dispose: async () => {}
-})
-
-/** An agent session of one strategy. */
-export const makeAgentStrategy = (name: AgentStrategyName, env: AgentEnv): AgentStrategy => {
-  switch (name) {
-    case "none":
-      return noneStrategy(env)
-    case "transcript":
-      return transcriptStrategy(env)
-    case "transcript-clear":
-      return transcriptClearStrategy(env)
-    case "middleware":
-      return middlewareStrategy(env)
-    case "strata-threshold":
-    case "strata-gated":
-    case "strata-flux":
-    case "strata-seed": {
-      const variant = strataVariant(name, env.layout)
-      return strataStrategy(env, name, variant.policy, variant.layout)
-    }
-    case "oracle":
-      return oracleStrategy(env)
-  }
-}
+export const agentOracleStrategy = (env: AgentEnv): Strategy<AgentRequest> =>
+  statelessStrategy("oracle", (request) => ({ body: placeWith(env.provider, agentOracleRequest(env, request)).body }))

@@ -7,19 +7,21 @@
  */
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
-import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type CompactionConfig, type LayoutMode, type Message, type SymbolMapSnapshot, type TokenCounter } from "@strata/core/effect"
+import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type CompactionConfig, type LayoutMode, type Message, type SymbolMapSnapshot } from "@strata/core/effect"
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
-import { DEFAULT_MODELS, DEFAULTS } from "../config.ts"
-import { agentSession } from "./agentSession.ts"
-import { makeAgentStrategy, MIDDLEWARE_PROVIDERS, type AgentEnv, type AgentRequest, type AgentStrategy } from "./agentStrategies.ts"
+import { agentSession } from "./internal/agentSession.ts"
+import { finish, loadTree, send, startRun, tokenizerName, type Run, type ScoredRequest } from "./internal/driver.ts"
+import { MIDDLEWARE_PROVIDERS, type AgentRequest } from "./internal/agentStrategies.ts"
 import { AGENT_TOOLS } from "./agentTools.ts"
-import { listCommits } from "./git.ts"
-import { MemoryFileSystem } from "./memfs.ts"
+import { listCommits } from "./internal/git.ts"
+import { MemoryFileSystem } from "./internal/memfs.ts"
 import { parseRecordedSession, type RecordedSession } from "./recorded.ts"
-import { bundledPrompts, compactor, MEM_ROOT, strategiesToRun, type ReplayReport, type StrategyFailure, type TurnCost } from "./replay.ts"
-import { dumpLine, makeScorer, summarize, type RequestScore, type Scorer } from "./score.ts"
-import { AGENT_STRATEGIES, type AgentStrategyName, type ReplayProvider, type StrategyName, type StrategyRequest } from "./strategies.ts"
+import { bundledPrompts, compactor, MEM_ROOT, strategiesToRun, type ReplayReport } from "./replay.ts"
+import { makeScorer } from "./score.ts"
+import { DEFAULT_COMPACTION_TOKENS, DEFAULT_REPLAY_MODELS, AGENT_STRATEGIES, makeAgentStrategy, type AgentEnv, type AgentStrategyName, type ReplayProvider, type StrategyName } from "./strategies.ts"
+
+export type { ScoredRequest }
 
 /** Options every agent replay takes. */
 export interface AgentReplayCommonOptions {
@@ -49,17 +51,6 @@ export interface AgentReplayCommonOptions {
    * score and where it sits in the session (for a breakdown of where the cost goes).
    */
   readonly onScore?: ((entry: ScoredRequest) => void) | undefined
-}
-
-/** One scored request of an agent session and where it sits (see `onScore`). */
-export interface ScoredRequest {
-  readonly score: RequestScore
-  /** 0-based request, task, and step within the task. */
-  readonly request: number
-  readonly task: number
-  readonly step: number
-  /** The session's conversation was compacted (or rewritten) just before it. */
-  readonly compacted: boolean
 }
 
 export interface AgentReplayOptions extends AgentReplayCommonOptions {
@@ -95,7 +86,7 @@ export const COMPACTION_MARGIN_TOKENS = 13_000
  *
  * @example
  * ```ts
- * import { transcriptWindow } from "./agentReplay.ts"
+ * import { transcriptWindow } from "@strata/replay"
  * transcriptWindow("claude-sonnet-4-5") // 200,000 - 20,000 - 13,000 = 167,000
  * ```
  */
@@ -127,22 +118,8 @@ export const startAtPrompt = (history: ReadonlyArray<Message>): ReadonlyArray<Me
   return first === 0 ? history : [...head, ...(first < 0 ? [] : kept.slice(first))]
 }
 
-interface Run {
-  readonly env: AgentEnv
-  readonly scorer: Scorer
-  readonly strategies: ReadonlyArray<AgentStrategy>
-  /** Strategies whose engine refused a request: they stop, and leave the table. */
-  readonly failures: Array<StrategyFailure>
-  readonly costUnit: "usd" | "tokens"
-  /** Where each scored request sits, in send order. */
-  readonly sent: Array<Omit<ScoredRequest, "score">>
-  /** The current task's first request. */
-  taskStart: number
-  readonly tasks: Array<Omit<TurnCost, "cost">>
-  requests: number
-}
-
-const startRun = async (options: AgentReplayCommonOptions, provider: ReplayProvider, model: string): Promise<Run> => {
+/** An agent run: the session's environment, a scorer, and its strategies. */
+const agentRun = async (options: AgentReplayCommonOptions, provider: ReplayProvider, model: string): Promise<Run<AgentRequest> & { readonly env: AgentEnv }> => {
   const limits = lookupModel(provider, model)
   const counter = await makeTokenCounter(model)
   const env: AgentEnv = {
@@ -156,60 +133,12 @@ const startRun = async (options: AgentReplayCommonOptions, provider: ReplayProvi
     clearKeepToolUses: options.clearKeepToolUses ?? 3
   }
   const scorer = makeScorer({ provider, model, countTokens: counter.count })
-  const strategies = agentStrategiesFor(provider, options.strategies).map((name) => makeAgentStrategy(name, env))
-  return { env, scorer, strategies, failures: [], costUnit: scorer.limits.price === undefined ? "tokens" : "usd", sent: [], taskStart: 0, tasks: [], requests: 0 }
+  return { ...startRun(scorer, agentStrategiesFor(provider, options.strategies).map((name) => makeAgentStrategy(name, env))), env }
 }
 
-/** Errors of the engine refusing a request (a placement it cannot build, a stage or an input it rejects). */
-const ENGINE_ERRORS: ReadonlySet<string> = new Set(["PlacementError", "StageError", "InvalidInput"])
-
-const engineRefusal = (error: unknown): string | undefined => {
-  if (typeof error !== "object" || error === null || !("_tag" in error) || typeof error._tag !== "string" || !ENGINE_ERRORS.has(error._tag)) return undefined
-  return error instanceof Error ? error.message : error._tag
-}
-
-/**
- * Send one request through every strategy: score it, dump it, commit it. A strategy
- * whose engine refuses the request (say, a layout that separates a tool call from its
- * result) stops there and is reported instead of scored.
- */
-const send = async (run: Run, request: AgentRequest, options: AgentReplayCommonOptions): Promise<void> => {
-  for (const strategy of run.strategies) {
-    if (run.failures.some((f) => f.strategy === strategy.name)) continue
-    let sent: StrategyRequest
-    try {
-      sent = await strategy.request(request)
-    } catch (error) {
-      const reason = engineRefusal(error)
-      if (reason === undefined) throw error
-      run.failures.push({ strategy: strategy.name, request: request.index, task: request.task, reason })
-      continue
-    }
-    run.scorer.send(strategy.name, sent.body, request.t, sent)
-    if (request.taskStart) run.taskStart = request.index
-    run.sent.push({ request: request.index, task: run.tasks.length - 1, step: request.index - run.taskStart, compacted: request.conversationCompacted })
-    if (options.onRequest !== undefined) await options.onRequest(dumpLine(request.t, strategy.name, sent.body, sent))
-    await strategy.answered(request)
-  }
-  run.requests++
-}
-
-const finish = (run: Run, options: AgentReplayCommonOptions): { readonly rows: ReplayReport["rows"]; readonly perTurn: ReadonlyArray<TurnCost> } => {
-  const failed = new Set(run.failures.map((f) => f.strategy))
-  const all = run.scorer.scores()
-  const scores = all.filter((s) => !failed.has(s.strategy))
-  const costs = run.tasks.map((): Partial<Record<StrategyName, number>> => ({}))
-  all.forEach((score, i) => {
-    if (failed.has(score.strategy)) return
-    const at = run.sent[i]!
-    options.onScore?.({ score, ...at })
-    const cost = costs[at.task]!
-    cost[score.strategy] = (cost[score.strategy] ?? 0) + (run.costUnit === "usd" ? (score.usd ?? 0) : score.equivalentTokens)
-  })
-  return { rows: summarize(scores), perTurn: run.tasks.map((task, i) => ({ ...task, cost: costs[i]! })) }
-}
-
-const tokenizerName = (counter: TokenCounter): string => `${counter.encoding}${counter.exact ? "" : " (approximate)"}`
+/** One agent request through every strategy (`send`), at its place in the session. */
+const sendRequest = (run: Run<AgentRequest>, request: AgentRequest, options: AgentReplayCommonOptions) =>
+  send(run, request, { index: request.index, t: request.t, taskStart: request.taskStart, compacted: request.conversationCompacted }, options.onRequest)
 
 /**
  * Replay a repository's history as a coding agent's session under each agent strategy:
@@ -218,20 +147,20 @@ const tokenizerName = (counter: TokenCounter): string => `${counter.encoding}${c
  *
  * @example
  * ```ts no-run
- * import { runAgentReplay } from "./agentReplay.ts"
+ * import { runAgentReplay } from "@strata/replay"
  * const report = await runAgentReplay({ repo: "examples/demo-repo", tasks: 5, provider: "anthropic" })
  * for (const row of report.rows) console.log(row.strategy, row.requests, row.vsOracle)
  * ```
  */
 export const runAgentReplay = async (options: AgentReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const stepSeconds = options.stepSeconds ?? 6
   const gapSeconds = options.gapSeconds ?? 90
-  const compactionTokens = options.compactionTokens ?? DEFAULTS.budgets.compactionTokens
+  const compactionTokens = options.compactionTokens ?? DEFAULT_COMPACTION_TOKENS
   const { start, commits } = await listCommits(options.repo, options.from === undefined ? {} : { from: options.from })
   const total = Math.min(commits.length, options.tasks ?? commits.length)
-  const run = await startRun(options, provider, model)
+  const run = await agentRun(options, provider, model)
   const prompts = await bundledPrompts()
   const history = await compactor(run.env.counter, compactionTokens, options.compaction)
   const fs = new MemoryFileSystem(MEM_ROOT)
@@ -243,11 +172,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
   let t = 0
   try {
     for await (const task of agentSession(options.repo, { from: start, tasks: total })) {
-      const text = new Map(task.turn.files.map((f) => [f.path, f]))
-      fs.set(task.turn.allPaths.map((path) => {
-        const file = text.get(path)
-        return file === undefined ? { path, blob: `opaque:${path}`, content: undefined } : { path, blob: file.blob, content: file.content }
-      }))
+      loadTree(fs, task.turn)
       const map = await indexer.refresh()
       const compacted = await Effect.runPromise(history.service.compactHistoryIfNeeded(conversation))
       if (compacted.compacted) conversation = startAtPrompt(compacted.history)
@@ -258,7 +183,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
       let appended: ReadonlyArray<Message> = [...pending, prompt]
       for (const [k, step] of task.steps.entries()) {
         if (k > 0) t += stepSeconds
-        await send(run, {
+        await sendRequest(run, {
           index: run.requests,
           task: task.index,
           t,
@@ -281,7 +206,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
     for (const s of run.strategies) await s.dispose()
     await history.dispose()
   }
-  const { rows, perTurn } = finish(run, options)
+  const { rows, perTurn, failures } = finish(run, options.onScore)
   return {
     session: "agent",
     repo: options.repo,
@@ -296,7 +221,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
     settings: replaySettings(run.env, compactionTokens),
     rows,
     perTurn,
-    ...(run.failures.length === 0 ? {} : { failures: run.failures })
+    ...(failures === undefined ? {} : { failures })
   }
 }
 
@@ -324,14 +249,14 @@ const sameMessage = (a: Message, b: Message): boolean => a === b || JSON.stringi
  *
  * @example
  * ```ts no-run
- * import { runRecordedReplay } from "./agentReplay.ts"
+ * import { runRecordedReplay } from "@strata/replay"
  * const report = await runRecordedReplay({ transcript: { path: "session.jsonl" }, provider: "anthropic" })
  * report.problems // [{ line: 7, skipped: true, reason: "not JSON: ..." }]
  * ```
  */
 export const runRecordedReplay = async (options: RecordedReplayOptions): Promise<ReplayReport> => {
   const provider = options.provider ?? "anthropic"
-  const model = options.model ?? DEFAULT_MODELS[provider]
+  const model = options.model ?? DEFAULT_REPLAY_MODELS[provider]
   const stepSeconds = options.stepSeconds ?? 6
   const source = options.transcript
   const text = "text" in source ? source.text : await readFile(source.path, "utf8")
@@ -342,7 +267,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
     throw new Error(`${name} holds no request to replay${first === undefined ? " (it is empty)" : `: line ${first.line}: ${first.reason}`}`)
   }
   const map = await recordedMap(session, options.repo)
-  const run = await startRun(options, provider, model)
+  const run = await agentRun(options, provider, model)
   let previous: ReadonlyArray<Message> = []
   let t = 0
   let task = -1
@@ -360,7 +285,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
         task++
         run.tasks.push({ index: task, t, commit: `line ${line.line}`, subject: last?.role === "user" ? firstText(last) : "" })
       }
-      await send(run, {
+      await sendRequest(run, {
         index: run.requests,
         task,
         t,
@@ -379,7 +304,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
   } finally {
     for (const s of run.strategies) await s.dispose()
   }
-  const { rows, perTurn } = finish(run, options)
+  const { rows, perTurn, failures } = finish(run, options.onScore)
   return {
     session: "recorded",
     repo: options.repo === undefined ? name : `${name} (map: ${options.repo})`,
@@ -395,7 +320,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
     rows,
     perTurn,
     problems: session.problems,
-    ...(run.failures.length === 0 ? {} : { failures: run.failures })
+    ...(failures === undefined ? {} : { failures })
   }
 }
 

@@ -285,7 +285,7 @@ const repoPath = (path: string | undefined): string | undefined => {
  * @example
  * ```ts no-run
  * import { readFileSync } from "node:fs"
- * import { parseRecordedSession } from "./recorded.ts"
+ * import { parseRecordedSession } from "@strata/replay"
  * const session = parseRecordedSession(readFileSync("session.jsonl", "utf8"))
  * session.problems // [{ line: 7, skipped: true, reason: "not JSON: ..." }]
  * ```

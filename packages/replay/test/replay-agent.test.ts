@@ -9,17 +9,16 @@ import { toolCalls, type Message } from "@strata/core/effect"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { agentTranscript, supersededSession } from "../../../bench/replay/sessions.mjs"
 import { validateAnthropic, validateChat, validateConverse, validateGemini } from "../../providers/test/wire-validators.ts"
-import { runAgentReplay, runRecordedReplay, startAtPrompt, transcriptWindow } from "../src/replay/agentReplay.ts"
-import { agentSession } from "../src/replay/agentSession.ts"
-import { CLEARED_PLACEHOLDER, clearOldToolResults } from "../src/replay/agentStrategies.ts"
-import { AGENT_TOOLS, readPathOf } from "../src/replay/agentTools.ts"
-import { parseRecordedSession } from "../src/replay/recorded.ts"
-import type { ReplayReport } from "../src/replay/replay.ts"
-import { formatReport, formatTable, plotSvg } from "../src/replay/report.ts"
-import { parseDump, rescoreDump } from "../src/replay/score.ts"
-import { AGENT_STRATEGIES, type ReplayProvider } from "../src/replay/strategies.ts"
+import { runAgentReplay, runRecordedReplay, startAtPrompt, transcriptWindow } from "../src/agentReplay.ts"
+import { agentSession } from "../src/internal/agentSession.ts"
+import { CLEARED_PLACEHOLDER, clearOldToolResults } from "../src/internal/agentStrategies.ts"
+import { AGENT_TOOLS, readPathOf } from "../src/agentTools.ts"
+import { parseRecordedSession } from "../src/recorded.ts"
+import type { ReplayReport } from "../src/replay.ts"
+import { formatReport, formatTable, plotSvg } from "../src/report.ts"
+import { parseDump, rescoreDump } from "../src/score.ts"
+import { AGENT_STRATEGIES, type ReplayProvider } from "../src/strategies.ts"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
 
 const demo = tempDir("strata-agent-demo-")
 const scratch = tempDir("strata-agent-out-")
@@ -273,38 +272,9 @@ describe("recorded sessions", () => {
   }, 120_000)
 })
 
-describe("strata replay --session agent / --transcript (the binary)", () => {
-  it("prints the agent table; a recorded session's malformed line is named; bad flag combinations are usage errors", async () => {
-    const r = await runBin(["replay", "--repo", demo.path, "--session", "agent", "--turns", "2", "--strategy", "transcript"])
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^2 agent tasks \(\d+ requests\) of /)
-    expect(r.stdout).toMatch(/\ntranscript +\d+/)
-    const file = join(scratch.path, "bin-session.jsonl")
-    writeFileSync(file, [anthropicBody("hi"), "{oops", anthropicBody("again")].join("\n"))
-    const rec = await runBin(["replay", "--transcript", file, "--strategy", "transcript", "--json"])
-    expect(rec.code, rec.stderr).toBe(0)
-    const report = JSON.parse(rec.stdout) as ReplayReport
-    expect(report.problems).toEqual([{ line: 2, skipped: true, reason: expect.stringMatching(/^not JSON/) }])
-    expect(report.requests).toBe(2)
-    const both = await runBin(["replay", "--transcript", file, "--session", "agent"])
-    expect(both.code).toBe(2)
-    expect(both.stderr).toMatch(/--transcript replays a recorded session/)
-    const chat = await runBin(["replay", "--repo", demo.path, "--strategy", "transcript-clear"])
-    expect(chat.code).toBe(2)
-    expect(chat.stderr).toMatch(/add --session agent/)
-    const missing = await runBin(["replay", "--transcript", join(scratch.path, "missing.jsonl")])
-    expect(missing.code).toBe(1)
-    expect(missing.stderr).toMatch(/hint: --transcript takes a file/)
-  }, 120_000)
-})
-
 /** The table a dump re-scores to, without the strategies that stopped (their lines reach only as far as they got). */
 async function rescoredRows(lines: ReadonlyArray<string>, report: ReplayReport): Promise<ReplayReport["rows"]> {
   const stopped = new Set((report.failures ?? []).map((f) => f.strategy))
   const kept = parseDump(lines.join("\n")).filter((l) => !stopped.has(l.strategy)).map((l) => JSON.stringify(l))
   return (await rescoreDump(kept.join("\n"), { provider: report.provider, model: report.model })).rows
-}
-
-function anthropicBody(text: string): string {
-  return JSON.stringify({ model: MODEL, max_tokens: 64, messages: [{ role: "user", content: text }] })
 }

@@ -1,9 +1,12 @@
 /**
- * The replay's public API: run a replay (a chat or an agent session over a git history,
- * or a recorded session), score and re-score native request bodies, and format or plot
- * a report. `strata replay` is a thin command over these.
+ * `@strata/replay`: the benchmark lab. Replay a git history as a chat or a coding
+ * agent's session, or a recorded session, under every caching strategy; score each
+ * request with the provider's prompt-cache simulator and the content bound; format,
+ * plot and re-score the results. `strata replay` is a thin command over `replay`.
  */
-export { runReplay, strategiesToRun, replayCompactionModel, type ReplayOptions, type ReplayProblem, type ReplayReport, type SessionKind, type TurnCost } from "./replay.ts"
+export { replay, sessionKindOf, type ReplayRunOptions } from "./run.ts"
+// The report every run returns and `strata replay --json` prints (ReplayReport, its rows StrategyRow).
+export { runReplay, strategiesToRun, replayCompactionModel, type ReplayOptions, type ReplayProblem, type ReplayReport, type SessionKind, type StrategyFailure, type TurnCost } from "./replay.ts"
 export {
   runAgentReplay,
   runRecordedReplay,
@@ -16,23 +19,24 @@ export {
   type RecordedReplayOptions,
   type ScoredRequest
 } from "./agentReplay.ts"
-export { agentSession, taskSteps, type AgentSessionOptions, type AgentStep, type AgentTask } from "./agentSession.ts"
-export { agentOracleRequest, clearOldToolResults, CLEARED_PLACEHOLDER, makeAgentStrategy, type AgentEnv, type AgentRequest, type AgentStrategy } from "./agentStrategies.ts"
 export { AGENT_TOOLS, readPathOf } from "./agentTools.ts"
 export { parseRecordedSession, recordedFormat, type RecordedFile, type RecordedProblem, type RecordedRequest, type RecordedSession } from "./recorded.ts"
 export { boundPricing, makeScorer, rescoreDump, parseDump, dumpLine, DumpLine, summarize, textsOf, type RequestScore, type Scorer, type ScorerOptions, type StrategyRow } from "./score.ts"
-export { lowerBound, type BoundItem, type BoundPricing, type BoundRequest, type BoundTtl, type BoundUsage } from "./bound.ts"
+export { contentBound, type BoundItem, type BoundPricing, type BoundRequest, type BoundTtl, type BoundUsage } from "./bound.ts"
 export { formatHeading, formatReport, formatTable, plotSvg, STRATEGY_COLORS } from "./report.ts"
 export {
   AGENT_STRATEGIES,
   CHAT_STRATEGIES,
+  DEFAULT_REPLAY_MODELS,
   REPLAY_PROVIDERS,
   STRATEGIES,
+  STRATEGY_TABLE,
+  reducesContent,
+  strategiesOf,
   type AgentStrategyName,
   type ChatStrategyName,
   type ReplayProvider,
   type StrategyCounts,
+  type StrategyEntry,
   type StrategyName
 } from "./strategies.ts"
-export { MemoryFileSystem, type MemFileInput } from "./memfs.ts"
-export { replaySession, type ReplayTurn, type ReplaySessionOptions } from "./chatSession.ts"
