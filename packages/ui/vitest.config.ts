@@ -5,7 +5,8 @@ export default mergeConfig(shared, {
   test: {
     // Bundles the page (dist/page) once; the browser tests need it.
     globalSetup: ["test/globalSetup.ts"],
-    testTimeout: 60_000,
+    // Browser tests: generous, since a shared CI machine can be slow; they take seconds alone.
+    testTimeout: 180_000,
     hookTimeout: 120_000
   }
 })

@@ -46,4 +46,4 @@ export {
   TokenSplit,
   tokenSplit
 } from "./views.ts"
-export { runUi, UiError, type UiOptions } from "./runUi.ts"
+export { openInBrowser, runUi, UiError, type UiOptions } from "./runUi.ts"
