@@ -3,6 +3,7 @@
 // than its sources, and any dependency whose dist/ is missing (a stale one only gets a
 // warning: `pnpm build` refreshes it). Under turbo, packages/cli/turbo.json makes `test`
 // depend on this package's own `build` and `^build`, so this is only a check there.
+import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -14,10 +15,12 @@ const packagesDir = resolve(cliDir, "..")
 
 export default function setup(): void {
   // core first: the leaves' declarations import it.
-  for (const name of ["core", "tiers", "symbols", "providers", "store"]) {
+  for (const name of ["core", "tiers", "symbols", "providers", "store", "replay", "ui"]) {
     const pkg = join(packagesDir, name)
     if (!existsSync(join(pkg, "dist", "index.js"))) build(pkg)
     else if (isStale(pkg)) console.warn(`[strata e2e] packages/${name}/dist is older than its sources; run \`pnpm build\` to test against them`)
   }
+  // The dashboard's page bundle (`strata ui`), written by its own build step.
+  if (!existsSync(join(packagesDir, "ui", "dist", "page", "app.js"))) execFileSync(process.execPath, [join(packagesDir, "ui", "scripts", "bundle.mjs")], { stdio: "inherit" })
   if (isStale(cliDir) || isStale(cliDir, "bin.js")) build(cliDir)
 }

@@ -57,7 +57,9 @@ export const replayCommand = Command.make(
       Flag.withDescription('Write every request as one JSON line {"t": seconds, "strategy": name, "request": <native body>}'),
       Flag.optional
     ),
-    plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG chart of each strategy's cumulative and per-turn input cost"), Flag.optional)
+    plot: Flag.String("plot").pipe(Flag.withMetavar("FILE.svg"), Flag.withDescription("Write an SVG chart of each strategy's cumulative and per-turn input cost"), Flag.optional),
+    html: Flag.String("html").pipe(Flag.withMetavar("FILE.html"), Flag.withDescription("Write the report as one self-contained page (works offline): cumulative and per-turn cost per strategy on a log scale and against the cheapest, the read/write/uncached split, the price table"), Flag.optional),
+    open: Flag.Boolean("open").pipe(Flag.withDescription("Open the --html page in the system's browser"), Flag.withDefault(false))
   },
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/replay.ts")), (m) => m.runReplayCommand(flags))
 ).pipe(
@@ -68,6 +70,7 @@ export const replayCommand = Command.make(
   Command.withExamples([
     { command: "strata replay --turns 20", description: "The first 20 commits of this repository, every strategy" },
     { command: "strata replay --repo examples/demo-repo --provider openai --plot replay.svg", description: "The demo repository on OpenAI, with a plot" },
+    { command: "strata replay --session agent --html replay.html --open", description: "An agent session as one page with charts, opened in the browser" },
     { command: "strata replay --strategy strata-gated --dump requests.jsonl --json", description: "One strategy, every native request body saved for re-scoring" },
     { command: "strata replay --session agent --turns 20", description: "The first 20 commits as a coding agent's tasks, with tool calls" },
     { command: "strata replay --transcript session.jsonl --repo .", description: "A recorded session (request bodies a logging proxy wrote), with this repository's symbol map" }

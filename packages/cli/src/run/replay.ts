@@ -1,9 +1,10 @@
 /**
  * The work of `strata replay`: check the flags, run `@strata/replay`'s `replay` with a
- * progress line, write the `--plot`, and print the table (or JSON).
+ * progress line, write the `--plot` and the `--html` page, and print the table (or JSON).
  */
 import { writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { PROVIDER_IDS } from "@strata/providers"
 import { formatReport, plotSvg, replay, sessionKindOf, strategiesOf, type ReplayProvider, type ReplayReport, type StrategyName } from "@strata/replay"
 import { Effect, Option, Schema } from "effect"
@@ -37,6 +38,8 @@ export interface ReplayFlags {
   readonly layout: LayoutMode
   readonly dump: Option.Option<string>
   readonly plot: Option.Option<string>
+  readonly html: Option.Option<string>
+  readonly open: boolean
 }
 
 const firstLine = (error: unknown): string => {
@@ -107,11 +110,20 @@ export const runReplayCommand = (flags: ReplayFlags) =>
         catch: (error) => new ReplayError({ reason: `cannot write ${plotPath}: ${firstLine(error)}`, hint: "check that the folder exists and is writable" })
       })
     }
+    const htmlPath = Option.getOrUndefined(flags.html)
+    if (htmlPath !== undefined) {
+      const { openInBrowser, renderReplayHtml } = yield* Effect.promise(() => import("@strata/ui"))
+      yield* Effect.tryPromise({
+        try: () => writeFile(resolve(htmlPath), renderReplayHtml(report)),
+        catch: (error) => new ReplayError({ reason: `cannot write ${htmlPath}: ${firstLine(error)}`, hint: "check that the folder exists and is writable" })
+      })
+      if (flags.open) openInBrowser(pathToFileURL(resolve(htmlPath)).href)
+    }
     if (json) {
       yield* output.out(jsonDocument(report, 2))
       return
     }
     yield* output.out(formatReport(report))
-    const notes = [dumpPath === undefined ? undefined : `requests: ${dumpPath}`, plotPath === undefined ? undefined : `plot: ${plotPath}`].filter((n) => n !== undefined)
+    const notes = [dumpPath === undefined ? undefined : `requests: ${dumpPath}`, plotPath === undefined ? undefined : `plot: ${plotPath}`, htmlPath === undefined ? undefined : `page: ${htmlPath}`].filter((n) => n !== undefined)
     if (notes.length > 0) yield* output.err(output.errStyle.dim(notes.join("; ")))
   })

@@ -6,8 +6,13 @@
  * Effect API and the CLI, stored as the `record` of a `StateStore` snapshot.
  */
 import { Schema } from "effect"
+import { ContextEditReport, TokenCategories, type TierReport } from "../breakdown/report.ts"
+import { CacheTtl, type NeutralRequest } from "../domain/Block.ts"
+import { messageParts, partText, type Message } from "../domain/Message.ts"
 import { TierChange } from "../domain/Item.ts"
+import { Tier } from "../domain/Tier.ts"
 import { sumUsage, Usage, ZERO_USAGE } from "../domain/Usage.ts"
+import { sha256 } from "../tokens/TokenCounter.ts"
 
 const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
 
@@ -46,6 +51,49 @@ export const LastRequest = Schema.Struct({
 })
 export type LastRequest = typeof LastRequest.Type
 
+/**
+ * One block of a recorded request: its tier, tokens, how many items it renders, a short
+ * hash of its messages (equal hashes: byte-identical block), whether it changed since the
+ * previous request's block of the same tier, and the lifetime of the breakpoint that ends
+ * it (absent: no breakpoint). `text` is the block as rendered, kept for the session's last
+ * request only and cut at `RECORDED_TEXT_CHARS` characters.
+ */
+export const RecordedBlock = Schema.Struct({
+  tier: Tier,
+  tokens: Schema.Number,
+  items: Count,
+  hash: Schema.String,
+  changed: Schema.Boolean,
+  breakpoint: Schema.optionalKey(CacheTtl),
+  text: Schema.optionalKey(Schema.String)
+})
+export type RecordedBlock = typeof RecordedBlock.Type
+
+/**
+ * One committed request, for the dashboard: when, which model, its usage, its tokens by
+ * kind of content, its blocks in prefix order, what context editing cleared, and why it
+ * missed the cache when it did.
+ */
+export const RecordedRequest = Schema.Struct({
+  at: Schema.Number,
+  provider: Schema.String,
+  model: Schema.String,
+  promptTokens: Schema.Number,
+  /** Absent when the request was not sent. */
+  usage: Schema.optionalKey(Usage),
+  usageSource: UsageSource,
+  content: TokenCategories,
+  blocks: Schema.Array(RecordedBlock),
+  cleared: Schema.optionalKey(ContextEditReport),
+  miss: Schema.optionalKey(Schema.String)
+})
+export type RecordedRequest = typeof RecordedRequest.Type
+
+/** How many requests a record keeps (the latest); older ones still count in the totals. */
+export const RECORDED_REQUESTS = 1000
+/** How many characters of each block's text the last request keeps. */
+export const RECORDED_TEXT_CHARS = 16_000
+
 /** A path alias of the symbol map's legend, as recorded. */
 export const RecordedAlias = Schema.Struct({ token: Schema.String, prefix: Schema.String })
 export type RecordedAlias = typeof RecordedAlias.Type
@@ -75,7 +123,9 @@ export const SessionRecord = Schema.Struct({
   totals: Usage,
   last: Schema.NullOr(LastRequest),
   /** The symbol map's path aliases, fixed at the session's first turn so the legend never changes. */
-  aliases: Schema.NullOr(Schema.Array(RecordedAlias))
+  aliases: Schema.NullOr(Schema.Array(RecordedAlias)),
+  /** The latest `RECORDED_REQUESTS` requests, oldest first (absent in records written before it existed). */
+  requests: Schema.optionalKey(Schema.Array(RecordedRequest))
 })
 export type SessionRecord = typeof SessionRecord.Type
 
@@ -126,6 +176,97 @@ export interface RecordedTurn {
   /** The symbol map's aliases this turn rendered with; kept only when the record has none yet. */
   readonly aliases: ReadonlyArray<RecordedAlias> | undefined
   readonly lastMiss?: string | undefined
+  /** The request's shape, for `requests`: its content split, blocks and context editing. */
+  readonly shape?: RequestShape | undefined
+}
+
+/** A block as a turn hands it to the record: `text` is cut and kept for the last request only. */
+export interface RequestShapeBlock {
+  readonly tier: Tier
+  readonly tokens: number
+  readonly items: number
+  readonly hash: string
+  readonly breakpoint: CacheTtl | undefined
+  readonly text: string
+}
+
+/** What a turn knows of its request's shape. */
+export interface RequestShape {
+  readonly content: TokenCategories
+  readonly blocks: ReadonlyArray<RequestShapeBlock>
+  readonly cleared: ContextEditReport | undefined
+}
+
+/** A block's messages as text for people: a header line per message, then its parts. */
+const blockText = (messages: ReadonlyArray<Message>): string =>
+  messages.map((m) => {
+    const parts = messageParts(m).map((p) => {
+      switch (p.type) {
+        case "text":
+          return p.text
+        case "image":
+          return "[image]"
+        case "reasoning":
+          return `[reasoning]\n${p.text}`
+        case "tool-call":
+          return `[tool call ${p.toolName} ${p.toolCallId}]\n${partText(p)}`
+        case "tool-result":
+          return `[tool result ${p.toolName} ${p.toolCallId}]\n${partText(p)}`
+      }
+    })
+    return `── ${m.role} ──\n${parts.join("\n\n")}`
+  }).join("\n\n")
+
+/**
+ * A request's shape as the record keeps it: its blocks (hashed, with the lifetime of the
+ * breakpoint that ends each), its content split and what context editing cleared. Pure.
+ */
+export const requestShape = (request: NeutralRequest, report: TierReport): RequestShape => {
+  const lifetimes = new Map(request.breakpoints.map((b) => [b.tier, b.ttl ?? "5m"] as const))
+  return {
+    content: report.categories,
+    blocks: request.blocks.map((b) => ({
+      tier: b.tier,
+      tokens: b.tokens,
+      items: b.items.length,
+      hash: sha256(JSON.stringify(b.messages)).slice(0, 16),
+      breakpoint: b.tier === "active" ? undefined : lifetimes.get(b.tier),
+      text: blockText(b.messages)
+    })),
+    cleared: report.contextEditing
+  }
+}
+
+const cut = (text: string): string =>
+  text.length <= RECORDED_TEXT_CHARS ? text : `${text.slice(0, RECORDED_TEXT_CHARS)}\n… ${text.length - RECORDED_TEXT_CHARS} more characters not kept`
+
+/** The record's requests after one more: the previous last loses its texts, the list keeps the latest `RECORDED_REQUESTS`. */
+const appendRequest = (previous: ReadonlyArray<RecordedRequest>, turn: RecordedTurn, shape: RequestShape): ReadonlyArray<RecordedRequest> => {
+  const last = previous.at(-1)
+  const before = new Map((last?.blocks ?? []).map((b) => [b.tier, b.hash]))
+  const request: RecordedRequest = {
+    at: turn.at,
+    provider: turn.provider,
+    model: turn.model,
+    promptTokens: turn.promptTokens,
+    ...(turn.usage === undefined ? {} : { usage: turn.usage }),
+    usageSource: turn.usage === undefined ? "none" : turn.usageSource,
+    content: shape.content,
+    blocks: shape.blocks.map((b) => ({
+      tier: b.tier,
+      tokens: b.tokens,
+      items: b.items,
+      hash: b.hash,
+      changed: before.get(b.tier) !== b.hash,
+      ...(b.breakpoint === undefined ? {} : { breakpoint: b.breakpoint }),
+      text: cut(b.text)
+    })),
+    ...(shape.cleared === undefined ? {} : { cleared: shape.cleared }),
+    ...(turn.lastMiss === undefined ? {} : { miss: turn.lastMiss })
+  }
+  const kept = previous.length >= RECORDED_REQUESTS ? previous.slice(previous.length - RECORDED_REQUESTS + 1) : previous
+  const stripped = kept.map((r, i) => (i === kept.length - 1 ? { ...r, blocks: r.blocks.map(({ text: _text, ...b }) => b) } : r))
+  return [...stripped, request]
 }
 
 /**
@@ -158,5 +299,8 @@ export const recordTurn = (record: SessionRecord, turn: RecordedTurn): SessionRe
     emptyTiers: turn.emptyTiers,
     ...(turn.lastMiss === undefined ? {} : { lastMiss: turn.lastMiss })
   },
-  aliases: record.aliases ?? (turn.aliases === undefined ? null : turn.aliases.map((a) => ({ token: a.token, prefix: a.prefix })))
+  aliases: record.aliases ?? (turn.aliases === undefined ? null : turn.aliases.map((a) => ({ token: a.token, prefix: a.prefix }))),
+  ...(turn.shape === undefined
+    ? record.requests === undefined ? {} : { requests: record.requests }
+    : { requests: appendRequest(record.requests ?? [], turn, turn.shape) })
 })

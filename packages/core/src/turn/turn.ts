@@ -34,7 +34,7 @@ import {
 import { SymbolIndex, type PathAlias } from "../services/SymbolIndex.ts"
 import { Tracker, TrackerState, type SeededTracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { decodeSessionRecord, recordTurn, type SessionRecord, type UsageSource } from "./record.ts"
+import { decodeSessionRecord, recordTurn, requestShape, type SessionRecord, type UsageSource } from "./record.ts"
 
 /**
  * `commit` was called on a turn that is already committed. A turn is stored once: the
@@ -470,7 +470,8 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
             emptyTiers: result.report.emptyTiers,
             selected: (request.input.files ?? []).map((f) => f.path).sort(),
             aliases,
-            lastMiss: outcome.lastMiss
+            lastMiss: outcome.lastMiss,
+            shape: requestShape(result.request, result.report)
           })
           const { patch, next } = yield* makePatch(prepared, result, record)
           prepatched = { patch, next, record, append }

@@ -1,0 +1,334 @@
+/**
+ * The dashboard page: the sessions list, one session (tokens by billing and by content per
+ * request, cumulative cost, blocks and breakpoints, misses, the cleared ledger) and one
+ * request's blocks. It reads the JSON endpoints and refetches when the server's event
+ * stream says a session changed. Every string goes through Preact's text nodes, so content
+ * (a tool result holding `<script>`) is shown, never run.
+ */
+import { render } from "preact"
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
+import type { RequestDetail, RequestRow, SessionSummary, SessionView } from "../src/views.ts"
+import { Lines, StackedBars } from "./charts.tsx"
+import { BILLING, CONTENT } from "./colors.ts"
+import { percent, time, tokens, usd } from "./format.ts"
+import "uplot/dist/uPlot.min.css"
+import "./styles.css"
+
+const API = "/_strata/api/"
+
+/** Rows the requests table shows before "Show all". */
+const TABLE_ROWS = 200
+
+type Route =
+  | { readonly view: "list" }
+  | { readonly view: "session"; readonly id: string }
+  | { readonly view: "request"; readonly id: string; readonly index: number }
+
+const parseRoute = (hash: string): Route => {
+  const m = /^#\/s\/([^/]+)(?:\/r\/(\d+))?$/.exec(hash)
+  if (m === null) return { view: "list" }
+  const id = decodeURIComponent(m[1] ?? "")
+  return m[2] === undefined ? { view: "session", id } : { view: "request", id, index: Number(m[2]) }
+}
+
+const sessionHref = (id: string): string => `#/s/${encodeURIComponent(id)}`
+const requestHref = (id: string, index: number): string => `${sessionHref(id)}/r/${index}`
+
+/** A fetched value, refetched whenever `version` changes. */
+const useJson = <A,>(path: string, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
+  const [state, setState] = useState<{ readonly path: string; readonly data: A | undefined; readonly error: string | undefined }>({ path, data: undefined, error: undefined })
+  useEffect(() => {
+    let live = true
+    fetch(API + path)
+      .then(async (r) => {
+        const body: unknown = await r.json()
+        if (!live) return
+        if (!r.ok) setState({ path, data: undefined, error: typeof body === "object" && body !== null && "error" in body ? String(body.error) : r.statusText })
+        // The server's Schemas define these shapes; the page trusts its own server.
+        else setState({ path, data: body as A, error: undefined })
+      })
+      .catch((e: unknown) => live && setState({ path, data: undefined, error: String(e) }))
+    return () => {
+      live = false
+    }
+  }, [path, version])
+  return state.path === path ? state : { data: undefined, error: undefined }
+}
+
+/** A number cell: the figure as text, the raw value in `data-value` (the tests compare both with the endpoints). */
+const Num = ({ value, format }: { readonly value: number | null; readonly format: (v: number) => string }) => (
+  <td class="num" data-value={value === null ? "" : String(value)}>{value === null ? "—" : format(value)}</td>
+)
+
+const Status = ({ error }: { readonly error: string | undefined }) =>
+  error === undefined ? <p class="muted" role="status">Loading…</p> : <p class="error" role="alert">{error}</p>
+
+// ---------------------------------------------------------------------------------
+
+const SessionsList = ({ version }: { readonly version: number }) => {
+  const { data, error } = useJson<{ readonly store: string; readonly sessions: ReadonlyArray<SessionSummary> }>("sessions", version)
+  useEffect(() => {
+    document.title = "Sessions · Strata"
+  }, [])
+  if (data === undefined) return <Status error={error} />
+  return (
+    <section aria-labelledby="sessions-heading">
+      <h1 tabIndex={-1} id="sessions-heading">Sessions</h1>
+      <p class="muted">Store: {data.store}</p>
+      {data.sessions.length === 0 ? (
+        <p>No session has committed a request yet.</p>
+      ) : (
+        <table class="data" id="sessions">
+          <caption class="sr-only">Sessions, most recent first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Session</th>
+              <th scope="col">Source</th>
+              <th scope="col" class="num">Requests</th>
+              <th scope="col" class="num">Cost</th>
+              <th scope="col" class="num">Without caching</th>
+              <th scope="col" class="num">Saved</th>
+              <th scope="col" class="num">Hit rate</th>
+              <th scope="col">Last request (UTC)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.sessions.map((s) => (
+              <tr key={s.id} data-session={s.id}>
+                <th scope="row"><a href={sessionHref(s.id)}>{s.name}</a><span class="repo">{s.repository}</span></th>
+                <td class="nowrap">{s.source}</td>
+                <Num value={s.requests} format={tokens} />
+                <Num value={s.cost} format={usd} />
+                <Num value={s.uncachedCost} format={usd} />
+                <Num value={s.saved} format={usd} />
+                <Num value={s.hitRate} format={percent} />
+                <td class="nowrap">{time(s.lastAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------------------------
+
+const Blocks = ({ row }: { readonly row: RequestRow }) => (
+  <span class="blocks">
+    {row.blocks.map((b, i) => (
+      <span key={i} class={`block tier-${b.tier} ${b.changed ? "changed" : ""}`} title={`${b.tier}: ${tokens(b.tokens)} tokens, ${b.changed ? "changed" : "unchanged"}${b.breakpoint === null ? "" : `, breakpoint ${b.breakpoint}`}`}>
+        {b.tier}
+        {b.breakpoint === null ? "" : `·${b.breakpoint}`}
+        {b.changed ? "*" : ""}
+      </span>
+    ))}
+  </span>
+)
+
+const SessionPage = ({ id, version }: { readonly id: string; readonly version: number }) => {
+  const { data, error } = useJson<SessionView>(`sessions/${encodeURIComponent(id)}`, version)
+  useEffect(() => {
+    if (data !== undefined) document.title = `${data.summary.name} · Strata`
+  }, [data])
+  const charts = useMemo(() => {
+    if (data === undefined) return undefined
+    const rows = data.requests
+    const x = rows.map((r) => r.index)
+    return {
+      x,
+      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: rows.map((r) => r.tokens[b.key]) })),
+      content: CONTENT.map((c) => ({ label: c.label, color: c.color, values: rows.map((r) => r.content[c.key]) })),
+      cost: [
+        { label: "with Strata", color: "#2b6cb0", values: rows.map((r) => r.cumulativeCost ?? 0) },
+        { label: "no caching", color: "#c53030", values: rows.map((r) => r.cumulativeUncachedCost ?? 0) }
+      ]
+    }
+  }, [data])
+  const [showAll, setShowAll] = useState(false)
+  const pick = useCallback((i: number) => {
+    const row = data?.requests[i]
+    if (row !== undefined) location.hash = requestHref(id, row.index)
+  }, [data, id])
+  if (data === undefined || charts === undefined) return <Status error={error} />
+  const s = data.summary
+  const misses = data.requests.filter((r) => r.miss !== null)
+  // A long session's table starts with its latest requests: laying out thousands of rows costs more than the rest of the view.
+  const shown = showAll || data.requests.length <= TABLE_ROWS ? data.requests : data.requests.slice(-TABLE_ROWS)
+  return (
+    <section aria-labelledby="session-heading">
+      <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / {s.name}</nav>
+      <h1 tabIndex={-1} id="session-heading">{s.name}</h1>
+      <dl class="facts" id="session-facts">
+        <div><dt>Requests</dt><dd data-value={s.requests}>{tokens(s.requests)}</dd></div>
+        <div><dt>Cost</dt><dd data-value={s.cost ?? ""}>{usd(s.cost)}</dd></div>
+        <div><dt>Without caching</dt><dd data-value={s.uncachedCost ?? ""}>{usd(s.uncachedCost)}</dd></div>
+        <div><dt>Saved</dt><dd data-value={s.saved ?? ""}>{usd(s.saved)}</dd></div>
+        <div><dt>Hit rate</dt><dd data-value={s.hitRate}>{percent(s.hitRate)}</dd></div>
+        <div><dt>Source</dt><dd>{s.source}</dd></div>
+      </dl>
+      {data.warnings.map((w, i) => <p key={i} class="warning" role="note">{w}</p>)}
+      {data.omitted > 0 && <p class="muted">The {tokens(data.omitted)} oldest requests are counted in the totals only.</p>}
+      <div class="grid">
+        <StackedBars title="Input tokens per request by billing" x={charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
+        <StackedBars title="Input tokens per request by content" x={charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
+        <Lines title="Cumulative cost" x={charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
+      </div>
+      {misses.length > 0 && (
+        <section aria-labelledby="misses-heading">
+          <h2 id="misses-heading">Misses</h2>
+          <ul class="misses">
+            {misses.map((r) => <li key={r.index}><a href={requestHref(id, r.index)}>Request {r.index}</a>: {r.miss}</li>)}
+          </ul>
+        </section>
+      )}
+      <h2>Requests</h2>
+      {shown.length < data.requests.length && (
+        <p>
+          Showing the latest {tokens(shown.length)} of {tokens(data.requests.length)} requests.{" "}
+          <button type="button" onClick={() => setShowAll(true)}>Show all</button>
+        </p>
+      )}
+      <div class="scroll" tabIndex={0} role="region" aria-label="Requests table">
+        <table class="data" id="requests">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Time (UTC)</th>
+              <th scope="col">Model</th>
+              <th scope="col" class="num">Read</th>
+              <th scope="col" class="num">5m write</th>
+              <th scope="col" class="num">1h write</th>
+              <th scope="col" class="num">Uncached</th>
+              <th scope="col" class="num">Output</th>
+              <th scope="col" class="num">Cost</th>
+              <th scope="col" class="num">No caching</th>
+              <th scope="col">Blocks (tier·breakpoint, * changed)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((r) => (
+              <tr key={r.index} data-request={r.index} class={r.miss === null ? "" : "missed"}>
+                <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
+                <td class="nowrap">{time(r.at)}</td>
+                <td class="nowrap">{r.model}</td>
+                <Num value={r.tokens.read} format={tokens} />
+                <Num value={r.tokens.write5m} format={tokens} />
+                <Num value={r.tokens.write1h} format={tokens} />
+                <Num value={r.tokens.uncached} format={tokens} />
+                <Num value={r.tokens.output} format={tokens} />
+                <Num value={r.cost} format={usd} />
+                <Num value={r.uncachedCost} format={usd} />
+                <td><Blocks row={r} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {data.ledger.length > 0 && (
+        <section aria-labelledby="ledger-heading">
+          <h2 id="ledger-heading">Cleared tool results</h2>
+          <table class="data" id="ledger">
+            <thead>
+              <tr><th scope="col">Tool call</th><th scope="col">Tool</th><th scope="col" class="num">Tokens (est.)</th><th scope="col">Placeholder</th></tr>
+            </thead>
+            <tbody>
+              {data.ledger.map((e) => (
+                <tr key={e.toolCallId}>
+                  <td><code>{e.toolCallId}</code></td>
+                  <td>{e.toolName}</td>
+                  <Num value={e.tokens} format={tokens} />
+                  <td>{e.placeholder}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------------------------
+
+const RequestPage = ({ id, index, version }: { readonly id: string; readonly index: number; readonly version: number }) => {
+  const { data, error } = useJson<RequestDetail>(`sessions/${encodeURIComponent(id)}/requests/${index}`, version)
+  useEffect(() => {
+    document.title = `Request ${index} · Strata`
+  }, [index])
+  if (data === undefined) return <Status error={error} />
+  const r = data.request
+  return (
+    <section aria-labelledby="request-heading">
+      <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / <a href={sessionHref(id)}>{id.slice(0, id.lastIndexOf("@"))}</a> / request {index}</nav>
+      <h1 tabIndex={-1} id="request-heading">Request {index}</h1>
+      <dl class="facts" id="request-facts">
+        <div><dt>Model</dt><dd>{r.model}</dd></div>
+        <div><dt>Time (UTC)</dt><dd>{time(r.at)}</dd></div>
+        <div><dt>Prompt tokens</dt><dd data-value={r.promptTokens}>{tokens(r.promptTokens)}</dd></div>
+        <div><dt>Cache read</dt><dd data-value={r.tokens.read}>{tokens(r.tokens.read)}</dd></div>
+        <div><dt>Cache write</dt><dd data-value={r.tokens.write5m + r.tokens.write1h}>{tokens(r.tokens.write5m + r.tokens.write1h)}</dd></div>
+        <div><dt>Uncached</dt><dd data-value={r.tokens.uncached}>{tokens(r.tokens.uncached)}</dd></div>
+        <div><dt>Cost</dt><dd data-value={r.cost ?? ""}>{usd(r.cost)}</dd></div>
+        <div><dt>Usage from</dt><dd>{r.usageSource}</dd></div>
+      </dl>
+      {r.miss !== null && <p class="warning" role="note">Miss: {r.miss}</p>}
+      {r.newlyCleared > 0 && <p>Context editing cleared {r.newlyCleared} tool results ({tokens(r.newlyClearedTokens)} tokens) in this request.</p>}
+      <h2>Blocks in prefix order</h2>
+      <ol class="block-list" id="blocks">
+        {data.blocks.map((b, i) => (
+          <li key={i} data-block={i}>
+            <details open={b.changed && b.text !== null}>
+              <summary>
+                <span class={`block tier-${b.tier} ${b.changed ? "changed" : ""}`}>{b.tier}</span>{" "}
+                <span data-value={b.tokens}>{tokens(b.tokens)} tokens</span>, {b.items} items, {b.changed ? "changed" : "unchanged"}
+                {b.breakpoint === null ? ", no breakpoint" : `, breakpoint ${b.breakpoint}`} <code class="muted">{b.hash}</code>
+              </summary>
+              {b.text === null ? <p class="muted">Only the session's last request keeps its blocks' text.</p> : <pre class="body" tabIndex={0}>{b.text}</pre>}
+            </details>
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------------------------
+
+const App = () => {
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.hash))
+  const [version, setVersion] = useState(0)
+  const [live, setLive] = useState(false)
+  useEffect(() => {
+    const onHash = () => setRoute(parseRoute(location.hash))
+    addEventListener("hashchange", onHash)
+    return () => removeEventListener("hashchange", onHash)
+  }, [])
+  useEffect(() => {
+    const source = new EventSource(`${API}events`)
+    source.addEventListener("open", () => setLive(true))
+    source.addEventListener("error", () => setLive(false))
+    source.addEventListener("change", () => setVersion((v) => v + 1))
+    return () => source.close()
+  }, [])
+  useEffect(() => {
+    // Move focus to the new view's heading, so keyboard and screen-reader users follow navigation.
+    document.querySelector<HTMLElement>("main h1")?.focus()
+  }, [route])
+  return (
+    <>
+      <header class="top">
+        <a href="#/" class="brand">Strata</a>
+        <span class={live ? "live on" : "live"} role="status" aria-live="polite">{live ? "live" : "offline"}</span>
+      </header>
+      <main id="main" data-version={version}>
+        {route.view === "list" && <SessionsList version={version} />}
+        {route.view === "session" && <SessionPage id={route.id} version={version} />}
+        {route.view === "request" && <RequestPage id={route.id} index={route.index} version={version} />}
+      </main>
+    </>
+  )
+}
+
+const root = document.getElementById("app")
+if (root !== null) render(<App />, root)

@@ -1,0 +1,21 @@
+// Bundles the page (Preact, uPlot, the dashboard and the replay view) with esbuild into
+// dist/page/: app.js/app.css for the server, replay.js/replay.css inlined into replay reports.
+// Run by `pnpm build`; nothing is fetched at run time.
+import { build } from "esbuild"
+import { fileURLToPath, URL } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+await build({
+  absWorkingDir: root,
+  entryPoints: { app: "page/app.tsx", replay: "page/replay.tsx" },
+  outdir: "dist/page",
+  bundle: true,
+  minify: true,
+  format: "esm",
+  target: "es2022",
+  platform: "browser",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  legalComments: "none",
+  logLevel: "warning"
+})

@@ -1,0 +1,339 @@
+/**
+ * What the dashboard's JSON endpoints return, as Schemas, and the pure functions that
+ * build each view from a session's stored state (its record and, for the ledger, its
+ * journal memory and history). The page draws these values and computes nothing of its own,
+ * so a number on the page is a number of the endpoint.
+ */
+import { createHash } from "node:crypto"
+import {
+  decodeSessionRecord,
+  estimateTokens,
+  messageParts,
+  partText,
+  type Message,
+  type RecordedRequest,
+  type SessionRecord,
+  type StateSnapshot,
+  type Usage
+} from "@strata/core/effect"
+import { computeCost, lookupModel, PROVIDER_IDS, type ModelLimits, type ProviderId } from "@strata/providers"
+import { Schema } from "effect"
+
+const Nullable = Schema.NullOr(Schema.Number)
+
+/** A request's input tokens by how they were billed (they add up to the prompt). */
+export const TokenSplit = Schema.Struct({
+  read: Schema.Number,
+  write5m: Schema.Number,
+  write1h: Schema.Number,
+  uncached: Schema.Number,
+  output: Schema.Number
+})
+export type TokenSplit = typeof TokenSplit.Type
+
+/** A request's tokens by kind of content, as the assembly counted them. */
+export const ContentSplit = Schema.Struct({
+  system: Schema.Number,
+  tools: Schema.Number,
+  map: Schema.Number,
+  files: Schema.Number,
+  history: Schema.Number,
+  prompt: Schema.Number,
+  other: Schema.Number,
+  /** Tokens of tool results context editing replaced by placeholders (not sent). */
+  cleared: Schema.Number
+})
+export type ContentSplit = typeof ContentSplit.Type
+
+/** One row of `GET /_strata/api/sessions`. */
+export const SessionSummary = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  repository: Schema.String,
+  /** The provider and where usage came from (`anthropic · provider`, `openai · simulated`). */
+  source: Schema.String,
+  version: Schema.Number,
+  requests: Schema.Number,
+  /** USD; null when no request of the session has a price in the table. */
+  cost: Nullable,
+  /** What the same prompts cost with no caching at all. */
+  uncachedCost: Nullable,
+  /** `uncachedCost - cost`. */
+  saved: Nullable,
+  /** Cache reads over prompt tokens, 0..1. */
+  hitRate: Schema.Number,
+  lastAt: Nullable
+})
+export type SessionSummary = typeof SessionSummary.Type
+
+/** A block of a request, without its text. */
+export const BlockRow = Schema.Struct({
+  tier: Schema.String,
+  tokens: Schema.Number,
+  items: Schema.Number,
+  changed: Schema.Boolean,
+  /** The lifetime of the breakpoint ending the block; null: no breakpoint. */
+  breakpoint: Schema.NullOr(Schema.String)
+})
+export type BlockRow = typeof BlockRow.Type
+
+/** One request of a session view. */
+export const RequestRow = Schema.Struct({
+  index: Schema.Number,
+  at: Schema.Number,
+  model: Schema.String,
+  provider: Schema.String,
+  usageSource: Schema.String,
+  promptTokens: Schema.Number,
+  tokens: TokenSplit,
+  content: ContentSplit,
+  cost: Nullable,
+  uncachedCost: Nullable,
+  cumulativeCost: Nullable,
+  cumulativeUncachedCost: Nullable,
+  blocks: Schema.Array(BlockRow),
+  miss: Schema.NullOr(Schema.String),
+  /** Tool results this request newly replaced by placeholders, and their tokens. */
+  newlyCleared: Schema.Number,
+  newlyClearedTokens: Schema.Number
+})
+export type RequestRow = typeof RequestRow.Type
+
+/** One tool result context editing replaced by a placeholder. */
+export const LedgerEntry = Schema.Struct({
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  /** Estimated tokens of the original result (characters / 4); null when the history no longer holds it. */
+  tokens: Nullable,
+  placeholder: Schema.String,
+  reasoningDropped: Schema.Boolean
+})
+export type LedgerEntry = typeof LedgerEntry.Type
+
+/** `GET /_strata/api/sessions/:id`. */
+export const SessionView = Schema.Struct({
+  summary: SessionSummary,
+  /** Requests the record keeps (the latest ones); `omitted` older ones count only in the totals. */
+  requests: Schema.Array(RequestRow),
+  omitted: Schema.Number,
+  ledger: Schema.Array(LedgerEntry),
+  warnings: Schema.Array(Schema.String)
+})
+export type SessionView = typeof SessionView.Type
+
+/** A block of a request's detail, with its text when the record kept it. */
+export const BlockDetail = Schema.Struct({
+  ...BlockRow.fields,
+  hash: Schema.String,
+  /** The rendered block; null when not kept (only the session's last request keeps texts). */
+  text: Schema.NullOr(Schema.String)
+})
+export type BlockDetail = typeof BlockDetail.Type
+
+/** `GET /_strata/api/sessions/:id/requests/:index`. */
+export const RequestDetail = Schema.Struct({
+  sessionId: Schema.String,
+  request: RequestRow,
+  blocks: Schema.Array(BlockDetail)
+})
+export type RequestDetail = typeof RequestDetail.Type
+
+/**
+ * A session's id in URLs: its name and a short hash of its repository identity (the file
+ * store's directory name). Pure.
+ *
+ * @example
+ * ```ts
+ * import { sessionId } from "@strata/ui"
+ * sessionId({ repository: "git:4b825dc6", name: "default" }) // "default@…"
+ * ```
+ */
+export const sessionId = (key: { readonly repository: string; readonly name: string }): string =>
+  `${key.name}@${createHash("sha256").update(key.repository).digest("hex").slice(0, 12)}`
+
+// ---------------------------------------------------------------------------------
+
+/** The price table's provider for a record's provider name (gateways: guessed from the model id). */
+const priceProvider = (provider: string, model: string): ProviderId | undefined => {
+  const known = PROVIDER_IDS.find((p) => p === provider)
+  if (known !== undefined) return known
+  const m = model.toLowerCase()
+  if (m.includes("claude")) return "anthropic"
+  if (m.includes("gemini")) return "gemini"
+  if (/^(openai\/)?(gpt|o\d|chatgpt)/.test(m)) return "openai"
+  return undefined
+}
+
+/** A model's limits, looked up once per provider and model (a session rarely has more than one). */
+const limitsOf = (cache: Map<string, ModelLimits | undefined>, provider: string, model: string): ModelLimits | undefined => {
+  const key = `${provider}\u0000${model}`
+  if (cache.has(key)) return cache.get(key)
+  const id = priceProvider(provider, model)
+  const limits = id === undefined ? undefined : lookupModel(id, model)
+  cache.set(key, limits)
+  return limits
+}
+
+const costs = (r: RecordedRequest, cache: Map<string, ModelLimits | undefined>): { readonly cost: number | null; readonly uncached: number | null } => {
+  const limits = limitsOf(cache, r.provider, r.model)
+  if (r.usage === undefined || limits === undefined) return { cost: null, uncached: null }
+  const c = computeCost(r.usage, limits)
+  return c === undefined ? { cost: null, uncached: null } : { cost: c.total, uncached: c.uncachedTotal }
+}
+
+/** Input tokens by billing: reads, writes by lifetime (unsplit writes count as 5m), the rest. Pure. */
+export const tokenSplit = (usage: Usage | undefined): TokenSplit => {
+  if (usage === undefined) return { read: 0, write5m: 0, write1h: 0, uncached: 0, output: 0 }
+  const write1h = Math.min(usage.cacheWrite, usage.cacheWriteByTtl?.["1h"] ?? 0)
+  return { read: usage.cacheRead, write5m: usage.cacheWrite - write1h, write1h, uncached: usage.input, output: usage.output }
+}
+
+const contentSplit = (r: RecordedRequest): ContentSplit => {
+  const c = r.content
+  return {
+    system: c.system,
+    tools: c.tools,
+    map: c.legend + c.symbols + c.tree,
+    files: c.files + c.urls + c.review,
+    history: c.history,
+    prompt: c.prompt,
+    other: c.other + c.framing,
+    cleared: r.cleared?.clearedTokens ?? 0
+  }
+}
+
+const addNullable = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b)
+
+/** The rows of a session view from its recorded requests, with running totals. Pure. */
+export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex = 0): ReadonlyArray<RequestRow> => {
+  let cumulative: number | null = null
+  let cumulativeUncached: number | null = null
+  const limits = new Map<string, ModelLimits | undefined>()
+  return requests.map((r, i) => {
+    const { cost, uncached } = costs(r, limits)
+    cumulative = addNullable(cumulative, cost)
+    cumulativeUncached = addNullable(cumulativeUncached, uncached)
+    return {
+      index: firstIndex + i,
+      at: r.at,
+      model: r.model,
+      provider: r.provider,
+      usageSource: r.usageSource,
+      promptTokens: r.promptTokens,
+      tokens: tokenSplit(r.usage),
+      content: contentSplit(r),
+      cost,
+      uncachedCost: uncached,
+      cumulativeCost: cumulative,
+      cumulativeUncachedCost: cumulativeUncached,
+      blocks: r.blocks.map((b) => ({ tier: b.tier, tokens: b.tokens, items: b.items, changed: b.changed, breakpoint: b.breakpoint ?? null })),
+      miss: r.miss ?? null,
+      newlyCleared: r.cleared?.newlyClearedResults ?? 0,
+      newlyClearedTokens: r.cleared?.newlyClearedTokens ?? 0
+    }
+  })
+}
+
+const summaryOf = (snapshot: StateSnapshot, record: SessionRecord, rows: ReadonlyArray<RequestRow>): SessionSummary => {
+  const totals = record.totals
+  const prompt = totals.input + totals.cacheRead + totals.cacheWrite
+  const last = record.last
+  const cost = rows.reduce<number | null>((s, r) => addNullable(s, r.cost), null)
+  const uncachedCost = rows.reduce<number | null>((s, r) => addNullable(s, r.uncachedCost), null)
+  return {
+      id: sessionId(snapshot.session),
+      name: snapshot.session.name,
+      repository: snapshot.session.repository,
+      source: last === null ? "no requests yet" : `${last.provider} · ${last.usageSource}`,
+      version: snapshot.version,
+      requests: record.turns,
+      cost,
+      uncachedCost,
+      saved: cost === null || uncachedCost === null ? null : uncachedCost - cost,
+      hitRate: prompt === 0 ? 0 : totals.cacheRead / prompt,
+      lastAt: last?.at ?? null
+  }
+}
+
+/**
+ * A session's row of the sessions list. Cost figures cover the requests the record
+ * keeps (every request of sessions under `RECORDED_REQUESTS`); hit rate covers all. Pure.
+ */
+export const sessionSummary = (snapshot: StateSnapshot): SessionSummary => {
+  const { record } = decodeSessionRecord(snapshot.record)
+  return summaryOf(snapshot, record, requestRows(record.requests ?? []))
+}
+
+const ClearedJson = Schema.Struct({
+  edits: Schema.optionalKey(Schema.Struct({ cleared: Schema.Array(Schema.Tuple([Schema.String, Schema.String, Schema.Boolean])) }))
+})
+const decodeCleared = Schema.decodeUnknownResult(ClearedJson)
+
+/** The tool results of a history by call id: their tool's name and text. */
+const toolResults = (history: ReadonlyArray<Message>): ReadonlyMap<string, { readonly toolName: string; readonly text: string }> => {
+  const out = new Map<string, { readonly toolName: string; readonly text: string }>()
+  for (const m of history) {
+    if (m.role !== "tool") continue
+    for (const p of messageParts(m)) if (p.type === "tool-result") out.set(p.toolCallId, { toolName: p.toolName, text: partText(p) })
+  }
+  return out
+}
+
+/** The ledger of cleared tool results, from the journal memory's context edits and the history. Pure. */
+export const clearedLedger = (snapshot: StateSnapshot): ReadonlyArray<LedgerEntry> => {
+  const decoded = decodeCleared(snapshot.journal)
+  if (decoded._tag === "Failure") return []
+  const cleared = decoded.success.edits?.cleared ?? []
+  if (cleared.length === 0) return []
+  const results = toolResults(snapshot.history)
+  return cleared.map(([toolCallId, placeholder, reasoning]) => {
+    const original = results.get(toolCallId)
+    return {
+      toolCallId,
+      toolName: original?.toolName ?? "",
+      tokens: original === undefined ? null : estimateTokens(original.text),
+      placeholder,
+      reasoningDropped: reasoning
+    }
+  })
+}
+
+/** The session view: summary, requests with running costs, the cleared ledger. Pure. */
+export const sessionView = (snapshot: StateSnapshot, warnings: ReadonlyArray<string> = []): SessionView => {
+  const { record, warning } = decodeSessionRecord(snapshot.record)
+  const kept = record.requests ?? []
+  const omitted = Math.max(0, record.turns - kept.length)
+  const rows = requestRows(kept, omitted)
+  const summary = summaryOf(snapshot, record, rows)
+  return {
+    summary,
+    requests: rows,
+    omitted,
+    ledger: clearedLedger(snapshot),
+    warnings: [...warnings, ...(warning === undefined ? [] : [warning]), ...(record.turns > 0 && kept.length === 0 ? ["This session was recorded before per-request records existed: only its totals are known."] : [])]
+  }
+}
+
+/** One request's detail (index counts every request of the session), or undefined when the record does not keep it. Pure. */
+export const requestDetail = (snapshot: StateSnapshot, index: number): RequestDetail | undefined => {
+  const { record } = decodeSessionRecord(snapshot.record)
+  const kept = record.requests ?? []
+  const omitted = Math.max(0, record.turns - kept.length)
+  const rows = requestRows(kept, omitted)
+  const row = rows[index - omitted]
+  const recorded = kept[index - omitted]
+  if (row === undefined || recorded === undefined) return undefined
+  return {
+    sessionId: sessionId(snapshot.session),
+    request: row,
+    blocks: recorded.blocks.map((b) => ({
+      tier: b.tier,
+      tokens: b.tokens,
+      items: b.items,
+      changed: b.changed,
+      breakpoint: b.breakpoint ?? null,
+      hash: b.hash,
+      text: b.text ?? null
+    }))
+  }
+}

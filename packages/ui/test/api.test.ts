@@ -1,0 +1,143 @@
+// The JSON endpoints on their own: over sessions recorded through core's Promise API into
+// the file store, the list, a session and a request answer with the documented Schemas,
+// agree with the store's records, push an event when a turn is committed, refuse foreign
+// Host headers, and never carry an API key from the environment.
+import * as http from "node:http"
+import { Effect, Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tempDirs } from "@strata/test-support"
+import { decodeSessionRecord } from "@strata/core"
+import { RequestDetail, serveDashboard, SessionSummary, SessionView, sessionId, type DashboardServer } from "../src/index.ts"
+import { makeRepo, openStore, recordSession, XSS_SCRIPT } from "./sessions.ts"
+
+const dirs = tempDirs("strata-ui-api-")
+const SECRET = "sk-ant-test-NEVER-ON-THE-PAGE-1234567890"
+let root = ""
+let server: DashboardServer
+let stores: Awaited<ReturnType<typeof openStore>>
+
+const get = async (path: string, headers: Record<string, string> = {}) => {
+  const res = await fetch(new URL(path, server.url), { headers })
+  return { status: res.status, type: res.headers.get("content-type") ?? "", csp: res.headers.get("content-security-policy") ?? "", text: await res.text() }
+}
+
+beforeAll(async () => {
+  process.env["ANTHROPIC_API_KEY"] = SECRET
+  root = dirs()
+  makeRepo(root)
+  await recordSession(root, "chat", { turns: 6, gaps: (i) => (i === 3 ? 400 : 30) })
+  await recordSession(root, "agent", { turns: 12, agent: true })
+  stores = await openStore(root)
+  server = await serveDashboard({ ...stores, port: 0, pollMs: 50 })
+})
+
+afterAll(async () => {
+  delete process.env["ANTHROPIC_API_KEY"]
+  await server.close()
+})
+
+describe("dashboard endpoints", () => {
+  it("lists every session with figures from its record", async () => {
+    const res = await get("/_strata/api/sessions")
+    expect(res.status).toBe(200)
+    const body = Schema.decodeUnknownSync(Schema.Struct({ store: Schema.String, sessions: Schema.Array(SessionSummary) }))(JSON.parse(res.text))
+    expect(body.sessions.map((s) => s.name).sort()).toEqual(["agent", "chat"])
+    for (const s of body.sessions) {
+      const { snapshot } = await Effect.runPromise(stores.store.load({ repository: s.repository, name: s.name }))
+      const { record } = decodeSessionRecord(snapshot.record)
+      expect(s.requests).toBe(record.turns)
+      expect(s.version).toBe(snapshot.version)
+      const prompt = record.totals.input + record.totals.cacheRead + record.totals.cacheWrite
+      expect(s.hitRate).toBeCloseTo(record.totals.cacheRead / prompt, 12)
+      expect(s.cost).not.toBeNull()
+      expect(s.saved).toBeCloseTo((s.uncachedCost ?? 0) - (s.cost ?? 0), 12)
+      expect(s.saved ?? 0).toBeGreaterThan(0)
+    }
+  })
+
+  it("shows a session's requests: billing split adds up to the usage, running costs, blocks, misses, the cleared ledger", async () => {
+    const list = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const chat = list.sessions.find((s) => s.name === "chat")!
+    const view = Schema.decodeUnknownSync(SessionView)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(chat.id)}`)).text))
+    const { snapshot } = await Effect.runPromise(stores.store.load({ repository: chat.repository, name: "chat" }))
+    const recorded = decodeSessionRecord(snapshot.record).record.requests ?? []
+    expect(view.requests).toHaveLength(6)
+    let running = 0
+    view.requests.forEach((r, i) => {
+      const usage = recorded[i]!.usage!
+      expect(r.tokens.read).toBe(usage.cacheRead)
+      expect(r.tokens.write5m + r.tokens.write1h).toBe(usage.cacheWrite)
+      expect(r.tokens.uncached).toBe(usage.input)
+      running += r.cost ?? 0
+      expect(r.cumulativeCost).toBeCloseTo(running, 12)
+      expect(r.blocks.length).toBeGreaterThan(0)
+    })
+    expect(view.summary.cost).toBeCloseTo(running, 12)
+    // The first request writes every block; the 400 s gap before request 3 expired the cache.
+    expect(view.requests[0]!.blocks.every((b) => b.changed)).toBe(true)
+    expect(view.requests.filter((r) => r.miss !== null).map((r) => r.index)).toEqual([3])
+    expect(view.requests[3]!.tokens.read).toBe(0)
+    expect(view.requests.some((r) => r.blocks.some((b) => b.breakpoint !== null))).toBe(true)
+  })
+
+  it("lists the tool results context editing cleared, with the tool and the placeholder", async () => {
+    const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const agent = sessions.find((s) => s.name === "agent")!
+    const view = Schema.decodeUnknownSync(SessionView)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(agent.id)}`)).text))
+    expect(view.ledger.length).toBeGreaterThan(0)
+    for (const e of view.ledger) {
+      expect(e.toolName).toBe("read_file")
+      expect(e.tokens ?? 0).toBeGreaterThan(1000)
+    }
+    expect(view.requests.reduce((n, r) => n + r.newlyCleared, 0)).toBe(view.ledger.length)
+  })
+
+  it("gives a request's blocks in order, the last request with its text", async () => {
+    const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const id = sessionId({ repository: sessions[0]!.repository, name: "chat" })
+    const last = Schema.decodeUnknownSync(RequestDetail)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(id)}/requests/5`)).text))
+    expect(last.blocks.map((b) => b.tier).at(-1)).toBe("active")
+    expect(last.blocks.some((b) => b.text?.includes(XSS_SCRIPT) === true)).toBe(true)
+    const first = Schema.decodeUnknownSync(RequestDetail)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(id)}/requests/0`)).text))
+    expect(first.blocks.every((b) => b.text === null)).toBe(true)
+    expect((await get(`/_strata/api/sessions/${encodeURIComponent(id)}/requests/99`)).status).toBe(404)
+    expect((await get(`/_strata/api/sessions/nobody@000000000000`)).status).toBe(404)
+  })
+
+  it("pushes a change event when a turn is committed", async () => {
+    const controller = new AbortController()
+    const res = await fetch(new URL("/_strata/api/events", server.url), { signal: controller.signal })
+    expect(res.headers.get("content-type")).toMatch(/text\/event-stream/)
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    let seen = ""
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(seen)) {
+        const { value, done } = await reader.read()
+        if (done) throw new Error(`stream ended before ${String(pattern)}`)
+        seen += decoder.decode(value)
+      }
+    }
+    await until(/: connected/)
+    await recordSession(root, "chat", { turns: 1, start: 1_767_300_000 })
+    await until(/event: change\ndata: .*"id":"chat@/)
+    controller.abort()
+  })
+
+  it("serves the page and its bundle with a strict CSP, refuses foreign hosts and writes, never shows an API key", async () => {
+    const page = await get("/")
+    expect(page.type).toMatch(/text\/html/)
+    expect(page.csp).toContain("script-src 'self'")
+    expect((await get("/_strata/assets/app.js")).type).toMatch(/javascript/)
+    const foreign = await new Promise<number>((resolve, reject) => {
+      const req = http.get(new URL("/_strata/api/sessions", server.url), { headers: { host: "evil.example:80" } }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on("error", reject)
+    })
+    expect(foreign).toBe(403)
+    expect((await fetch(new URL("/_strata/api/sessions", server.url), { method: "POST" })).status).toBe(405)
+    for (const path of ["/", "/_strata/assets/app.js", "/_strata/api/sessions"]) expect((await get(path)).text).not.toContain(SECRET)
+  })
+})

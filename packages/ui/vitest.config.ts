@@ -1,0 +1,12 @@
+import { mergeConfig } from "vitest/config"
+import shared from "../../vitest.shared.ts"
+
+export default mergeConfig(shared, {
+  test: {
+    // Bundles the page (dist/page) once; the browser tests need it.
+    globalSetup: ["test/globalSetup.ts"],
+    // Browser tests: generous, since a shared CI machine can be slow; they take seconds alone.
+    testTimeout: 180_000,
+    hookTimeout: 120_000
+  }
+})
