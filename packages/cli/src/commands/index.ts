@@ -9,6 +9,7 @@ import { explain } from "./explain.ts"
 import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
+import { mcp } from "./mcp.ts"
 import { replayCommand } from "../replay/command.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, mcp] as const
