@@ -43,7 +43,7 @@ export interface ToolEntry {
 /** Close a tool over its Schema. */
 export const toolEntry = <A>(tool: Tool<A>): ToolEntry => {
   const decode = Schema.decodeUnknownEffect(tool.input)
-  const document = Schema.toJsonSchemaDocument(tool.input)
+  const document = Schema.toJsonSchemaDocument(tool.input, { onExcessProperty: "error" })
   return {
     name: tool.name,
     description: tool.description,
