@@ -16,13 +16,13 @@ import {
   McpError,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { makeSymbolIndex, type SymbolMap } from "@strata/symbols"
 import { Cause, Effect, Exit, Option, type Scope } from "effect"
 import { realpathSync } from "node:fs"
 import { resolve } from "node:path"
 import { createServer, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { RepositoryUnavailable, UnknownTool } from "./errors.ts"
+import { makeFreshIndex } from "./internal/freshIndex.ts"
 import { cacheReport } from "./session.ts"
 import { CACHE_REPORT_TOOL, renderRepoMap, SYMBOL_TOOLS, type ToolContext, type ToolEntry } from "./tools.ts"
 
@@ -54,28 +54,24 @@ export interface StrataMcp {
 const text = (body: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: body }], ...(isError ? { isError: true } : {}) })
 
 /**
- * Index the repository (once; later calls refresh only what changed) and return the
- * MCP handlers over it.
+ * Index the repository (once; later calls re-index only what changed, seen by directory
+ * watchers that live as long as the scope) and return the MCP handlers over it.
  *
  * @example
  * ```ts no-run
  * import { makeStrataMcp } from "@strata/mcp"
  * import { Effect } from "effect"
- * const mcp = await Effect.runPromise(makeStrataMcp({ root: "." }))
- * const tools = await Effect.runPromise(mcp.tools)
- * tools.map((t) => t.name) // ["repo_map", "find_symbol", "find_references", "file_outline", "repo_tree"]
+ * const names = await Effect.runPromise(
+ *   Effect.scoped(Effect.flatMap(makeStrataMcp({ root: "." }), (mcp) => mcp.tools)).pipe(Effect.map((tools) => tools.map((t) => t.name)))
+ * )
+ * names // ["repo_map", "find_symbol", "find_references", "file_outline", "repo_tree"]
  * ```
  */
-export const makeStrataMcp = (options: StrataMcpOptions): Effect.Effect<StrataMcp, RepositoryUnavailable> =>
+export const makeStrataMcp = (options: StrataMcpOptions): Effect.Effect<StrataMcp, RepositoryUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const index = yield* makeSymbolIndex(options.root, { cache: options.cache ?? true }).pipe(
-      Effect.mapError((error) => new RepositoryUnavailable({ root: options.root, reason: error.message }))
-    )
-    yield* index.build().pipe(Effect.mapError((error) => new RepositoryUnavailable({ root: options.root, reason: error.message })))
     const root = realpathSync(resolve(options.root))
-    const snapshot: Effect.Effect<SymbolMap, RepositoryUnavailable> = index.snapshot.pipe(
-      Effect.mapError((error) => new RepositoryUnavailable({ root, reason: error.message }))
-    )
+    const index = yield* makeFreshIndex(root, { cache: options.cache ?? true })
+    const snapshot = index.snapshot
     const context: ToolContext = { root, snapshot, cacheReport: (name) => cacheReport(root, name, options.store) }
     const tools = context.cacheReport(undefined).pipe(
       Effect.map((report) => (report === undefined ? SYMBOL_TOOLS : [...SYMBOL_TOOLS, CACHE_REPORT_TOOL])),

@@ -135,7 +135,8 @@ describe("fresh index", () => {
     mkdirSync(join(repo, "src"))
     writeFileSync(join(repo, "src", "a.ts"), "export function alpha(x: number) { return x }\n")
     writeFileSync(join(repo, "src", "b.ts"), "import { alpha } from './a'\nexport const beta = () => alpha(1)\n")
-    const mcp = await Effect.runPromise(makeStrataMcp({ root: repo, cache: false }))
+    const scope = await Effect.runPromise(Scope.make())
+    const mcp = await Effect.runPromise(makeStrataMcp({ root: repo, cache: false }).pipe(Scope.provide(scope)))
     const call = (name: string, args: unknown) => Effect.runPromise(Effect.orDie(mcp.context.snapshot).pipe(Effect.flatMap(() => mcp.tools), Effect.map((tools) => tools.find((t) => t.name === name)!), Effect.flatMap((t) => Effect.orDie(t.call(mcp.context, args)))))
     expect(await call("find_symbol", { name: "alpha" })).toContain("src/a.ts:1-1 function alpha(x)")
     writeFileSync(join(repo, "src", "a.ts"), "export function alpha(x: number, y?: number) { return x }\nexport class Gamma {}\n")
@@ -145,6 +146,11 @@ describe("fresh index", () => {
     expect(await call("find_symbol", { name: "Gamma" })).toBe('# no definition of "Gamma"\n')
     expect(await call("repo_tree", {})).toBe("src/b.ts\n")
     expect(await call("repo_map", {})).not.toContain("src/a.ts:")
+    // A new file in a new directory.
+    mkdirSync(join(repo, "lib"))
+    writeFileSync(join(repo, "lib", "c.ts"), "export const delta = 1\n")
+    expect(await call("find_symbol", { name: "delta" })).toContain("lib/c.ts:1-1 variable delta")
+    await Effect.runPromise(Scope.close(scope, Exit.void))
   })
 })
 

@@ -5,6 +5,7 @@
  * focus. Without a focus the global ranking stands. Pure and deterministic.
  */
 import type { SymbolMap } from "./indexer.ts"
+import type { ResolvedCall, ResolvedImports } from "./resolve.ts"
 
 /** What the agent is working on. */
 export interface Focus {
@@ -66,39 +67,55 @@ export const DEFAULT_FOCUS_WEIGHTS: FocusWeights = {
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 const dataCache = new WeakMap<SymbolMap, ReferenceData>()
+// One file's references, reused while the indexer reuses its resolved calls and imports
+// (it does for every file an edit did not touch), so a refresh after one edit costs one file.
+const fileCache = new WeakMap<ReadonlyArray<ResolvedCall>, { readonly imports: ResolvedImports | undefined; readonly refs: ReadonlyArray<NamedReference> }>()
+
+const fileReferences = (path: string, calls: ReadonlyArray<ResolvedCall>, imports: ResolvedImports | undefined): ReadonlyArray<NamedReference> => {
+  const cached = fileCache.get(calls)
+  if (cached !== undefined && cached.imports === imports) return cached.refs
+  const counts = new Map<string, number>()
+  const add = (target: string, name: string): void => {
+    if (path === target) return
+    const key = `${target}\u0000${name}`
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  for (const call of calls) add(call.file, call.symbol === "" ? call.name : call.symbol)
+  if (imports !== undefined) {
+    for (const [, binding] of imports.bindings) {
+      for (const file of binding.files) add(file, binding.symbol === "*" || binding.symbol === "default" ? "" : binding.symbol)
+    }
+    for (const target of imports.edges) add(target, "")
+  }
+  const refs = [...counts]
+    .map(([key, count]) => {
+      const cut = key.indexOf("\u0000")
+      return { source: path, target: key.slice(0, cut), name: key.slice(cut + 1), count }
+    })
+    .sort((a, b) => byCodeUnit(a.target, b.target) || byCodeUnit(a.name, b.name))
+  fileCache.set(calls, { imports, refs })
+  return refs
+}
+
+const NO_CALLS: ReadonlyArray<ResolvedCall> = []
 
 /**
- * The identifier-level reference data of a map (computed once per map and cached):
- * resolved calls and named imports become `source → target` references per name.
+ * The identifier-level reference data of a map (computed once per map and cached; each
+ * file's part is reused across maps while the file's resolution is unchanged): resolved
+ * calls and named imports become `source → target` references per name.
  */
 export const referenceData = (map: SymbolMap): ReferenceData => {
   const cached = dataCache.get(map)
   if (cached !== undefined) return cached
-  const counts = new Map<string, number>()
-  const add = (source: string, target: string, name: string): void => {
-    if (source === target) return
-    const key = `${source}\u0000${target}\u0000${name}`
-    counts.set(key, (counts.get(key) ?? 0) + 1)
-  }
   const definitions = new Map<string, number>()
   const names = new Map<string, ReadonlyArray<string>>()
+  const references: Array<NamedReference> = []
   for (const path of map.symbolFiles) {
     const own = [...new Set(map.symbols(path)?.symbols.map((s) => s.name) ?? [])].sort(byCodeUnit)
     names.set(path, own)
     for (const name of own) definitions.set(name, (definitions.get(name) ?? 0) + 1)
-    for (const call of map.calls(path) ?? []) add(path, call.file, call.symbol === "" ? call.name : call.symbol)
-    const imports = map.imports(path)
-    if (imports === undefined) continue
-    for (const [, binding] of imports.bindings) {
-      for (const file of binding.files) add(path, file, binding.symbol === "*" || binding.symbol === "default" ? "" : binding.symbol)
-    }
-    for (const target of imports.edges) add(path, target, "")
+    for (const ref of fileReferences(path, map.calls(path) ?? NO_CALLS, map.imports(path))) references.push(ref)
   }
-  const references = [...counts].map(([key, count]) => {
-    const [source, target, name] = key.split("\u0000") as [string, string, string]
-    return { source, target, name, count }
-  })
-  references.sort((a, b) => byCodeUnit(a.source, b.source) || byCodeUnit(a.target, b.target) || byCodeUnit(a.name, b.name))
   const data: ReferenceData = { files: map.symbolFiles, references, definitions, names, global: map.ranked }
   dataCache.set(map, data)
   return data
@@ -109,38 +126,67 @@ const isDescriptive = (name: string): boolean =>
   name.length >= 8 && (/[a-z][A-Z]/.test(name) || /[A-Za-z0-9]_[A-Za-z0-9]/.test(name) || /[A-Za-z0-9]-[A-Za-z0-9]/.test(name))
 
 /**
- * PageRank with a restart distribution: rank flows along weighted edges and, with
- * probability `1 - damping` (and from dangling nodes), jumps back to `restart`.
- * Node order and sorted links make the float sums deterministic.
+ * PageRank with a restart distribution over links in compressed rows (`offsets`,
+ * `targets`, `weights`): rank flows along weighted edges and, with probability
+ * `1 - damping` (and from dangling nodes), jumps back to `restart`. Node order and
+ * sorted links make the float sums deterministic.
  */
 const restartRank = (
-  n: number,
-  links: ReadonlyArray<ReadonlyArray<readonly [number, number]>>,
+  offsets: Int32Array,
+  targets: Int32Array,
+  weights: Float64Array,
   restart: Float64Array,
   damping = 0.85,
   iterations = 100,
   tolerance = 1e-10
 ): Float64Array => {
+  const n = restart.length
   const outTotal = new Float64Array(n)
-  for (let s = 0; s < n; s++) for (const [, w] of links[s]!) outTotal[s]! += w
+  for (let s = 0; s < n; s++) for (let e = offsets[s]!; e < offsets[s + 1]!; e++) outTotal[s]! += weights[e]!
   let rank = Float64Array.from(restart)
+  let next = new Float64Array(n)
   for (let it = 0; it < iterations; it++) {
-    const next = new Float64Array(n)
     let dangling = 0
     for (let i = 0; i < n; i++) if (outTotal[i] === 0) dangling += rank[i]!
-    for (let i = 0; i < n; i++) next[i] = ((1 - damping) + damping * dangling) * restart[i]!
+    const jump = 1 - damping + damping * dangling
+    for (let i = 0; i < n; i++) next[i] = jump * restart[i]!
     for (let s = 0; s < n; s++) {
       const total = outTotal[s]!
       if (total === 0) continue
       const share = (damping * rank[s]!) / total
-      for (const [t, w] of links[s]!) next[t]! += share * w
+      for (let e = offsets[s]!; e < offsets[s + 1]!; e++) next[targets[e]!]! += share * weights[e]!
     }
     let delta = 0
     for (let i = 0; i < n; i++) delta += Math.abs(next[i]! - rank[i]!)
+    const previous = rank
     rank = next
+    next = previous
     if (delta < tolerance) break
   }
   return rank
+}
+
+/** The reference data with paths as indices (computed once per `ReferenceData`). */
+interface Indexed {
+  readonly index: ReadonlyMap<string, number>
+  readonly sources: Int32Array
+  readonly targets: Int32Array
+}
+const indexedCache = new WeakMap<ReferenceData, Indexed>()
+const indexed = (data: ReferenceData): Indexed => {
+  let found = indexedCache.get(data)
+  if (found === undefined) {
+    const index = new Map(data.files.map((f, i) => [f, i]))
+    const sources = new Int32Array(data.references.length)
+    const targets = new Int32Array(data.references.length)
+    data.references.forEach((ref, i) => {
+      sources[i] = index.get(ref.source) ?? -1
+      targets[i] = index.get(ref.target) ?? -1
+    })
+    found = { index, sources, targets }
+    indexedCache.set(data, found)
+  }
+  return found
 }
 
 /**
@@ -158,7 +204,7 @@ const restartRank = (
  */
 export const focusRanking = (data: ReferenceData, focus: Focus, weights: FocusWeights = DEFAULT_FOCUS_WEIGHTS): ReadonlyArray<string> => {
   const files = data.files
-  const index = new Map(files.map((f, i) => [f, i]))
+  const { index, sources, targets } = indexed(data)
   const focusFiles = new Set((focus.files ?? []).filter((f) => index.has(f)))
   const focusNames = new Set((focus.identifiers ?? []).filter((n) => n !== ""))
   const n = files.length
@@ -176,32 +222,48 @@ export const focusRanking = (data: ReferenceData, focus: Focus, weights: FocusWe
   for (let i = 0; i < n; i++) total += restart[i]!
   if (total === 0) return data.global
   for (let i = 0; i < n; i++) restart[i]! /= total
-  const merged = new Map<number, Map<number, number>>()
-  for (const ref of data.references) {
-    const s = index.get(ref.source)
-    const t = index.get(ref.target)
-    if (s === undefined || t === undefined) continue
+  // References are sorted by source, then target (path order is index order): merging
+  // runs of one (source, target) pair gives the compressed rows directly.
+  const weightOf = new Map<string, number>()
+  const offsets = new Int32Array(n + 1)
+  const linkTargets: Array<number> = []
+  const linkWeights: Array<number> = []
+  let row = 0
+  for (let r = 0; r < data.references.length; r++) {
+    const s = sources[r]!
+    const t = targets[r]!
+    if (s < 0 || t < 0) continue
+    const ref = data.references[r]!
     let weight: number
     if (ref.name === "") {
       weight = weights.bareImport
     } else {
-      weight = Math.sqrt(ref.count)
-      if (focusNames.has(ref.name)) weight *= weights.focusName
-      if (isDescriptive(ref.name)) weight *= weights.longName
-      if (isPrivate(ref.name)) weight *= weights.privateName
-      if ((data.definitions.get(ref.name) ?? 0) > weights.commonDefinitions) weight *= weights.commonName
+      let nameWeight = weightOf.get(ref.name)
+      if (nameWeight === undefined) {
+        nameWeight = 1
+        if (focusNames.has(ref.name)) nameWeight *= weights.focusName
+        if (isDescriptive(ref.name)) nameWeight *= weights.longName
+        if (isPrivate(ref.name)) nameWeight *= weights.privateName
+        if ((data.definitions.get(ref.name) ?? 0) > weights.commonDefinitions) nameWeight *= weights.commonName
+        weightOf.set(ref.name, nameWeight)
+      }
+      weight = Math.sqrt(ref.count) * nameWeight
     }
     if (focusFiles.has(ref.source)) weight *= weights.focusSource
-    let row = merged.get(s)
-    if (row === undefined) merged.set(s, (row = new Map()))
-    row.set(t, (row.get(t) ?? 0) + weight)
+    while (row < s) offsets[++row] = linkTargets.length
+    const last = linkTargets.length - 1
+    if (last >= offsets[s]! && linkTargets[last] === t) linkWeights[last]! += weight
+    else {
+      linkTargets.push(t)
+      linkWeights.push(weight)
+    }
   }
-  const links: Array<Array<readonly [number, number]>> = files.map(() => [])
-  for (const [s, row] of merged) links[s] = [...row].sort((a, b) => a[0] - b[0])
-  const rank = restartRank(n, links, restart)
+  while (row < n) offsets[++row] = linkTargets.length
+  const rank = restartRank(offsets, Int32Array.from(linkTargets), Float64Array.from(linkWeights), restart)
   // Focus files lead; the rest by score rounded so float noise never reorders ties.
-  const key = (i: number): number => (focusFiles.has(files[i]!) ? 2 : 0) + Number(rank[i]!.toPrecision(9))
+  const keys = files.map((f, i) => (focusFiles.has(f) ? 2 : 0) + Number(rank[i]!.toPrecision(9)))
   const order = files.map((_, i) => i)
-  order.sort((a, b) => key(b) - key(a) || byCodeUnit(files[a]!, files[b]!))
+  // `files` is sorted, so index order is path order for ties.
+  order.sort((a, b) => keys[b]! - keys[a]! || a - b)
   return order.map((i) => files[i]!)
 }
