@@ -49,6 +49,7 @@ import {
   updateGraph
 } from "./graph.ts"
 import { type FileSymbols, type Language, languageOf } from "./model.ts"
+import { focusRanking, referenceData } from "./focusRank.ts"
 import { Parsers } from "./parser.ts"
 import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
 import {
@@ -875,6 +876,9 @@ export class SymbolIndexer {
       },
       get ranked() {
         return rank().ranked
+      },
+      rankFor(focus) {
+        return focusRanking(referenceData(this), focus)
       },
       symbols: (path) => entries.get(path)?.symbols,
       model: (path) => blocks.get(path)?.model,

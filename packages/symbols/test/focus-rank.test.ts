@@ -1,8 +1,11 @@
 // Ranking by focus (Aider's personalised PageRank): the global ranking without a focus,
 // the focus's neighbourhood first with one, weights as documented, deterministic.
 import fc from "fast-check"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { focusRanking, type NamedReference, type ReferenceData } from "../src/index.ts"
+import { focusRanking, type NamedReference, type ReferenceData, SymbolIndexer } from "../src/index.ts"
+import { tempDir } from "./helpers.ts"
 
 const data = (files: ReadonlyArray<string>, references: ReadonlyArray<NamedReference>, names: Record<string, ReadonlyArray<string>> = {}): ReferenceData => {
   const definitions = new Map<string, number>()
@@ -61,5 +64,21 @@ describe("focusRanking", () => {
         expect(focusRanking(d, { files: [files[focus]!] })).toEqual(a)
       })
     )
+  })
+})
+
+describe("SymbolMap.rankFor", () => {
+  it("ranks a real index around the focus, and globally without one", async () => {
+    const root = tempDir()
+    mkdirSync(join(root, "src"))
+    writeFileSync(join(root, "src", "core.ts"), "export function parseConfig(x: string) { return x }\n")
+    writeFileSync(join(root, "src", "a.ts"), "import { parseConfig } from './core'\nimport { helperThing } from './b'\nexport const run = () => helperThing(parseConfig('x'))\n")
+    writeFileSync(join(root, "src", "b.ts"), "export function helperThing(x: string) { return x }\n")
+    writeFileSync(join(root, "src", "c.ts"), "import { parseConfig } from './core'\nexport const other = () => parseConfig('y')\n")
+    const map = await (await SymbolIndexer.create(root, { git: false, cache: false })).refresh()
+    expect(map.rankFor!({})).toEqual(map.ranked)
+    const ranked = map.rankFor!({ files: ["src/a.ts"] })
+    expect(ranked[0]).toBe("src/a.ts")
+    expect(ranked.slice(1, 3).sort()).toEqual(["src/b.ts", "src/core.ts"])
   })
 })
