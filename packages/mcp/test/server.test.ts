@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDirs } from "@strata/test-support"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
+import { type SessionRecord, StateStore } from "@strata/core/effect"
+import { FileStateStore, sessionKeyFor } from "@strata/store"
 import { makeStrataMcp, serveHttp } from "../src/index.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -156,3 +158,48 @@ describe("fresh index", () => {
 
 // The demo repository is built from a script two directories up; keep the import honest.
 expect(resolve(here, "../../../scripts/make-demo-repo.mjs")).toMatch(/scripts\/make-demo-repo\.mjs$/)
+
+describe("cache_report", () => {
+  it("is listed once the repository has a Strata session, and reports it", async () => {
+    const repo = temp("session")
+    writeFileSync(join(repo, "a.ts"), "export const a = 1\n")
+    const scope = await Effect.runPromise(Scope.make())
+    const mcp = await Effect.runPromise(makeStrataMcp({ root: repo, cache: false, store: "file" }).pipe(Scope.provide(scope)))
+    const names = async () => (await Effect.runPromise(mcp.tools)).map((t) => t.name)
+    expect(await names()).not.toContain("cache_report")
+    const record: SessionRecord = {
+      selected: ["a.ts"],
+      turns: 1,
+      emptyTiersTotal: 0,
+      totals: { input: 500, cacheRead: 9000, cacheWrite: 500, output: 100 },
+      last: {
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        at: 1767225600000,
+        promptTokens: 10000,
+        usage: { input: 500, cacheRead: 9000, cacheWrite: 500, output: 100 },
+        usageSource: "provider",
+        changes: [],
+        emptyTiers: 0,
+        lastMiss: "the system prompt changed"
+      },
+      aliases: null
+    }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const key = yield* sessionKeyFor(mcp.root, { name: "default" })
+        const store = yield* StateStore
+        yield* store.commit({ session: key, baseVersion: 0, turnId: "t1", append: [], patch: { record } })
+      }).pipe(Effect.provide(FileStateStore.layer({ repoRoot: mcp.root })))
+    )
+    expect(await names()).toContain("cache_report")
+    const tool = (await Effect.runPromise(mcp.tools)).find((t) => t.name === "cache_report")!
+    const report = await Effect.runPromise(tool.call(mcp.context, {}))
+    expect(report).toMatch(/^# Strata session "default": 1 turn\n/)
+    expect(report).toContain("input tokens: 10,000 (cache read 9,000, cache write 500, uncached 500); output 100")
+    expect(report).toMatch(/cost: \$\d+\.\d{4} at anthropic\/claude-sonnet-4-5 prices/)
+    expect(report).toContain("last miss: the system prompt changed")
+    expect(await Effect.runPromise(tool.call(mcp.context, { session: "other" }))).toBe("# no Strata session named other in this repository\n")
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+})
