@@ -8,9 +8,9 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import { COMMANDS } from "./commands/index.ts"
-import { diagnose, ExitCode, primaryError } from "./errors.ts"
-import { GLOBAL_FLAGS } from "./flags.ts"
-import { closeInput, colorEnabled, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./output.ts"
+import { diagnose, ExitCode, primaryError } from "./support/errors.ts"
+import { GLOBAL_FLAGS } from "./support/flags.ts"
+import { closeInput, colorEnabled, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./support/output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { DEFAULT_MODELS, formatSchemaIssue, initialConfigFile, modelServedBy, parseConfigFile, resolveConfig } from "../src/config.ts"
-import { ConfigInvalid, diagnose, ExitCode, ModelNotServed, RepoNotFound, UsageError } from "../src/errors.ts"
-import { colorEnabled, makeStyle, renderProgress } from "../src/output.ts"
+import { DEFAULT_MODELS, formatSchemaIssue, initialConfigFile, modelServedBy, parseConfigFile, resolveConfig } from "../src/support/config.ts"
+import { ConfigInvalid, diagnose, ExitCode, ModelNotServed, RepoNotFound, UsageError } from "../src/support/errors.ts"
+import { colorEnabled, makeStyle, renderProgress } from "../src/support/output.ts"
 import { ignoresStrata, withStrataIgnored } from "../src/commands/init.ts"
 
 describe("resolveConfig precedence: flags > env > file > defaults", () => {

@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url"
 import { classifyFence, extractSamples, typecheckSandbox, writeSandbox, type Sample } from "@strata/test-support/samples"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
-import { parseConfigFile } from "../src/config.ts"
+import { parseConfigFile } from "../src/support/config.ts"
 import { docPages, strataInvocations } from "./docs-samples.ts"
 import { REPO_ROOT, runBin } from "./support.ts"
 

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { runCli } from "../src/cli.ts"
-import { JSON_SCHEMA_VERSION, makeTestOutput } from "../src/output.ts"
+import { JSON_SCHEMA_VERSION, makeTestOutput } from "../src/support/output.ts"
 import { tempDir } from "@strata/test-support"
 
 const dirs: Array<{ cleanup: () => void }> = []

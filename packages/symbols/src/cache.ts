@@ -13,7 +13,7 @@ import { Schema } from "effect"
 import { join } from "node:path"
 import { EXTRACTOR_VERSION } from "./extract/index.ts"
 import type { FileSystem } from "./files.ts"
-import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./model.ts"
+import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./syntax/model.ts"
 
 /** Bumped when the cache layout changes; the extractor version is part of it. */
 export const CACHE_VERSION = `2.${EXTRACTOR_VERSION}`

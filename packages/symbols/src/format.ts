@@ -5,7 +5,7 @@
  */
 import type { PathAlias } from "@strata/core"
 import { sha256 } from "@strata/core"
-import type { SymbolInfo, SymbolKind } from "./model.ts"
+import type { SymbolInfo, SymbolKind } from "./syntax/model.ts"
 
 /** Bumped whenever rendering changes, so hashes from an older format never match. */
 export const FORMAT_VERSION = 1

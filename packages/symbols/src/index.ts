@@ -4,8 +4,8 @@
  * tree, an incremental indexer with an on-disk cache, and the `SymbolIndex` layer.
  * See README.md.
  */
-export * from "./model.ts"
-export * from "./parser.ts"
+export * from "./syntax/model.ts"
+export * from "./syntax/parser.ts"
 export { extractSymbols, EXTRACTOR_VERSION } from "./extract/index.ts"
 export { normalizeType } from "./extract/common.ts"
 export * from "./resolve.ts"

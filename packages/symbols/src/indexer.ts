@@ -48,9 +48,9 @@ import {
   rankFiles,
   updateGraph
 } from "./graph.ts"
-import { type FileSymbols, type Language, languageOf } from "./model.ts"
 import { focusRanking, referenceData } from "./focusRank.ts"
-import { Parsers } from "./parser.ts"
+import { type FileSymbols, type Language, languageOf } from "./syntax/model.ts"
+import { Parsers } from "./syntax/parser.ts"
 import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
 import {
   type ResolveContext,

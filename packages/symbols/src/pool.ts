@@ -8,8 +8,8 @@ import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import { extractSymbols } from "./extract/index.ts"
-import type { FileSymbols, Language } from "./model.ts"
-import type { Parsers } from "./parser.ts"
+import type { FileSymbols, Language } from "./syntax/model.ts"
+import type { Parsers } from "./syntax/parser.ts"
 
 /** One file to extract. */
 export interface ExtractJob {

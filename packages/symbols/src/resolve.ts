@@ -6,7 +6,7 @@
  * `use crate::/self::/super::`; C/C++ includes; Java imports. Pure over plain data.
  */
 import { posix } from "node:path"
-import type { FileSymbols, ImportInfo, SymbolInfo } from "./model.ts"
+import type { FileSymbols, ImportInfo, SymbolInfo } from "./syntax/model.ts"
 
 /** `compilerOptions.paths` of one tsconfig, applying to files under `dir`. */
 export interface TsPathConfig {

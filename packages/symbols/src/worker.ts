@@ -4,8 +4,8 @@
  */
 import { parentPort } from "node:worker_threads"
 import { extractSymbols } from "./extract/index.ts"
-import type { Language } from "./model.ts"
-import { Parsers } from "./parser.ts"
+import type { Language } from "./syntax/model.ts"
+import { Parsers } from "./syntax/parser.ts"
 
 interface Job {
   readonly index: number

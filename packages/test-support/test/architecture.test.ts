@@ -1,5 +1,6 @@
 // The repository's import rules, checked on every package's sources: no import cycle
-// between files, none between sibling folders, and workspace imports that point one way
+// between files, none between sibling folders, none between folders counting each
+// folder's own files (a child importing its parent's files), and workspace imports that point one way
 // (core <- tiers, symbols, providers <- cli). A failure names the cycle or the import.
 import { readdirSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
@@ -26,6 +27,8 @@ interface SourceFile {
   readonly path: string
   /** Import, export-from and dynamic-import specifiers, comments and strings excluded. */
   readonly specifiers: ReadonlyArray<string>
+  /** A barrel: a file holding nothing but imports and re-exports (an `index.ts`, most often). */
+  readonly barrel?: boolean
 }
 
 const walk = (dir: string): ReadonlyArray<string> =>
@@ -39,12 +42,19 @@ const walk = (dir: string): ReadonlyArray<string> =>
 const specifiersOf = (text: string): ReadonlyArray<string> =>
   ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName)
 
+/** Does this source hold nothing but imports and re-exports? */
+const reExportsOnly = (text: string): boolean =>
+  ts.createSourceFile("index.ts", text, ts.ScriptTarget.Latest).statements.every((s) =>
+    ts.isImportDeclaration(s) || (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined)
+  )
+
 const sourcesOf = (pkg: string): ReadonlyArray<SourceFile> => {
   const src = NodePath.join(PACKAGES_DIR, pkg, "src")
-  return walk(src).map((file) => ({
-    path: NodePath.relative(src, file).split(NodePath.sep).join("/"),
-    specifiers: specifiersOf(readFileSync(file, "utf8"))
-  }))
+  return walk(src).map((file) => {
+    const path = NodePath.relative(src, file).split(NodePath.sep).join("/")
+    const text = readFileSync(file, "utf8")
+    return { path, specifiers: specifiersOf(text), barrel: reExportsOnly(text) }
+  })
 }
 
 /** A relative specifier resolved against the importing file, or undefined when it leaves `src`. */
@@ -165,6 +175,29 @@ const folderGraph = (files: ReadonlyArray<SourceFile>): Graph => {
   return graph
 }
 
+/**
+ * Folders by their own files: an edge from folder A to folder B when a file directly in A
+ * imports a file directly in B (barrels aside: files of imports and re-exports only). Unlike the sibling graph
+ * this sees a child folder importing its parent's own files while the parent imports the
+ * child, e.g. `pipeline/assemble.ts -> pipeline/stages/x.ts -> pipeline/state.ts`.
+ */
+const ownFileFolderGraph = (files: ReadonlyArray<SourceFile>): Graph => {
+  const folderOf = (path: string): string => {
+    const cut = path.lastIndexOf("/")
+    return cut < 0 ? "./" : path.slice(0, cut + 1)
+  }
+  const barrels = new Set(files.filter((f) => f.barrel === true).map((f) => f.path))
+  const graph = new Map<string, Set<string>>()
+  for (const [from, targets] of fileGraph(files)) {
+    if (barrels.has(from)) continue
+    for (const to of targets) {
+      if (barrels.has(to) || folderOf(from) === folderOf(to)) continue
+      addEdge(graph, folderOf(from), folderOf(to))
+    }
+  }
+  return graph
+}
+
 /** Imports of other workspace packages, or relative imports out of `src`, that break the package direction. */
 const directionViolations = (pkg: string, files: ReadonlyArray<SourceFile>): ReadonlyArray<string> =>
   files.flatMap((file) =>
@@ -201,6 +234,10 @@ describe("architecture", () => {
     expect(cyclesOf(folderGraph(sourcesOf(pkg))).map((c) => show(pkg, c))).toEqual([])
   })
 
+  it.each(PACKAGES)("%s: no import cycle between folders, counting each folder's own files", (pkg) => {
+    expect(cyclesOf(ownFileFolderGraph(sourcesOf(pkg))).map((c) => show(pkg, c))).toEqual([])
+  })
+
   it.each(PACKAGES)("%s: imports point one way (core <- tiers, symbols, providers, store <- cli)", (pkg) => {
     expect(directionViolations(pkg, sourcesOf(pkg))).toEqual([])
   })
@@ -217,6 +254,23 @@ describe("architecture", () => {
     ]
     expect(cyclesOf(fileGraph(files))).toEqual([])
     expect(cyclesOf(folderGraph(files))).toEqual([["x/", "y/", "x/"]])
+    // A child importing its parent's own file while the parent imports the child: no
+    // sibling cycle, one own-file cycle; through a barrel index, no cycle.
+    const nested: ReadonlyArray<SourceFile> = [
+      { path: "p/run.ts", specifiers: ["./stages/a.ts"] },
+      { path: "p/stages/a.ts", specifiers: ["../state.ts"] },
+      { path: "p/state.ts", specifiers: [] }
+    ]
+    expect(cyclesOf(folderGraph(nested))).toEqual([])
+    expect(cyclesOf(ownFileFolderGraph(nested))).toEqual([["p/", "p/stages/", "p/"]])
+    const viaBarrel: ReadonlyArray<SourceFile> = [
+      { path: "p/index.ts", specifiers: ["./stages/a.ts"], barrel: true },
+      { path: "p/stages/a.ts", specifiers: ["../state.ts"] },
+      { path: "p/state.ts", specifiers: [] }
+    ]
+    expect(cyclesOf(ownFileFolderGraph(viaBarrel))).toEqual([])
+    expect(reExportsOnly("import { a } from \"./a.ts\"\nexport * from \"./b.ts\"\nexport { a }")).toBe(false)
+    expect(reExportsOnly("export * from \"./b.ts\"\nexport { c } from \"./c.ts\"")).toBe(true)
     expect(specifiersOf("/** import { a } from \"./no.ts\" */\nimport type { B } from \"./b.ts\"\nexport * from \"./c.ts\"\nconst d = import(\"./d.ts\")"))
       .toEqual(["./b.ts", "./c.ts", "./d.ts"])
     expect(directionViolations("tiers", [{ path: "a.ts", specifiers: ["@strata/symbols", "@strata/core/effect", "../../x.ts"] }])).toHaveLength(2)

@@ -14,14 +14,14 @@ import {
   type TrackedItem,
   type TrackerUpdateInput
 } from "@strata/core"
-import { resolveConfig, type PolicyName, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
-import { compareKeys, kindOf } from "./order.ts"
+import { resolveConfig, type PolicyName, type ResolvedConfig, type StabilityTrackerConfig } from "./model/config.ts"
+import { compareKeys, kindOf } from "./model/order.ts"
 import { placeItems } from "./tierPlacement.ts"
 import { fluxPolicy } from "./policies/flux.ts"
 import { gatedPolicy } from "./policies/gated.ts"
 import type { PromotionPolicy } from "./policies/policy.ts"
 import { thresholdPolicy } from "./policies/threshold.ts"
-import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./work.ts"
+import { hiddenSymbols, isHiddenIn, UpdateWork, type PendingBreaks } from "./model/work.ts"
 
 /**
  * The promotion policies by name.

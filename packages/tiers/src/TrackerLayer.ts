@@ -24,7 +24,7 @@ import {
 import { Clock, Effect, Layer, Semaphore } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./config.ts"
+import { configOf, resolveConfig, type ResolvedConfig, type StabilityTrackerConfig } from "./model/config.ts"
 import { decodeTrackerFile, decodeTrackerState, encodeTrackerFile, encodeTrackerState, type TrackerFileProblem } from "./persistence.ts"
 import { stateOf, toSnapshot } from "./snapshot.ts"
 import { StabilityTracker, type TrackerResult } from "./StabilityTracker.ts"

@@ -6,9 +6,9 @@
  */
 import { TrackedItem } from "@strata/core"
 import { Schema } from "effect"
-import { PolicyName } from "./config.ts"
+import { PolicyName } from "./model/config.ts"
 import type { StabilityTracker } from "./StabilityTracker.ts"
-import { compareKeys } from "./order.ts"
+import { compareKeys } from "./model/order.ts"
 
 /** The `format` marker of a tracker file. */
 export const TRACKER_FILE_FORMAT = "strata-tracker"

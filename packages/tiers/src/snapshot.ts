@@ -4,7 +4,7 @@
  * uncommitted snapshots, and the state kept reachable for the Layers that commit it.
  */
 import { TIERS, type TrackerSnapshot } from "@strata/core"
-import type { ResolvedConfig } from "./config.ts"
+import type { ResolvedConfig } from "./model/config.ts"
 import { StabilityTracker } from "./StabilityTracker.ts"
 
 const states = new WeakMap<TrackerSnapshot, StabilityTracker>()

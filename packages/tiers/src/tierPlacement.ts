@@ -4,7 +4,7 @@
  * start from a sensible shape. Pure: it returns a tier per key.
  */
 import { CACHED_TIERS, ItemKeys, type CachedTier, type Item } from "@strata/core"
-import { compareKeys } from "./order.ts"
+import { compareKeys } from "./model/order.ts"
 import type { PlacementShares } from "./policies/policy.ts"
 
 /** What `placeItems` needs besides the items. */

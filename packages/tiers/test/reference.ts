@@ -3,8 +3,8 @@
 // found by probing the request for every tracked key. This is `StabilityTracker.update`
 // as it was before the per-update work stopped copying the map (bench/tracker).
 import { ItemKeys, type Item, type Tier, type TrackedItem, type TrackerUpdateInput } from "@strata/core"
-import type { ResolvedConfig } from "../src/config.ts"
-import { kindOf } from "../src/order.ts"
+import type { ResolvedConfig } from "../src/model/config.ts"
+import { kindOf } from "../src/model/order.ts"
 import type { PromotionPolicy } from "../src/policies/policy.ts"
 import { POLICIES, StabilityTracker, UpdateWork, type TrackerResult } from "../src/index.ts"
 

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { dryRunFlag, modelFlag, policyFlag, providerFlag } from "../flags.ts"
+import { dryRunFlag, modelFlag, policyFlag, providerFlag } from "../support/flags.ts"
 
 export const chat = Command.make(
   "chat",

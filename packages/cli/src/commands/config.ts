@@ -5,13 +5,13 @@
 import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { resolveRequestLimits } from "@strata/core"
-import { redactStoreSetting } from "../config.ts"
-import { CONFIG_PATH, commandContext } from "../context.ts"
-import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
-import { jsonDocument, Output } from "../output.ts"
+import { redactStoreSetting } from "../support/config.ts"
+import { CONFIG_PATH, commandContext } from "../support/context.ts"
+import { modelFlag, opt, policyFlag, providerFlag } from "../support/flags.ts"
+import { jsonDocument, Output } from "../support/output.ts"
 
 /** Flatten the resolved config into `key = value` rows, in a fixed order; derived budgets show their value. Pure. */
-export const configRows = (config: import("../config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => {
+export const configRows = (config: import("../support/config.ts").ResolvedConfig): ReadonlyArray<readonly [string, string]> => {
   const { budgets } = config
   const limits = resolveRequestLimits(config.model, budgets.maxInputTokens === null ? {} : { maxInputTokens: budgets.maxInputTokens })
   return [

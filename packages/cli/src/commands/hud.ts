@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { modelFlag, providerFlag } from "../flags.ts"
+import { modelFlag, providerFlag } from "../support/flags.ts"
 
 export const hud = Command.make(
   "hud",

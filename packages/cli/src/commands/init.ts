@@ -6,12 +6,12 @@ import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { ENV_VARS, initialConfigFile, validateConfigFile } from "../config.ts"
-import { CONFIG_PATH, commandContext, STRATA_DIR } from "../context.ts"
-import { StateError, UsageError } from "../errors.ts"
-import { modelFlag, opt, policyFlag, providerFlag } from "../flags.ts"
-import { readTextIfExists, writeTextAtomic } from "../fsutil.ts"
-import { jsonDocument, Output } from "../output.ts"
+import { ENV_VARS, initialConfigFile, validateConfigFile } from "../support/config.ts"
+import { CONFIG_PATH, commandContext, STRATA_DIR } from "../support/context.ts"
+import { StateError, UsageError } from "../support/errors.ts"
+import { modelFlag, opt, policyFlag, providerFlag } from "../support/flags.ts"
+import { readTextIfExists, writeTextAtomic } from "../support/fsutil.ts"
+import { jsonDocument, Output } from "../support/output.ts"
 
 /** Whether a .gitignore already ignores `.strata/`. Pure. */
 export const ignoresStrata = (gitignore: string): boolean =>

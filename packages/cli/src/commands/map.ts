@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { UsageError } from "../errors.ts"
-import { opt } from "../flags.ts"
+import { UsageError } from "../support/errors.ts"
+import { opt } from "../support/flags.ts"
 
 export const map = Command.make(
   "map",

@@ -4,9 +4,9 @@
  */
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { resolveRepo } from "../context.ts"
-import { UsageError } from "../errors.ts"
-import { RepoFlag } from "../flags.ts"
+import { resolveRepo } from "../support/context.ts"
+import { UsageError } from "../support/errors.ts"
+import { RepoFlag } from "../support/flags.ts"
 
 export const mcp = Command.make(
   "mcp",

@@ -6,13 +6,13 @@
 import { Clock, Effect } from "effect"
 import { beginTurn, renderCacheBlocks, renderTierChanges, formatTokens, selectedFilesInput, type JournalSummary, type TierReport, type Turn, type Usage } from "@strata/core/effect"
 import type { Message, PlacementResult, ToolDefinition } from "@strata/core"
-import { UsageError } from "../errors.ts"
-import { opt } from "../flags.ts"
-import { Output, type Style } from "../output.ts"
-import { normalizeSelection, rememberRequest, simulateUsage } from "../wiring.ts"
+import { UsageError } from "../support/errors.ts"
+import { opt } from "../support/flags.ts"
+import { Output, type Style } from "../support/output.ts"
+import { normalizeSelection, rememberRequest, simulateUsage } from "../support/wiring.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
-import type { PolicyName, ProviderName } from "../config.ts"
+import type { PolicyName, ProviderName } from "../support/config.ts"
 
 /**
  * Conflicts a turn's commit re-assembles and retries before giving up: each retry means

@@ -5,10 +5,10 @@
  */
 import { Effect } from "effect"
 import { formatTokens, selectedFilesInput, sessionHudLines, turnBreakdown, type ContextBreakdown, type SessionRecord, type TierReport } from "@strata/core/effect"
-import { opt } from "../flags.ts"
+import { opt } from "../support/flags.ts"
 import type { Option } from "effect"
-import type { ProviderName } from "../config.ts"
-import { jsonDocument, Output } from "../output.ts"
+import type { ProviderName } from "../support/config.ts"
+import { jsonDocument, Output } from "../support/output.ts"
 import { beginCliTurn, colourChanges } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { prepare, warn } from "./shared.ts"

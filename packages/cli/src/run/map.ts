@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { cutMap, mapRanking, FILE_TREE_HEADER, REPO_MAP_HEADER, resolveRequestLimits, SECTION_SEPARATOR, Tokenizer } from "@strata/core/effect"
-import { jsonDocument, Output } from "../output.ts"
+import { jsonDocument, Output } from "../support/output.ts"
 import { prepare } from "./shared.ts"
 
 export const runMap = (budget: number | undefined) =>

@@ -3,11 +3,11 @@
  * warning, never fatal), building the engine, and printing warnings on stderr.
  */
 import { Effect } from "effect"
-import type { ConfigOverrides } from "../config.ts"
-import { commandContext, type CommandContext } from "../context.ts"
-import { firstTimeWarning, Output } from "../output.ts"
-import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type SessionState } from "../sessionState.ts"
-import { makeEngine, type Engine } from "../wiring.ts"
+import type { ConfigOverrides } from "../support/config.ts"
+import { commandContext, type CommandContext } from "../support/context.ts"
+import { firstTimeWarning, Output } from "../support/output.ts"
+import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type SessionState } from "../support/sessionState.ts"
+import { makeEngine, type Engine } from "../support/wiring.ts"
 
 export interface Prepared {
   readonly ctx: CommandContext

@@ -2,7 +2,7 @@
  * The pieces every layout is built from: text counted once, sections of entries, and the
  * parts (named runs of messages, seed 002's sections) a block is made of, from the system
  * message to the prompt; and the provider-neutral request a list of blocks makes. Pure:
- * the layouts in `pipeline/layouts/` put these parts in order, a `Placement` renders them.
+ * the layouts (`pipeline/layouts.ts`, `pipeline/seed/`, `pipeline/journal/`) put these parts in order, a `Placement` renders them.
  */
 import type { ItemKey } from "../domain/Item.ts"
 import type { Breakpoint, Block, NeutralRequest } from "../domain/Block.ts"

@@ -7,7 +7,7 @@
 import { Context, Duration, Effect, Layer, Option, Ref, Result, Schema } from "effect"
 import type { Message } from "../domain/Message.ts"
 import { CACHED_TIERS, tierRank } from "../domain/Tier.ts"
-import { cacheImpactOfJournalRestart } from "../pipeline/layouts/journalPlan.ts"
+import { cacheImpactOfJournalRestart } from "../pipeline/journal/journalPlan.ts"
 import { AssemblySession } from "../pipeline/assemblySession.ts"
 import { Prompts, type PromptText } from "../prompts/Prompts.ts"
 import { Tracker, type TrackerSnapshot } from "../services/Tracker.ts"

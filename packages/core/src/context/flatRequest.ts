@@ -4,11 +4,12 @@
  * warning a user should see comes back with the messages.
  */
 import { Effect } from "effect"
-import { assembleMessages } from "../pipeline/layouts/flat.ts"
+import { assembleMessages } from "../pipeline/seed/flat.ts"
 import { limitUrls, type ImageInput } from "../assembly/normalize.ts"
 import type { Message } from "../domain/Message.ts"
 import { unknownModelWarning } from "../models/modelTable.ts"
-import { RequestLimits, RequestTooLarge, resolveRequestLimits } from "../pipeline/requestLimits.ts"
+import { RequestLimits, resolveRequestLimits } from "../pipeline/inputLimit/requestLimits.ts"
+import { RequestTooLarge } from "../pipeline/base/state.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { ShedFile } from "./requestBudget.ts"
 import { ContextManager } from "./ContextManager.ts"

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { RepoFiles, type ContextFile } from "../context/FileContext.ts"
 import { Prompts } from "../prompts/Prompts.ts"
 import type { ImagePart } from "../domain/Message.ts"
-import type { AssemblyInput, UrlContent } from "../pipeline/state.ts"
+import type { AssemblyInput, UrlContent } from "../pipeline/base/state.ts"
 
 /** What a caller adds for one request besides its files and history. */
 export interface RequestParts {

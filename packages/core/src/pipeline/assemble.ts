@@ -21,25 +21,24 @@ import { LIST_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { AssemblySession } from "./assemblySession.ts"
 import { pipelineStages, type StageServices } from "./index.ts"
-import type { ContextEditMemory } from "./contextEdits.ts"
-import type { JournalMemory, RebuildReason } from "./journalMemory.ts"
-import { assembleMessages } from "./layouts/flat.ts"
-import { LAYOUTS, LayoutMode } from "./layouts/index.ts"
-import { seedLayout } from "./layouts/seed.ts"
-import { cutMap, mapRanking } from "./mapBudget.ts"
+import type { ContextEditMemory } from "./base/contextEditMemory.ts"
+import type { JournalMemory, RebuildReason } from "./base/journalMemory.ts"
+import { assembleMessages } from "./seed/flat.ts"
+import { LAYOUTS, LayoutMode } from "./layouts.ts"
+import { seedLayout } from "./seed/seed.ts"
+import { cutMap, mapRanking } from "./symbolMap/mapBudget.ts"
 import {
   leftOutAnything,
   mapCutWarning,
   RequestLimits,
-  RequestTooLarge,
   resolveRequestLimits,
   type RequestLimitSettings,
   type ResolvedLimits
-} from "./requestLimits.ts"
-import { seedPlacement } from "./seedPlacement.ts"
+} from "./inputLimit/requestLimits.ts"
+import { seedPlacement } from "./seed/seedPlacement.ts"
 import { selectedFiles } from "./stages/activeFiles.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
-import { initialState, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./state.ts"
+import { initialState, RequestTooLarge, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./base/state.ts"
 
 /** One assembled request; `Body` is the provider body's type when the plugin is known (see the turn API). */
 export interface AssemblyResult<Body = unknown> {

@@ -5,8 +5,8 @@
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import type { TierChange } from "../domain/Item.ts"
-import type { ContextEditMemory } from "./contextEdits.ts"
-import type { JournalMemory } from "./journalMemory.ts"
+import type { ContextEditMemory } from "./base/contextEditMemory.ts"
+import type { JournalMemory } from "./base/journalMemory.ts"
 
 export class AssemblySession extends Context.Service<AssemblySession, {
   readonly emptyTiers: Ref.Ref<number>

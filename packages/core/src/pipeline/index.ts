@@ -1,25 +1,30 @@
 /**
  * The assembly pipeline: the stages in the order they run (the one place that lists
  * them), extra stages slotted in by name, and the layers that provide the defaults.
- * Stages compute (`stages/`), a layout mode orders (`layouts/`), a `Placement` renders.
+ * Stages compute, a layout mode orders (`layouts.ts`), a `Placement` renders.
  * Replace a stage by providing another Layer for its service; add one through `ExtraStages`.
+ *
+ * Folders: `base/` (the state, entries and the memories a request carries), `stages/`
+ * (the plain stages), and one folder per feature with its stage and helpers:
+ * `symbolMap/`, `inputLimit/`, `contextEditing/`, `journal/` (layout, plan, codec) and
+ * `seed/` (layout, flat messages, placement). Features import `base/`, never this folder.
  */
 import { Context, Effect, Layer } from "effect"
 import { AssemblySession } from "./assemblySession.ts"
 import { ActiveBlockStage } from "./stages/activeBlock.ts"
 import { ActiveFilesStage } from "./stages/activeFiles.ts"
 import { CachedBlocksStage } from "./stages/cachedBlocks.ts"
-import { ContextEditingStage } from "./stages/contextEditing.ts"
+import { ContextEditingStage } from "./contextEditing/contextEditing.ts"
 import { FileTiersStage } from "./stages/fileTiers.ts"
 import { HistoryTiersStage } from "./stages/historyTiers.ts"
-import { InputLimitStage } from "./stages/inputLimit.ts"
+import { InputLimitStage } from "./inputLimit/inputLimit.ts"
 import { L0BlockStage } from "./stages/l0Block.ts"
 import { LayoutPlanStage } from "./stages/layoutPlan.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
 import { reviewContext } from "./stages/reviewContext.ts"
-import { SymbolDataStage } from "./stages/symbolData.ts"
+import { SymbolDataStage } from "./symbolMap/symbolData.ts"
 import { TrackStage } from "./stages/track.ts"
-import { StageError, type Stage } from "./state.ts"
+import { StageError, type Stage } from "./base/state.ts"
 
 /** An extra stage and the stage it runs after. */
 export interface StageInsertion {
@@ -136,30 +141,31 @@ export const Pipeline = {
 } as const
 
 export * from "./assemblySession.ts"
-export * from "./contextEdits.ts"
-export * from "./entries.ts"
-export * from "./journalCodec.ts"
-export * from "./journalMemory.ts"
-export * from "./layouts/flat.ts"
-export * from "./layouts/index.ts"
-export * from "./layouts/journal.ts"
-export * from "./layouts/journalPlan.ts"
-export * from "./layouts/seed.ts"
-export * from "./mapBudget.ts"
-export * from "./providerCache.ts"
-export * from "./requestLimits.ts"
-export * from "./seedPlacement.ts"
+export * from "./base/contextEditMemory.ts"
+export * from "./base/entries.ts"
+export * from "./base/journalMemory.ts"
+export * from "./base/providerCache.ts"
+export * from "./base/state.ts"
+export * from "./contextEditing/contextEditing.ts"
+export * from "./contextEditing/contextEdits.ts"
+export * from "./inputLimit/inputLimit.ts"
+export * from "./inputLimit/requestLimits.ts"
+export * from "./journal/journal.ts"
+export * from "./journal/journalCodec.ts"
+export * from "./journal/journalPlan.ts"
+export * from "./layouts.ts"
+export * from "./seed/flat.ts"
+export * from "./seed/seed.ts"
+export * from "./seed/seedPlacement.ts"
 export * from "./stages/activeBlock.ts"
 export * from "./stages/activeFiles.ts"
 export * from "./stages/cachedBlocks.ts"
-export * from "./stages/contextEditing.ts"
 export * from "./stages/fileTiers.ts"
 export * from "./stages/historyTiers.ts"
-export * from "./stages/inputLimit.ts"
 export * from "./stages/l0Block.ts"
 export * from "./stages/layoutPlan.ts"
 export * from "./stages/providerPlacement.ts"
 export * from "./stages/reviewContext.ts"
-export * from "./stages/symbolData.ts"
 export * from "./stages/track.ts"
-export * from "./state.ts"
+export * from "./symbolMap/mapBudget.ts"
+export * from "./symbolMap/symbolData.ts"

@@ -14,10 +14,10 @@ import { historyProblems, type Message, type ToolResultPart } from "../domain/Me
 import type { Usage } from "../domain/Usage.ts"
 import { assemble, getContextBreakdown, type AssemblyResult, type AssemblyServices } from "../pipeline/assemble.ts"
 import { AssemblySession } from "../pipeline/assemblySession.ts"
-import { decodeJournalMemory, encodeJournalMemory } from "../pipeline/journalCodec.ts"
-import type { JournalMemory } from "../pipeline/journalMemory.ts"
-import type { ContextEditMemory } from "../pipeline/contextEdits.ts"
-import type { AssemblyError, AssemblyInput } from "../pipeline/state.ts"
+import { decodeJournalMemory, encodeJournalMemory } from "../pipeline/journal/journalCodec.ts"
+import type { JournalMemory } from "../pipeline/base/journalMemory.ts"
+import type { ContextEditMemory } from "../pipeline/base/contextEditMemory.ts"
+import type { AssemblyError, AssemblyInput } from "../pipeline/base/state.ts"
 import { Placement, type PlacementResult, type ProviderPlugin, PlacementError } from "../services/Placement.ts"
 import {
   StateStore,

@@ -3,8 +3,8 @@
  * carry byte ranges, used to attribute call sites), text normalization and
  * call-site collection through a tree-sitter query.
  */
-import type { CallSite, ImportInfo, Param, SymbolInfo, SymbolKind } from "../model.ts"
-import type { TSNode, TSQuery, TSTree } from "../parser.ts"
+import type { CallSite, ImportInfo, Param, SymbolInfo, SymbolKind } from "../syntax/model.ts"
+import type { TSNode, TSQuery, TSTree } from "../syntax/parser.ts"
 
 /** A symbol under construction: a `SymbolInfo` plus its byte range. */
 export interface Draft {

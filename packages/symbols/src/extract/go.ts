@@ -3,8 +3,8 @@
  * embedded types as bases), other named types, functions, methods (attached to their
  * receiver type when it is declared in the same file), constants and variables.
  */
-import type { ImportName, Param } from "../model.ts"
-import type { TSNode } from "../parser.ts"
+import type { ImportName, Param } from "../syntax/model.ts"
+import type { TSNode } from "../syntax/parser.ts"
 import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
 
 const goParams = (list: TSNode | null): Array<Param> => {

@@ -3,8 +3,8 @@
  * symbols, imports and call sites. Syntax errors become `errors` entries (what
  * tree-sitter recovered is still extracted); this function never throws on input.
  */
-import { type CallSite, type FileSymbols, type ImportInfo, type Language, languageOf } from "../model.ts"
-import type { Parsers, TSNode, TSTree } from "../parser.ts"
+import { type CallSite, type FileSymbols, type ImportInfo, type Language, languageOf } from "../syntax/model.ts"
+import type { Parsers, TSNode, TSTree } from "../syntax/parser.ts"
 import { C_CALLS, extractC, readCCallee } from "./c.ts"
 import { type CalleeReader, type Draft, type Extraction, collectCalls, dedupe, findErrors, named, toSymbolInfo } from "./common.ts"
 import { GO_CALLS, extractGo, readGoCallee } from "./go.ts"

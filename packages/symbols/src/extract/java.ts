@@ -3,8 +3,8 @@
  * interfaces, interfaces, enums, records, annotation types, constructors, methods
  * and fields, nested types included.
  */
-import type { ImportInfo, Param } from "../model.ts"
-import type { TSNode } from "../parser.ts"
+import type { ImportInfo, Param } from "../syntax/model.ts"
+import type { TSNode } from "../syntax/parser.ts"
 import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType, splitCallee } from "./common.ts"
 
 const javaParams = (list: TSNode | null): Array<Param> => {

@@ -4,8 +4,8 @@
  * a base), functions (async marked; `self` dropped), inline modules, type aliases,
  * constants, statics and macros.
  */
-import type { ImportInfo, ImportName, Param } from "../model.ts"
-import type { TSNode } from "../parser.ts"
+import type { ImportInfo, ImportName, Param } from "../syntax/model.ts"
+import type { TSNode } from "../syntax/parser.ts"
 import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
 
 const rustParams = (list: TSNode | null): Array<Param> => {

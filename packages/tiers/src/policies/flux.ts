@@ -6,7 +6,7 @@
  * content cannot pile up in L3 the way it can under the cascade.
  */
 import { CACHED_TIERS, type CachedTier, type TrackedItem } from "@strata/core"
-import { compareKeys, Heap, kindOf, rankOf } from "../order.ts"
+import { compareKeys, Heap, kindOf, rankOf } from "../model/order.ts"
 import { piggybackHistory } from "./history.ts"
 import type { PromotionPolicy } from "./policy.ts"
 

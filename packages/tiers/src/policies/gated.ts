@@ -6,7 +6,7 @@
  * (anchoring); history joins L3 only by piggyback. Nothing is ever moved down.
  */
 import { CACHED_TIERS, type TrackedItem } from "@strata/core"
-import { compareKeys, kindOf, rankOf } from "../order.ts"
+import { compareKeys, kindOf, rankOf } from "../model/order.ts"
 import { piggybackHistory } from "./history.ts"
 import { SEED_PLACEMENT, type PromotionPolicy } from "./policy.ts"
 

@@ -4,8 +4,8 @@
  * shares (registration, hash changes, removals) live in `StabilityTracker.update`.
  */
 import type { CachedTier } from "@strata/core"
-import type { PolicyName, ResolvedConfig } from "../config.ts"
-import type { UpdateWork } from "../work.ts"
+import type { PolicyName, ResolvedConfig } from "../model/config.ts"
+import type { UpdateWork } from "../model/work.ts"
 
 /** How initial placement spreads items when this policy runs the tracker. */
 export interface PlacementShares {

@@ -4,7 +4,7 @@
  * Simple and predictable, but every promotion rewrites the two tiers it touches.
  */
 import { CACHED_TIERS, type CachedTier, type Tier } from "@strata/core"
-import { rankOf } from "../order.ts"
+import { rankOf } from "../model/order.ts"
 import { SEED_PLACEMENT, type PromotionPolicy } from "./policy.ts"
 
 const target = (n: number, thresholds: Readonly<Record<CachedTier, number>>): Tier => {

@@ -6,7 +6,7 @@
  * these parts by name.
  */
 import { Context, Effect, Layer } from "effect"
-import { withLayoutBlocks, type Stage } from "../state.ts"
+import { withLayoutBlocks, type Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveBlockStage, myStage)`. */
 export class ActiveBlockStage extends Context.Service<ActiveBlockStage, Stage>()("@strata/core/pipeline/ActiveBlock") {

@@ -6,8 +6,8 @@ import { Context, Effect, Layer } from "effect"
 import { formatFile } from "../../assembly/headers.ts"
 import { ItemKeys } from "../../domain/Item.ts"
 import { sha256 } from "../../tokens/TokenCounter.ts"
-import type { FileEntry } from "../entries.ts"
-import type { FileContent, Stage } from "../state.ts"
+import type { FileEntry } from "../base/entries.ts"
+import type { FileContent, Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(ActiveFilesStage, myStage)`. */
 export class ActiveFilesStage extends Context.Service<ActiveFilesStage, Stage>()("@strata/core/pipeline/ActiveFiles") {

@@ -5,7 +5,7 @@
  * tier emits nothing.
  */
 import { Context, Effect, Layer } from "effect"
-import { withLayoutBlocks, type Stage } from "../state.ts"
+import { withLayoutBlocks, type Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(CachedBlocksStage, myStage)`. */
 export class CachedBlocksStage extends Context.Service<CachedBlocksStage, Stage>()("@strata/core/pipeline/CachedBlocks") {

@@ -5,8 +5,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { TIERS } from "../../domain/Tier.ts"
-import { groupByTier, renderTier } from "../entries.ts"
-import type { Stage } from "../state.ts"
+import { groupByTier, renderTier } from "../base/entries.ts"
+import type { Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(FileTiersStage, myStage)`. */
 export class FileTiersStage extends Context.Service<FileTiersStage, Stage>()("@strata/core/pipeline/FileTiers") {

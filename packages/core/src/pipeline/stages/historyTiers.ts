@@ -9,8 +9,8 @@ import { ItemKeys } from "../../domain/Item.ts"
 import { historyProblems, toolCalls, type Message } from "../../domain/Message.ts"
 import { TIERS } from "../../domain/Tier.ts"
 import { sha256, type TokenCounter } from "../../tokens/TokenCounter.ts"
-import { groupByTier, renderTier, type HistoryEntry } from "../entries.ts"
-import { StageError, type Stage } from "../state.ts"
+import { groupByTier, renderTier, type HistoryEntry } from "../base/entries.ts"
+import { StageError, type Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(HistoryTiersStage, myStage)`. */
 export class HistoryTiersStage extends Context.Service<HistoryTiersStage, Stage>()("@strata/core/pipeline/HistoryTiers") {

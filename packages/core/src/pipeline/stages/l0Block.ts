@@ -5,7 +5,7 @@
  * last message.
  */
 import { Context, Effect, Layer } from "effect"
-import { withLayoutBlocks, type Stage } from "../state.ts"
+import { withLayoutBlocks, type Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(L0BlockStage, myStage)`. */
 export class L0BlockStage extends Context.Service<L0BlockStage, Stage>()("@strata/core/pipeline/L0Block") {

@@ -4,7 +4,7 @@
  * request; seed 002's layout plans nothing.
  */
 import { Context, Layer } from "effect"
-import type { Stage } from "../state.ts"
+import type { Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(LayoutPlanStage, myStage)`. */
 export class LayoutPlanStage extends Context.Service<LayoutPlanStage, Stage>()("@strata/core/pipeline/LayoutPlan") {

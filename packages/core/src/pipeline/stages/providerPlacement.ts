@@ -5,7 +5,7 @@
  * its caching rules.
  */
 import { Context, Effect, Layer } from "effect"
-import type { Stage } from "../state.ts"
+import type { Stage } from "../base/state.ts"
 
 /**
  * Replace this stage with `Layer.succeed(PlacementStage, myStage)`. To target another

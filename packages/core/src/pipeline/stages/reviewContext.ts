@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { counted, reviewPart } from "../../assembly/parts.ts"
-import { insertPart, type Stage } from "../state.ts"
+import { insertPart, type Stage } from "../base/state.ts"
 
 /** Adds the review context, if the input has one, before the Working Files. */
 export const reviewContext: Stage = {

@@ -8,7 +8,7 @@ import { countedTools, toolsHash } from "../../assembly/parts.ts"
 import { ItemKeys, type Item } from "../../domain/Item.ts"
 import { sha256 } from "../../tokens/TokenCounter.ts"
 import { TIERS } from "../../domain/Tier.ts"
-import type { AssemblyState, Stage } from "../state.ts"
+import type { AssemblyState, Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(TrackStage, myStage)`. */
 export class TrackStage extends Context.Service<TrackStage, Stage>()("@strata/core/pipeline/Track") {

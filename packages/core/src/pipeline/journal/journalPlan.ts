@@ -40,10 +40,10 @@ import type { CacheTtl } from "../../domain/Block.ts"
 import { ItemKeys, type ItemKey } from "../../domain/Item.ts"
 import { TIERS } from "../../domain/Tier.ts"
 import { sha256 } from "../../tokens/TokenCounter.ts"
-import type { FileEntry, HistoryEntry, SymbolEntry } from "../entries.ts"
-import { FROZEN_TIERS, type FrozenContent, type FrozenTier, type JournalMemory, type JournalPlan, type RebuildReason } from "../journalMemory.ts"
-import type { AssemblyState } from "../state.ts"
-import { DEFAULT_CACHE_PRICES, LONG_TTL_MILLIS, type CachePriceRatios } from "../providerCache.ts"
+import type { FileEntry, HistoryEntry, SymbolEntry } from "../base/entries.ts"
+import { FROZEN_TIERS, type FrozenContent, type FrozenTier, type JournalMemory, type JournalPlan, type RebuildReason } from "../base/journalMemory.ts"
+import type { AssemblyState } from "../base/state.ts"
+import { DEFAULT_CACHE_PRICES, LONG_TTL_MILLIS, type CachePriceRatios } from "../base/providerCache.ts"
 
 /**
  * Ask for the 1 hour cache after a gap longer than `CacheExpiryMillis` (default true).

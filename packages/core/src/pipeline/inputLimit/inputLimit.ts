@@ -9,10 +9,10 @@
 import { Context, Effect, Layer } from "effect"
 import { blockTokens } from "../../assembly/parts.ts"
 import { CACHED_TIERS } from "../../domain/Tier.ts"
-import type { FileEntry, SymbolEntry } from "../entries.ts"
+import type { FileEntry, SymbolEntry } from "../base/entries.ts"
 import type { LeftOutItem } from "../../breakdown/report.ts"
-import { RequestLimits, resolveRequestLimits, type ResolvedLimits } from "../requestLimits.ts"
-import type { AssemblyState, Stage } from "../state.ts"
+import { RequestLimits, resolveRequestLimits, type ResolvedLimits } from "./requestLimits.ts"
+import type { AssemblyState, Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(InputLimitStage, myStage)`. */
 export class InputLimitStage extends Context.Service<InputLimitStage, Stage>()("@strata/core/pipeline/InputLimit") {

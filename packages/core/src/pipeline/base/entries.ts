@@ -3,11 +3,11 @@
  * tokens), lists of them per tier, and the symbol index's contribution. The state, the
  * layouts and the journal's memory are all made of these.
  */
-import type { Counted } from "../assembly/parts.ts"
-import type { ItemKey } from "../domain/Item.ts"
-import type { Message } from "../domain/Message.ts"
-import type { CachedTier, Tier } from "../domain/Tier.ts"
-import type { TrackerSnapshot } from "../services/Tracker.ts"
+import type { Counted } from "../../assembly/parts.ts"
+import type { ItemKey } from "../../domain/Item.ts"
+import type { Message } from "../../domain/Message.ts"
+import type { CachedTier, Tier } from "../../domain/Tier.ts"
+import type { TrackerSnapshot } from "../../services/Tracker.ts"
 
 /** An item as a stage holds it: key, content hash, rendered text and its tokens. */
 export interface Entry extends Counted {

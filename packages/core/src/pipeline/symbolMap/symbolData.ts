@@ -12,12 +12,12 @@ import { ItemKeys, type Item } from "../../domain/Item.ts"
 import { CACHED_TIERS } from "../../domain/Tier.ts"
 import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
 import type { TokenCounter } from "../../tokens/TokenCounter.ts"
-import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../entries.ts"
+import { groupByTier, NO_SYMBOLS, renderTier, type Entry, type SymbolData, type SymbolEntry } from "../base/entries.ts"
 import type { MapLeftOut } from "../../breakdown/report.ts"
-import { blockRoom } from "../mapBudget.ts"
-import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../requestLimits.ts"
-import type { AssemblyState, Stage } from "../state.ts"
-import { SymbolSession } from "../symbolSession.ts"
+import { blockRoom } from "./mapBudget.ts"
+import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../inputLimit/requestLimits.ts"
+import type { AssemblyState, Stage } from "../base/state.ts"
+import { SymbolSession } from "./symbolSession.ts"
 
 /**
  * Replace this stage with `Layer.succeed(SymbolDataStage, myStage)`. The default uses the

@@ -34,11 +34,11 @@ import {
   type LayoutBlock
 } from "../../assembly/parts.ts"
 import { ItemKeys } from "../../domain/Item.ts"
-import type { JournalPlan } from "../journalMemory.ts"
-import type { AssemblyState, Layout } from "../state.ts"
-import { CacheExpiryMillis, CachePrices } from "../providerCache.ts"
+import type { JournalPlan } from "../base/journalMemory.ts"
+import type { AssemblyState, Layout } from "../base/state.ts"
+import { CacheExpiryMillis, CachePrices } from "../base/providerCache.ts"
 import { AdaptiveTtl, planJournal } from "./journalPlan.ts"
-import { promptOf, seedLayout, systemPromptOf, toolsOf } from "./seed.ts"
+import { promptOf, seedLayout, systemPromptOf, toolsOf } from "../seed/seed.ts"
 
 /** The journal layout's request, top to bottom, as this request's plan has it. */
 export const journalBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {

@@ -4,22 +4,21 @@
  * (one step that computes) and `Layout` (the order the request's blocks are in).
  */
 import { Effect, Schema, type Context } from "effect"
-import type { CountedUrl, LayoutBlock, Part } from "../assembly/parts.ts"
-import type { NeutralRequest } from "../domain/Block.ts"
-import { InvalidInput } from "../domain/errors.ts"
-import type { TierChange } from "../domain/Item.ts"
-import { History, ImagePart } from "../domain/Message.ts"
-import { ToolDefinition } from "../domain/Tool.ts"
-import { TIERS, type Tier } from "../domain/Tier.ts"
-import type { LeftOut } from "../breakdown/report.ts"
-import type { Placement, PlacementError, PlacementResult } from "../services/Placement.ts"
-import type { SymbolIndex, SymbolIndexError } from "../services/SymbolIndex.ts"
-import type { TrackerSnapshot } from "../services/Tracker.ts"
-import type { TokenCounter } from "../tokens/TokenCounter.ts"
+import type { CountedUrl, LayoutBlock, Part } from "../../assembly/parts.ts"
+import type { NeutralRequest } from "../../domain/Block.ts"
+import { InvalidInput } from "../../domain/errors.ts"
+import type { TierChange } from "../../domain/Item.ts"
+import { History, ImagePart } from "../../domain/Message.ts"
+import { ToolDefinition } from "../../domain/Tool.ts"
+import { TIERS, type Tier } from "../../domain/Tier.ts"
+import type { LeftOut } from "../../breakdown/report.ts"
+import type { Placement, PlacementError, PlacementResult } from "../../services/Placement.ts"
+import type { SymbolIndex, SymbolIndexError } from "../../services/SymbolIndex.ts"
+import type { TrackerSnapshot } from "../../services/Tracker.ts"
+import type { TokenCounter } from "../../tokens/TokenCounter.ts"
 import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
-import type { ContextEditMemory, ContextEditPlan } from "./contextEdits.ts"
+import type { ContextEditMemory, ContextEditPlan } from "./contextEditMemory.ts"
 import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
-import { NOTHING_LEFT_OUT, type RequestTooLarge } from "./requestLimits.ts"
 
 /** A selected file and its content (repo-relative path). */
 export const FileContent = Schema.Struct({ path: Schema.String, content: Schema.String })
@@ -162,6 +161,42 @@ export class StageError extends Schema.TaggedError<StageError>()("StageError", {
   }
 }
 
+/** What a request left out when nothing was left out. */
+export const NOTHING_LEFT_OUT: LeftOut = { map: undefined, files: [], symbols: [], treeTokens: 0 }
+
+const fmt = (n: number): string => n.toLocaleString("en-US")
+
+/**
+ * A request that would not fit in the model's input limit even after shedding every
+ * selected file and the whole symbol map: what remains (history, most often) is too
+ * large. Nothing was sent or recorded. `requestTokens` is the request without the
+ * output reserve; the parts say where its tokens are.
+ */
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
+  model: Schema.String,
+  maxInputTokens: Schema.Number,
+  outputReserveTokens: Schema.Number,
+  requestTokens: Schema.Number,
+  historyTokens: Schema.Number,
+  fileTokens: Schema.Number,
+  /** Legend, symbol blocks and file tree. */
+  mapTokens: Schema.Number,
+  /** System prompt, prompt, URLs, review context and message framing. */
+  otherTokens: Schema.Number
+}) {
+  override get message(): string {
+    const parts = [
+      `history ${fmt(this.historyTokens)}`,
+      `files ${fmt(this.fileTokens)}`,
+      `repository map ${fmt(this.mapTokens)}`,
+      `system prompt, prompt and framing ${fmt(this.otherTokens)}`
+    ].join(", ")
+    return `The request for ${this.model} is ${fmt(this.requestTokens)} tokens (${parts}); with ${fmt(this.outputReserveTokens)} tokens kept for the reply ` +
+      `it is over the model's ${fmt(this.maxInputTokens)}-token input limit, so it was not sent. ` +
+      `Compact or clear the history, drop files, shorten the prompt, or raise maxInputTokens if the model accepts more.`
+  }
+}
+
 /** Anything an assembly can fail with. */
 export type AssemblyError = StageError | SymbolIndexError | PlacementError | RequestTooLarge
 
@@ -187,7 +222,7 @@ export interface Stage {
  * A layout mode: the order the computed state is put in. Stages compute, a layout orders,
  * the `Placement` plugin renders. The `layoutPlan`, `l0Block`, `cachedBlocks`,
  * `activeBlock` and `placement` stages delegate to the state's layout. One module per mode
- * in `pipeline/layouts/`, registered by name in `pipeline/layouts/index.ts`.
+ * in its feature folder (`pipeline/seed/`, `pipeline/journal/`), registered by name in `pipeline/layouts.ts`.
  *
  * @example
  * ```ts

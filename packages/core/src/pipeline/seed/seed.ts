@@ -39,8 +39,8 @@ import {
 import { ItemKeys, type ItemKey } from "../../domain/Item.ts"
 import type { ImagePart, Message } from "../../domain/Message.ts"
 import type { CachedTier } from "../../domain/Tier.ts"
-import { toSeedMessages, type SeedMessage } from "../seedPlacement.ts"
-import type { AssemblyState, Layout } from "../state.ts"
+import { toSeedMessages, type SeedMessage } from "./seedPlacement.ts"
+import type { AssemblyState, Layout } from "../base/state.ts"
 
 /** What seed 002's layout orders: each cached tier's content, then the active block's sections. */
 export interface SeedContent {

@@ -5,13 +5,13 @@
  * under another encoding is not reused.
  */
 import { Option, Schema } from "effect"
-import type { Part } from "../assembly/parts.ts"
-import { CacheTtl } from "../domain/Block.ts"
-import { ItemKey } from "../domain/Item.ts"
-import { Message } from "../domain/Message.ts"
-import type { ClearedResult, ContextEditMemory } from "./contextEdits.ts"
-import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
-import type { FrozenContent, JournalMemory } from "./journalMemory.ts"
+import type { Part } from "../../assembly/parts.ts"
+import { CacheTtl } from "../../domain/Block.ts"
+import { ItemKey } from "../../domain/Item.ts"
+import { Message } from "../../domain/Message.ts"
+import type { ClearedResult, ContextEditMemory } from "../base/contextEditMemory.ts"
+import type { Entry, FileEntry, SymbolEntry } from "../base/entries.ts"
+import type { FrozenContent, JournalMemory } from "../base/journalMemory.ts"
 
 const Count = Schema.Number
 

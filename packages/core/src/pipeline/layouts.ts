@@ -5,9 +5,9 @@
  * pipeline falls back to it when no `Tracker` is provided.
  */
 import { Context } from "effect"
-import type { Layout } from "../state.ts"
-import { journalLayout } from "./journal.ts"
-import { seedLayout } from "./seed.ts"
+import type { Layout } from "./base/state.ts"
+import { journalLayout } from "./journal/journal.ts"
+import { seedLayout } from "./seed/seed.ts"
 
 /** Every layout mode's layout. */
 export const LAYOUTS = {

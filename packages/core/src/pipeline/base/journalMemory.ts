@@ -3,9 +3,9 @@
  * `AssemblySession` and saved by `journalCodec.ts`) and what it plans for one request
  * (`JournalPlan`, in the state). The planning itself is `layouts/journalPlan.ts`.
  */
-import type { Counted, Part, TierSections } from "../assembly/parts.ts"
-import type { CacheTtl } from "../domain/Block.ts"
-import type { ContextEditMemory } from "./contextEdits.ts"
+import type { Counted, Part, TierSections } from "../../assembly/parts.ts"
+import type { CacheTtl } from "../../domain/Block.ts"
+import type { ContextEditMemory } from "./contextEditMemory.ts"
 import type { Entry, FileEntry, SymbolEntry } from "./entries.ts"
 
 /** The frozen tiers (rendered at the last rebuild). */

@@ -5,11 +5,11 @@
  * expect it. The provider plugins in `@strata/providers` replace it per provider.
  */
 import { Context, Effect, Layer } from "effect"
-import type { NeutralRequest } from "../domain/Block.ts"
-import { toolOutputText, type Message, type ToolMessage } from "../domain/Message.ts"
-import type { CachedTier } from "../domain/Tier.ts"
-import type { JsonSchemaObject, ToolDefinition } from "../domain/Tool.ts"
-import { Placement, type PlacedBreakpoint, type PlacementResult, type ProviderPlugin } from "../services/Placement.ts"
+import type { NeutralRequest } from "../../domain/Block.ts"
+import { toolOutputText, type Message, type ToolMessage } from "../../domain/Message.ts"
+import type { CachedTier } from "../../domain/Tier.ts"
+import type { JsonSchemaObject, ToolDefinition } from "../../domain/Tool.ts"
+import { Placement, type PlacedBreakpoint, type PlacementResult, type ProviderPlugin } from "../../services/Placement.ts"
 
 /** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
 export interface CacheControl {

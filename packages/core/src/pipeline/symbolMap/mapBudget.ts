@@ -4,7 +4,7 @@
  * chosen most referenced first. The choice depends on the map and the budget only, so a
  * map that fits is left as it is, and a cut map changes only when the repository does.
  */
-import type { SymbolMapSnapshot } from "../services/SymbolIndex.ts"
+import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
 
 /**
  * Choose files for a budget. Files in `previous` that still exist are kept first

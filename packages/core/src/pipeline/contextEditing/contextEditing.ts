@@ -6,10 +6,10 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { TIERS } from "../../domain/Tier.ts"
-import { DEFAULT_CONTEXT_EDITING, editedEntry, planContextEdits, type ContextEditingSettings } from "../contextEdits.ts"
-import { CacheExpiryMillis, CachePrices, LONG_TTL_MILLIS } from "../providerCache.ts"
-import type { Stage } from "../state.ts"
-import { systemItem } from "./track.ts"
+import { DEFAULT_CONTEXT_EDITING, editedEntry, planContextEdits, type ContextEditingSettings } from "./contextEdits.ts"
+import { CacheExpiryMillis, CachePrices, LONG_TTL_MILLIS } from "../base/providerCache.ts"
+import type { Stage } from "../base/state.ts"
+import { systemItem } from "../stages/track.ts"
 
 /**
  * The context-editing settings of the requests assembled in this context (default

@@ -4,9 +4,9 @@
  * the repository map's default budget derived from them. The `inputLimit` stage sheds to
  * these limits and the runner refuses a request still over them with `RequestTooLarge`.
  */
-import { Context, Layer, Schema } from "effect"
-import type { LeftOut, MapLeftOut } from "../breakdown/report.ts"
-import { modelInfo } from "../models/modelTable.ts"
+import { Context, Layer } from "effect"
+import type { LeftOut, MapLeftOut } from "../../breakdown/report.ts"
+import { modelInfo } from "../../models/modelTable.ts"
 
 /** Shedding aims to keep the request and its output reserve under this share of the input limit (seed 004: 90%). */
 export const SHED_SHARE = 0.9
@@ -115,8 +115,6 @@ export const resolveRequestLimits = (model: string, settings: RequestLimitSettin
   }
 }
 
-export const NOTHING_LEFT_OUT: LeftOut = { map: undefined, files: [], symbols: [], treeTokens: 0 }
-
 /** Whether a request left anything out (a map budget that cut nothing does not count). */
 export const leftOutAnything = (leftOut: LeftOut): boolean =>
   leftOut.files.length > 0 || leftOut.symbols.length > 0 || leftOut.treeTokens > 0 ||
@@ -137,35 +135,4 @@ export const mapCutWarning = (cut: MapLeftOut, limits: ResolvedLimits): string |
   ].join(" and ")
   return `The repository map (${fmt(cut.mapTokens)} tokens) is larger than its ${fmt(cut.budgetTokens)}-token budget, derived from ${limits.model}'s ` +
     `${fmt(limits.maxInputTokens)}-token input limit; ${what} ${cut.files > 0 ? "are" : "is"} left out of the request. Set mapTokens to choose the budget.`
-}
-
-/**
- * A request that would not fit in the model's input limit even after shedding every
- * selected file and the whole symbol map: what remains (history, most often) is too
- * large. Nothing was sent or recorded. `requestTokens` is the request without the
- * output reserve; the parts say where its tokens are.
- */
-export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
-  model: Schema.String,
-  maxInputTokens: Schema.Number,
-  outputReserveTokens: Schema.Number,
-  requestTokens: Schema.Number,
-  historyTokens: Schema.Number,
-  fileTokens: Schema.Number,
-  /** Legend, symbol blocks and file tree. */
-  mapTokens: Schema.Number,
-  /** System prompt, prompt, URLs, review context and message framing. */
-  otherTokens: Schema.Number
-}) {
-  override get message(): string {
-    const parts = [
-      `history ${fmt(this.historyTokens)}`,
-      `files ${fmt(this.fileTokens)}`,
-      `repository map ${fmt(this.mapTokens)}`,
-      `system prompt, prompt and framing ${fmt(this.otherTokens)}`
-    ].join(", ")
-    return `The request for ${this.model} is ${fmt(this.requestTokens)} tokens (${parts}); with ${fmt(this.outputReserveTokens)} tokens kept for the reply ` +
-      `it is over the model's ${fmt(this.maxInputTokens)}-token input limit, so it was not sent. ` +
-      `Compact or clear the history, drop files, shorten the prompt, or raise maxInputTokens if the model accepts more.`
-  }
 }
