@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const PNPM = ["--yes", "pnpm@10.34.9"]
-const PACKAGES = ["core", "tiers", "symbols", "providers", "store", "replay", "ui", "cli"]
+const PACKAGES = ["core", "tiers", "symbols", "providers", "store", "replay", "mcp", "proxy", "ui", "cli"]
 const started = performance.now()
 const work = mkdtempSync(join(tmpdir(), "strata-pack-smoke-"))
 

@@ -48,6 +48,7 @@ import {
   rankFiles,
   updateGraph
 } from "./graph.ts"
+import { focusRanking, referenceData } from "./focusRank.ts"
 import { type FileSymbols, type Language, languageOf } from "./syntax/model.ts"
 import { Parsers } from "./syntax/parser.ts"
 import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
@@ -60,6 +61,18 @@ import {
   resolveCalls,
   resolveImports
 } from "./resolve.ts"
+
+/**
+ * What the map keeps of a file with parse errors, exactly: its symbols by name (the first
+ * few), and counts of imports and calls; the code at the error lines adds nothing.
+ */
+const keptSummary = (symbols: FileSymbols): string => {
+  const names = symbols.symbols.map((s) => s.name)
+  const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? `, +${names.length - 5} more` : "")
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+  if (names.length === 0 && symbols.imports.length === 0 && symbols.calls.length === 0) return "nothing of the file is in the map"
+  return `the map keeps ${plural(names.length, "top-level symbol")}${names.length > 0 ? ` (${shown})` : ""}, ${plural(symbols.imports.length, "import")} and ${plural(symbols.calls.length, "call")} from the rest of the file; the code at those lines is left out`
+}
 
 /** A refresh that parsed or re-hashed at least this many files writes the cache index at once. */
 const INDEX_BULK = 16
@@ -456,8 +469,11 @@ export class SymbolIndexer {
       this.cache?.saveObject(objectKey(job.hash, job.language), symbols)
     }
     this.commitScan(next, skipped, { dirty, bulk: jobs.length + rehashed >= INDEX_BULK }, problems)
-    for (const entry of next.values()) {
-      const problem = this.parseProblem(entry.symbols)
+    // A file's parse errors are reported once per change of the file: by the refresh that
+    // parsed it, not by every later one that reuses the extraction (or a new process that
+    // reads it from the disk cache).
+    for (const job of jobs) {
+      const problem = this.parseProblem(next.get(job.path)!.symbols)
       if (problem !== undefined) problems.push(problem)
     }
     clock("scan")
@@ -604,7 +620,7 @@ export class SymbolIndexer {
     let problem = this.parseProblems.get(symbols)
     if (problem === undefined) {
       const where = symbols.errors.map((e) => (e.line > 0 ? `line ${e.line}: ${e.message}` : e.message)).join("; ")
-      problem = { path: symbols.path, reason: `parse errors (${where}); kept what tree-sitter recovered` }
+      problem = { path: symbols.path, reason: `parse errors (${where}); ${keptSummary(symbols)}` }
       this.parseProblems.set(symbols, problem)
     }
     return problem
@@ -860,6 +876,9 @@ export class SymbolIndexer {
       },
       get ranked() {
         return rank().ranked
+      },
+      rankFor(focus) {
+        return focusRanking(referenceData(this), focus)
       },
       symbols: (path) => entries.get(path)?.symbols,
       model: (path) => blocks.get(path)?.model,

@@ -9,7 +9,8 @@ import { explain } from "./explain.ts"
 import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
+import { mcp } from "./mcp.ts"
 import { replayCommand } from "./replay.ts"
 import { ui } from "./ui.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, ui] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, mcp, ui] as const

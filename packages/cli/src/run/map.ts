@@ -76,7 +76,8 @@ export const runMap = (budget: number | undefined) =>
     const cut = result.omitted > 0 ? `; ${result.omitted} less referenced files left out by the ${result.budget.tokens.toLocaleString("en-US")}-token map budget${from}` : ""
     const tree = result.treeLeftOut ? "; the file tree takes more than half the budget, so requests leave it out" : ""
     yield* output.err(s.dim(`${result.files.length} files, ${result.tokens.toLocaleString("en-US")} tokens (${ctx.config.model})${cut}${tree}`))
-    for (const p of symbols.problems) yield* output.err(s.yellow(`skipped ${p.path}: ${p.reason}`))
+    // A file with parse errors is in the map (its reason says what it keeps); others are skipped.
+    for (const p of symbols.problems) yield* output.err(s.yellow(`${p.reason.startsWith("parse errors") ? "partly parsed" : "skipped"} ${p.path}: ${p.reason}`))
   })
 
 export const runTree = Effect.gen(function* () {

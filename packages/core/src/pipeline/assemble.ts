@@ -175,7 +175,7 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
   const treeTokens = map === undefined || map.fileTree.length === 0 ? 0 : counter.count(map.fileTree) + counter.count(FILE_TREE_HEADER)
   const cut = map === undefined
     ? undefined
-    : cutMap({ blocks, ranked: () => mapRanking(map), legendTokens: counter.count(map.legend) + counter.count(REPO_MAP_HEADER), treeTokens, budgetTokens: limits.mapTokens })
+    : cutMap({ blocks, ranked: () => (settings.mapRanking === "focus" ? map.rankFor?.({ files: files.map((f) => f.path) }) : undefined) ?? mapRanking(map), legendTokens: counter.count(map.legend) + counter.count(REPO_MAP_HEADER), treeTokens, budgetTokens: limits.mapTokens })
   const symbolMap = map?.symbolFiles
     .filter((p) => !selected.has(p) && (cut?.files === undefined || cut.files.has(p)))
     .flatMap((p) => map.block(p)?.replace(/\n$/, "") ?? [])

@@ -61,6 +61,21 @@ export interface SymbolMapSnapshot {
    * a consumer compares every file.
    */
   readonly delta?: SymbolMapDelta | undefined
+  /**
+   * The files with a symbol block ranked for a focus (files being worked on, identifiers
+   * mentioned), when the index can: `@strata/symbols` ranks with Aider's personalised
+   * PageRank and returns its global ranking for an empty focus. Optional: a consumer
+   * falls back to `mapRanking`.
+   */
+  readonly rankFor?: ((focus: MapFocus) => ReadonlyArray<string>) | undefined
+}
+
+/** What a map is ranked around (`SymbolMapSnapshot.rankFor`). */
+export interface MapFocus {
+  /** Repository-relative paths of the files being worked on. */
+  readonly files?: ReadonlyArray<string>
+  /** Identifiers mentioned in the task. */
+  readonly identifiers?: ReadonlyArray<string>
 }
 
 /** The paths whose blocks differ between two snapshots of one index (`SymbolMapSnapshot.delta`). */

@@ -35,7 +35,7 @@ const EXTRACTORS: Readonly<Record<Language, LanguageExtractor>> = {
  * Bumped whenever extraction output changes shape or content, so cached results from
  * an older version are re-extracted.
  */
-export const EXTRACTOR_VERSION = 5
+export const EXTRACTOR_VERSION = 6
 
 /**
  * `class API_EXPORT Name : Base {` — an upper-case macro between `class`/`struct` and
@@ -47,6 +47,23 @@ const blankExportMacros = (source: string): string =>
     /\b(class|struct)(\s+)([A-Z][A-Z0-9_]*[A-Z0-9])(?=\s+[A-Za-z_]\w*\s*(?::(?!:)|\{|final\b))/g,
     (_match, keyword: string, space: string, macro: string) => `${keyword}${space}${" ".repeat(macro.length)}`
   )
+
+/**
+ * TypeScript 5 syntax the newest tree-sitter-typescript grammar in any registry package
+ * (the one in `@vscode/tree-sitter-wasm` 0.3.1; `tree-sitter-typescript` 0.23.2 is older)
+ * still reports as errors, blanked to an equivalent the grammar knows, keeping every
+ * offset and line: `export type * from "./a"` reads as `export * from "./a"` (a re-export
+ * either way), and `static accessor x = 1` as `static x = 1` (a field either way).
+ * `satisfies`, `using`, const type parameters, overloaded call signatures and a bare
+ * `accessor` parse as they are.
+ */
+const blankModernTypeScript = (source: string): string =>
+  source
+    .replace(/\bexport(\s+)type(?=\s*\*)/g, (_match, space: string) => `export${space}    `)
+    .replace(
+      /\b((?:static|public|private|protected|readonly|override|declare|abstract)\s+)accessor(?=\s+[#\w$[])/g,
+      (_match, modifiers: string) => `${modifiers}        `
+    )
 
 /** Lines (at column 0) where a top-level declaration starts, for chunked recovery. */
 const TS_CHUNK = /^(?:export\s|import\s|class\s|abstract\s|function[\s*]|async\s|interface\s|type\s|enum\s|const\s|let\s|var\s|declare\s|namespace\s|module\s|@)/
@@ -161,6 +178,7 @@ export const extractSymbols = (parsers: Parsers, path: string, source: string, l
   if (language === undefined) return { path, language: "typescript", imports: [], symbols: [], calls: [], errors: [{ line: 0, message: "unknown language" }] }
   const extractor = EXTRACTORS[language]
   if (language === "c" || language === "cpp") source = blankExportMacros(source)
+  if (language === "typescript" || language === "tsx") source = blankModernTypeScript(source)
   const tree = parsers.parse(language, source)
   if (tree === null) return { path, language, imports: [], symbols: [], calls: [], errors: [{ line: 0, message: "parser gave up" }] }
   try {

@@ -39,6 +39,14 @@ export interface RequestLimitSettings {
    * `defaultMapTokens`, half of what a request may hold after the output reserve.
    */
   readonly mapTokens?: number | undefined
+  /**
+   * Which blocks a map over its budget keeps: `"references"` (default) the most referenced
+   * files, an order that stays put between requests; `"focus"` the files ranked around the
+   * files in context (Aider's personalised ranking, `SymbolMapSnapshot.rankFor`), which
+   * favours a session's working files but moves when the selection changes. An index
+   * without `rankFor` falls back to `"references"`.
+   */
+  readonly mapRanking?: "references" | "focus" | undefined
 }
 
 /**

@@ -53,8 +53,14 @@ export const makeSymbolData = (): Stage => {
           : cache.tree(map.fileTreeHash, map.fileTree, state.counter)
         const legend = cache.legend(map.legend, state.counter)
         cache.update(map, state.counter)
-        const limits = resolveRequestLimits(state.input.model, yield* RequestLimits)
-        const { kept, keptTree, leftOut } = withinBudget(cache, legend, tree, limits.mapTokens, state.counter)
+        const settings = yield* RequestLimits
+        const limits = resolveRequestLimits(state.input.model, settings)
+        // Ranked around the files in context when asked and the index can (asked for only when the map is over budget).
+        const rankFor = map.rankFor
+        const focusOrder = settings.mapRanking === "focus" && rankFor !== undefined
+          ? () => rankFor({ files: (state.input.files ?? []).map((f) => f.path) })
+          : undefined
+        const { kept, keptTree, leftOut } = withinBudget(cache, legend, tree, limits.mapTokens, state.counter, focusOrder)
         const data: SymbolData = {
           ...NO_SYMBOLS,
           legend,
@@ -85,7 +91,8 @@ const withinBudget = (
   legend: Counted,
   tree: Entry | undefined,
   budgetTokens: number,
-  counter: TokenCounter
+  counter: TokenCounter,
+  focusOrder?: () => ReadonlyArray<string>
 ) => {
   const entries = session.entries
   const separator = counter.count(SECTION_SEPARATOR)
@@ -100,7 +107,7 @@ const withinBudget = (
   }
   // The file tree stays if it takes at most half the budget; the rest, after the legend, takes blocks in rank order.
   const { treeLeftOut, room } = blockRoom({ legendTokens, treeTokens, budgetTokens })
-  const { kept, tokens } = session.cut(room, separator)
+  const { kept, tokens } = focusOrder === undefined ? session.cut(room, separator) : session.cutInOrder(focusOrder(), room, separator)
   return {
     kept,
     keptTree: treeLeftOut ? undefined : tree,

@@ -109,6 +109,20 @@ export class SymbolSession {
     return kept
   }
 
+  /**
+   * The blocks that fit `room` taken in `order` (paths; unknown ones skipped), the same
+   * greedy rule as `cut`, for a ranking given per request (`mapRanking: "focus"`).
+   */
+  cutInOrder(order: ReadonlyArray<string>, room: number, separator: number): KeptBlocks {
+    const list = this.list
+    const taken = new Uint8Array(list.length)
+    const positions = order.flatMap((path) => this.position.get(path) ?? [])
+    const tokens = fillInRankOrder(positions, (i) => list[i]!.tokens + separator, room, (i) => {
+      taken[i] = 1
+    })
+    return { kept: list.filter((_, i) => taken[i] === 1), tokens }
+  }
+
   tree(hash: string, text: string, counter: TokenCounter): Entry {
     if (this.lastTree?.hash !== hash) this.lastTree = { key: ItemKeys.tree, hash, text, tokens: counter.count(text) }
     return this.lastTree
