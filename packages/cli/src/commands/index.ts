@@ -10,5 +10,6 @@ import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
 import { replayCommand } from "../replay/command.ts"
+import { proxy } from "./proxy.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, proxy] as const
