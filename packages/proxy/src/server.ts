@@ -51,6 +51,12 @@ export interface ProxyOptions {
    * It never sees a provider path (`/v1/...`).
    */
   readonly handler?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined
+  /**
+   * Called with every provider request the proxy read: the bytes the client sent and the
+   * bytes it forwarded (identical when it changed nothing). For tests and dashboards; the
+   * headers (and so the key) are not passed.
+   */
+  readonly onForward?: ((exchange: { readonly protocol: Protocol; readonly sent: Buffer; readonly forwarded: Buffer }) => void) | undefined
   /** The clock, in Unix seconds (tests). */
   readonly now?: (() => number) | undefined
 }
@@ -385,6 +391,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     }
     if (failOpen !== undefined) notice(`${req.method} ${pathOnly(req.url)}: ${failOpen}`)
     const bytes = planned?.bytes ?? original
+    options.onForward?.({ protocol, sent: original, forwarded: bytes })
     const up = open(base, req, forwardHeaders(req.headers, base, bytes.length, true))
     await new Promise<void>((resolve) => {
       let finished = false

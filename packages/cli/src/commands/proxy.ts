@@ -22,7 +22,9 @@ export const proxy = Command.make(
     quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("No line per request"), Flag.withDefault(false))
   },
   (flags) =>
-    Effect.gen(function* () {
+    // Uninterruptible: Ctrl-C (and SIGTERM) are the proxy's own way to stop: it lets the
+    // streams in flight finish and commits, then the command exits 0, not 130.
+    Effect.uninterruptible(Effect.gen(function* () {
       const json = yield* JsonFlag
       const { runProxy } = yield* Effect.promise(() => import("@strata/proxy"))
       yield* Effect.promise(() =>
@@ -39,7 +41,8 @@ export const proxy = Command.make(
           store: process.env["STRATA_STORE"]
         })
       )
-    })
+      yield* Effect.sync(() => process.exit(0))
+    }))
 ).pipe(
   Command.withDescription(
     "Run a local proxy in front of the Anthropic and OpenAI APIs for agents you cannot change (Claude Code, Codex CLI, SDK programs). It forwards every request, changing only the provider's cache controls (marker lifetimes from the session's rhythm, a marker where a step outgrows the lookback window, OpenAI's prompt_cache_key), reads each reply's usage as it streams past, keeps sessions (found from content) in the state store (STRATA_STORE) and prints one line per request. GET /strata/sessions lists them as JSON."
