@@ -1,7 +1,7 @@
 // Running the real coding agents (Claude Code, Codex CLI) offline, as installed by
 // scripts/install-agents.mjs (CI runs it before the tests): a scratch HOME, telemetry off,
 // the base URL pointed at a server on 127.0.0.1.
-import { execFile } from "node:child_process"
+import { spawn } from "node:child_process"
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -41,9 +41,16 @@ export const runAgent = (command: string, args: ReadonlyArray<string>, options: 
     ...options.env
   }
   return new Promise((resolve) => {
-    execFile(command, [...args], { cwd: options.cwd, env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-      resolve({ code, stdout, stderr })
+    // stdin closed: `codex exec` otherwise waits for more input on it.
+    const child = spawn(command, [...args], { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code: code ?? 1, stdout, stderr })
     })
   })
 }

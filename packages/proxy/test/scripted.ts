@@ -27,8 +27,8 @@ export interface ScriptedServer {
 
 /** An Anthropic reply step: tool calls, or the final text. */
 export type AnthropicStep = { readonly tool: string; readonly input: Json } | { readonly text: string }
-/** A Responses reply step: JavaScript for Codex's `exec` tool, or the final text. */
-export type CodexStep = { readonly exec: string } | { readonly text: string }
+/** A Responses reply step: a shell command (Codex's `exec_command`), a patch (its freeform `apply_patch`), or the final text. */
+export type CodexStep = { readonly shell: string } | { readonly patch: string } | { readonly text: string }
 
 const sse = (res: ServerResponse, events: ReadonlyArray<[string | undefined, Json]>) => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
@@ -122,9 +122,10 @@ export const startAnthropicServer = async (script: ReadonlyArray<AnthropicStep>)
   }
 }
 
-const codexStep = (body: Json): number => (Array.isArray(body["input"]) ? body["input"].filter((i) => isRecord(i) && i["type"] === "custom_tool_call").length : 0)
+const codexStep = (body: Json): number =>
+  Array.isArray(body["input"]) ? body["input"].filter((i) => isRecord(i) && (i["type"] === "custom_tool_call" || i["type"] === "function_call")).length : 0
 
-/** The scripted Responses server for Codex: each step a `custom_tool_call` to `exec`, then the final text. */
+/** The scripted Responses server for Codex: each step a `function_call` to `exec_command` or a `custom_tool_call` to `apply_patch`, then the final text. */
 export const startResponsesServer = async (script: ReadonlyArray<CodexStep>): Promise<ScriptedServer> => {
   const received: Array<Received> = []
   const sim = makeOpenAISimulator({ model: "gpt-5.5" })
@@ -159,7 +160,9 @@ export const startResponsesServer = async (script: ReadonlyArray<CodexStep>): Pr
       const step = script[codexStep(body)] ?? { text: "Done." }
       const item: Json = "text" in step
         ? { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: step.text, annotations: [] }] }
-        : { type: "custom_tool_call", id: `ctc_${id}`, call_id: `call_${id}`, name: "exec", input: step.exec, status: "completed" }
+        : "shell" in step
+          ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, name: "exec_command", arguments: JSON.stringify({ cmd: step.shell }), status: "completed" }
+          : { type: "custom_tool_call", id: `ctc_${id}`, call_id: `call_${id}`, name: "apply_patch", input: step.patch, status: "completed" }
       const response = { id: `resp_${id}`, object: "response", created_at: 0, status: "completed", model: "gpt-5.5", output: [item] }
       sse(res, [
         [undefined, { type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", output: [] } }],
