@@ -307,7 +307,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       path: prefix + (req.url ?? "/"),
       headers,
       agent: base.protocol === "https:" ? agents.https : agents.http
-    })
+    }).on("socket", (s) => s.setNoDelay(true))
   }
 
   /** Every path the proxy does not read: bytes both ways, unchanged. */
@@ -403,7 +403,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
           up.destroy()
           notice(`${req.method} ${pathOnly(req.url)}: the client disconnected before the reply ended; upstream request aborted, nothing recorded`)
         }
-        resolve()
+        // A finished exchange resolves once its commit is done.
+        if (!finished) resolve()
       })
       up.on("error", (e) => {
         if (!res.headersSent) notice(`${req.method} ${pathOnly(req.url)}: upstream ${base.host} unreachable (${e.message}); connection closed`)
@@ -477,6 +478,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   })
   const sockets = new Set<Socket>()
   server.on("connection", (s) => {
+    s.setNoDelay(true)
     sockets.add(s)
     s.on("close", () => sockets.delete(s))
   })
