@@ -61,6 +61,8 @@ const WRITE_1H = 2
 const READ = 0.1
 const FIVE_MINUTES = 300
 const ONE_HOUR = 3600
+/** Gaps a session must have shown before the transform bets on a 1h lifetime. */
+const MIN_GAPS = 3
 
 /** Rough tokens of a JSON value (4 characters a token): only for the rent-or-buy ratio. */
 const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").length / 4)
@@ -73,6 +75,8 @@ const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").le
  * session stays on 5m unless its prefix is much larger than what it writes).
  */
 export const chooseTtl = (gaps: ReadonlyArray<number>, prefixTokens: number, writeTokens: number): "5m" | "1h" => {
+  // Too little rhythm to bet on: the client's own lifetimes.
+  if (gaps.length < MIN_GAPS) return "5m"
   const long = gaps.filter((g) => g > FIVE_MINUTES && g <= ONE_HOUR).length
   const p = long / (gaps.length + 3)
   const saving = p * prefixTokens * (WRITE_5M - READ)
