@@ -231,7 +231,7 @@ const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimi
 
   // 3. Lifetimes: rent or buy, from the session's gaps.
   let ttl: "5m" | "1h" = "5m"
-  if (supports1h) {
+  if (supports1h && session.gaps.length >= MIN_GAPS) {
     const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
     const lastMsg = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 1] : undefined
     const assistantBefore = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 2] : undefined

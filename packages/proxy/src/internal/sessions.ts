@@ -6,7 +6,7 @@
  * process that shares the store finds the same session for the same request.
  */
 import { createHash } from "node:crypto"
-import { withoutCacheControls, type Protocol } from "../transform.ts"
+import type { Protocol } from "../transform.ts"
 
 type Json = Record<string, unknown>
 
@@ -18,7 +18,7 @@ export const conversationOf = (protocol: Protocol, body: Json): { readonly root:
   switch (protocol) {
     case "anthropic":
       return {
-        root: JSON.stringify(withoutCacheControls([body["system"] ?? null, body["tools"] ?? null])),
+        root: stripped([body["system"] ?? null, body["tools"] ?? null]),
         messages: Array.isArray(body["messages"]) ? body["messages"] : []
       }
     case "openai-responses": {
@@ -33,13 +33,16 @@ export const conversationOf = (protocol: Protocol, body: Json): { readonly root:
   }
 }
 
+/** JSON without cache controls, without copying the value (a replacer drops the keys). */
+const stripped = (v: unknown): string => JSON.stringify(v, (k, x: unknown) => (k === "cache_control" || k === "prompt_cache_key" ? undefined : x)) ?? "null"
+
 /** `chain[i]` identifies the conversation through message `i` (cache controls ignored). */
 export const chainOf = (protocol: Protocol, body: Json): Array<string> => {
   const { root, messages } = conversationOf(protocol, body)
   let prev = h(`${protocol}\u0000${root}`)
   const out: Array<string> = []
   for (const m of messages) {
-    prev = h(`${prev}\u0000${JSON.stringify(withoutCacheControls(m))}`)
+    prev = h(`${prev}\u0000${stripped(m)}`)
     out.push(prev)
   }
   if (out.length === 0) out.push(prev)
