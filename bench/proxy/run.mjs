@@ -8,7 +8,7 @@
 //   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
 //   SESSIONS=50 STEPS=20 TOKENS=200000 STORE=memory node bench/proxy/run.mjs
 import { fork } from "node:child_process"
-import { createServer, request } from "node:http"
+import { Agent, createServer, request } from "node:http"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -51,6 +51,7 @@ async function main() {
       res.end(`event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\n`)
     })
   })
+  upstream.keepAliveTimeout = 60_000
   await new Promise((r) => upstream.listen(0, "127.0.0.1", r))
   const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`
 
@@ -70,10 +71,12 @@ async function main() {
     return JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 8192, stream: true, system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }], tools: [{ name: "Read", input_schema: { type: "object" } }], messages })
   }
 
+  // One keep-alive agent per path (the server keeps idle sockets for 60 s).
+  const agent = new Agent({ keepAlive: true })
   const send = (base, body) =>
     new Promise((resolve, reject) => {
       const t0 = performance.now()
-      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", headers: { "content-type": "application/json", "x-api-key": "bench", "content-length": Buffer.byteLength(body) } }, (res) => {
+      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "content-length": Buffer.byteLength(body) } }, (res) => {
         let ttfb
         res.once("data", () => (ttfb = performance.now() - t0))
         res.on("data", () => {})

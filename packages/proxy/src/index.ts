@@ -9,3 +9,4 @@ export { DEFAULT_UPSTREAMS, PROXY_REPOSITORY, startProxy, type ProxyLogLine, typ
 export { formatExchange, runProxy, type RunProxyOptions } from "./run.ts"
 export { ExchangeRecord, ExchangeUsage, SessionRecord, SessionTotals } from "./record.ts"
 export { chainOf, sessionIdOf } from "./internal/sessions.ts"
+export { priceTranscript, type TranscriptLine, type TranscriptPrice } from "./transcript.ts"
