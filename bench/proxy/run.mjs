@@ -73,8 +73,9 @@ async function main() {
 
   // One keep-alive agent per path (the server keeps idle sockets for 60 s).
   const agent = new Agent({ keepAlive: true })
+  const errors = []
   const send = (base, body) =>
-    new Promise((resolve, reject) => {
+    new Promise((resolve) => {
       const t0 = performance.now()
       const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "content-length": Buffer.byteLength(body) } }, (res) => {
         let ttfb
@@ -82,7 +83,10 @@ async function main() {
         res.on("data", () => {})
         res.on("end", () => resolve(ttfb))
       })
-      req.on("error", reject)
+      req.on("error", (e) => {
+        errors.push(e.code ?? e.message)
+        resolve(undefined)
+      })
       req.end(body)
     })
 
@@ -92,7 +96,8 @@ async function main() {
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, s) => {
         for (let step = 0; step < STEPS; step++) {
-          ttfb.push(await send(base, bodyFor(s, step)))
+          const t = await send(base, bodyFor(s, step))
+          if (t !== undefined) ttfb.push(t)
           done++
           if (onTenth !== undefined && done % Math.max(1, Math.floor((SESSIONS * STEPS) / 10)) === 0) await onTenth(done)
         }
@@ -110,12 +115,15 @@ async function main() {
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
   console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
   const direct = await run(upstreamUrl)
+  console.log(`direct: ${direct.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
+  errors.length = 0
   const cpu0 = (await ask("stats")).cpu
   const memory = []
   const proxied = await run(proxyUrl, async (n) => {
     const { mem } = await ask("stats")
     memory.push([n, mem.rss, mem.heapUsed])
   })
+  console.log(`proxied: ${proxied.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
   const { cpu: cpu1 } = await ask("stats")
   const n = SESSIONS * STEPS
   const cpuPerRequest = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / 1000 / n
