@@ -14,7 +14,7 @@ const packagesDir = resolve(cliDir, "..")
 
 export default function setup(): void {
   // core first: the leaves' declarations import it.
-  for (const name of ["core", "tiers", "symbols", "providers", "store"]) {
+  for (const name of ["core", "tiers", "symbols", "providers", "store", "proxy"]) {
     const pkg = join(packagesDir, name)
     if (!existsSync(join(pkg, "dist", "index.js"))) build(pkg)
     else if (isStale(pkg)) console.warn(`[strata e2e] packages/${name}/dist is older than its sources; run \`pnpm build\` to test against them`)
