@@ -52,6 +52,7 @@ describe("strata proxy", () => {
     expect(r.code).toBe(0)
     expect(r.text).toContain("message_stop")
     expect(r.exchange.status).toBe(200)
+    expect(Object.keys(r.exchange)[0]).toBe("schemaVersion")
     expect(r.exchange.usage.cacheRead).toBe(3000)
     expect(r.out).not.toContain(KEY)
   })

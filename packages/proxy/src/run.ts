@@ -9,8 +9,10 @@ import { startProxy, type ProxyLogLine, type ProxyOptions } from "./server.ts"
 export interface RunProxyOptions extends Omit<ProxyOptions, "log"> {
   /** No line per request (notices still go to stderr). */
   readonly quiet?: boolean | undefined
-  /** One JSON object a line instead of text. */
+  /** One JSON object a line instead of text (the first line, where it listens, stays text). */
   readonly json?: boolean | undefined
+  /** Fields every JSON line starts with (the CLI's `schemaVersion`). */
+  readonly jsonHead?: Readonly<Record<string, unknown>> | undefined
   /** Where lines go. Default: process.stdout / process.stderr. */
   readonly stdout?: ((line: string) => void) | undefined
   readonly stderr?: ((line: string) => void) | undefined
@@ -56,12 +58,12 @@ export const runProxy = async (options: RunProxyOptions = {}): Promise<void> => 
   const err = options.stderr ?? ((line: string) => void process.stderr.write(line + "\n"))
   const log = (line: ProxyLogLine) => {
     if (line.kind === "notice") {
-      if (options.json === true) out(JSON.stringify({ notice: line.message }))
+      if (options.json === true) out(JSON.stringify({ ...options.jsonHead, notice: line.message }))
       else err(`strata proxy: ${line.message}`)
       return
     }
     if (options.quiet === true) return
-    out(options.json === true ? JSON.stringify({ session: line.session, ...line.exchange, hitRate: line.hitRate ?? null }) : formatExchange(line.session, line.exchange, line.hitRate))
+    out(options.json === true ? JSON.stringify({ ...options.jsonHead, session: line.session, ...line.exchange, hitRate: line.hitRate ?? null }) : formatExchange(line.session, line.exchange, line.hitRate))
   }
   const until = options.until ?? signals()
   const proxy = await startProxy({ ...options, log })

@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { JsonFlag, opt } from "../flags.ts"
+import { JSON_SCHEMA_VERSION } from "../output.ts"
 
 const MODES = ["observe", "cache", "edit"] as const
 
@@ -38,6 +39,7 @@ export const proxy = Command.make(
           recordDir: opt(flags.record),
           quiet: flags.quiet,
           json,
+          jsonHead: { schemaVersion: JSON_SCHEMA_VERSION },
           store: process.env["STRATA_STORE"]
         })
       )
