@@ -10,7 +10,8 @@ import { breakdown, hud } from "./hud.ts"
 import { init } from "./init.ts"
 import { map, tree } from "./map.ts"
 import { mcp } from "./mcp.ts"
+import { proxy } from "./proxy.ts"
 import { replayCommand } from "./replay.ts"
 import { ui } from "./ui.ts"
 
-export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, mcp, ui] as const
+export const COMMANDS = [init, config, map, tree, assembleCommand, breakdown, hud, explain, chat, replayCommand, proxy, ui, mcp] as const

@@ -1,0 +1,139 @@
+// bench/proxy: the proxy's overhead against a local upstream. SESSIONS concurrent streamed
+// sessions (Anthropic Messages, SSE) of STEPS requests each, every body about TOKENS tokens
+// (a large system prompt plus a growing tool loop), sent once directly to the upstream and
+// once through the proxy (a child process, so its CPU and memory are its own). Reports the
+// time to first byte direct and proxied (p50, p99, and the difference of the two), the
+// proxy's CPU per request, and its memory after each tenth of the requests.
+//
+//   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
+//   SESSIONS=50 STEPS=20 TOKENS=200000 STORE=memory node bench/proxy/run.mjs
+import { fork } from "node:child_process"
+import { Agent, createServer, request } from "node:http"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { performance } from "node:perf_hooks"
+import process from "node:process"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const SESSIONS = Number(process.env.SESSIONS ?? 50)
+const STEPS = Number(process.env.STEPS ?? 20)
+const TOKENS = Number(process.env.TOKENS ?? 200_000)
+const STORE = process.env.STORE ?? "memory"
+
+if (process.argv[2] === "--child") {
+  // The proxy, alone in this process.
+  const { startProxy } = await import(pathToFileURL(resolve(here, "../../packages/proxy/dist/index.js")).href)
+  const stateRoot = mkdtempSync(join(tmpdir(), "strata-bench-proxy-"))
+  const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
+  process.on("message", async (m) => {
+    if (m === "stats") process.send({ cpu: process.cpuUsage(), mem: process.memoryUsage() })
+    if (m === "stop") {
+      await proxy.close()
+      rmSync(stateRoot, { recursive: true, force: true })
+      process.exit(0)
+    }
+  })
+  process.send({ url: proxy.url })
+} else {
+  await main()
+}
+
+async function main() {
+  // Upstream: reads the body, answers an SSE stream with usage at once (TTFB = its read time).
+  const upstream = createServer((req, res) => {
+    req.resume()
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"cache_read_input_tokens":${TOKENS},"cache_creation_input_tokens":100,"output_tokens":1}}}\n\n`)
+      res.write(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n`)
+      res.end(`event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\n`)
+    })
+  })
+  upstream.keepAliveTimeout = 60_000
+  await new Promise((r) => upstream.listen(0, "127.0.0.1", r))
+  const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`
+
+  const child = fork(fileURLToPath(import.meta.url), ["--child", upstreamUrl, STORE], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const ask = (m) => new Promise((r) => { child.once("message", r); child.send(m) })
+  const { url: proxyUrl } = await new Promise((r) => child.once("message", r))
+
+  // ~4 characters a token: a system prompt of most of the budget, then a tool loop.
+  const system = "You are a careful coding agent. ".repeat(Math.floor((TOKENS * 4 * 0.9) / 32))
+  const bodyFor = (s, step) => {
+    const messages = [{ role: "user", content: [{ type: "text", text: `Task ${s}: fix the bug.` }] }]
+    for (let k = 0; k < step; k++) {
+      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${s}_${k}`, name: "Read", input: { path: `src/f${k}.ts` } }] })
+      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${s}_${k}`, content: "x".repeat(Math.floor((TOKENS * 4 * 0.1) / STEPS)) }] })
+    }
+    messages[messages.length - 1].content[0].cache_control = { type: "ephemeral" }
+    return JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 8192, stream: true, system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }], tools: [{ name: "Read", input_schema: { type: "object" } }], messages })
+  }
+
+  // One keep-alive agent per path (the server keeps idle sockets for 60 s).
+  const agent = new Agent({ keepAlive: true })
+  const errors = []
+  const send = (base, body) =>
+    new Promise((resolve) => {
+      const t0 = performance.now()
+      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "content-length": Buffer.byteLength(body) } }, (res) => {
+        let ttfb
+        res.once("data", () => (ttfb = performance.now() - t0))
+        res.on("data", () => {})
+        res.on("end", () => resolve(ttfb))
+      })
+      req.on("error", (e) => {
+        errors.push(e.code ?? e.message)
+        resolve(undefined)
+      })
+      req.end(body)
+    })
+
+  const run = async (base, onTenth) => {
+    const ttfb = []
+    let done = 0
+    await Promise.all(
+      Array.from({ length: SESSIONS }, async (_, s) => {
+        for (let step = 0; step < STEPS; step++) {
+          const t = await send(base, bodyFor(s, step))
+          if (t !== undefined) ttfb.push(t)
+          done++
+          if (onTenth !== undefined && done % Math.max(1, Math.floor((SESSIONS * STEPS) / 10)) === 0) await onTenth(done)
+        }
+      })
+    )
+    return ttfb
+  }
+
+  const pct = (xs, p) => {
+    const s = [...xs].sort((a, b) => a - b)
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+  }
+  const ms = (x) => `${x.toFixed(2)} ms`
+
+  console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
+  console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
+  const direct = await run(upstreamUrl)
+  console.log(`direct: ${direct.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
+  errors.length = 0
+  const cpu0 = (await ask("stats")).cpu
+  const memory = []
+  const proxied = await run(proxyUrl, async (n) => {
+    const { mem } = await ask("stats")
+    memory.push([n, mem.rss, mem.heapUsed])
+  })
+  console.log(`proxied: ${proxied.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
+  const { cpu: cpu1 } = await ask("stats")
+  const n = SESSIONS * STEPS
+  const cpuPerRequest = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / 1000 / n
+  console.log(`time to first byte   direct p50 ${ms(pct(direct, 50))} p99 ${ms(pct(direct, 99))}`)
+  console.log(`                     proxy  p50 ${ms(pct(proxied, 50))} p99 ${ms(pct(proxied, 99))}`)
+  console.log(`added by the proxy   p50 ${ms(pct(proxied, 50) - pct(direct, 50))} p99 ${ms(pct(proxied, 99) - pct(direct, 99))}   (targets: < 5 ms, < 25 ms)`)
+  console.log(`proxy CPU per request (mean over ${n}) ${ms(cpuPerRequest)}   (target p50 < 10 ms)`)
+  console.log(`proxy memory after each tenth of the requests (MB rss / heap):`)
+  console.log("  " + memory.map(([k, rss, heap]) => `${k}: ${(rss / 1e6).toFixed(0)}/${(heap / 1e6).toFixed(0)}`).join("  "))
+  await ask("stop").catch(() => {})
+  child.kill()
+  upstream.close()
+}

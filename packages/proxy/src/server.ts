@@ -1,0 +1,534 @@
+/**
+ * The proxy server. The streaming path is plain `node:http`: a reply is piped to the client
+ * chunk by chunk with the socket's backpressure, and the usage is read from the chunks as
+ * they pass (`internal/tap.ts`). Effect's HTTP server would put its own body and stream
+ * abstractions between the two sockets on the hot path; the overhead targets (bench/proxy)
+ * are measured on this path. Effect runs the state store (`StateStore`, through a
+ * `ManagedRuntime`), off the time-to-first-byte path: a session is loaded before the request
+ * is forwarded only when this process has not seen it, and committed after the reply ends.
+ */
+import { appendFile, mkdir } from "node:fs/promises"
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
+import type { AddressInfo, Socket } from "node:net"
+import { join } from "node:path"
+import { Effect, ManagedRuntime, Schema, type Layer } from "effect"
+import { StateConflict, StateStore } from "@strata/core"
+import { computeCost, lookupModel, type CacheUsage } from "@strata/providers"
+import { storeLayer } from "@strata/store"
+import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
+import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
+import { makeTap, type Tapped } from "./internal/tap.ts"
+import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode } from "./transform.ts"
+
+/** The providers' public endpoints. */
+export const DEFAULT_UPSTREAMS = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com" } as const
+
+/** The repository part of the proxy's session keys in the state store. */
+export const PROXY_REPOSITORY = "strata-proxy"
+
+export interface ProxyOptions {
+  /** Default `127.0.0.1`. Anything else is reachable from other hosts: a warning is printed. */
+  readonly host?: string | undefined
+  /** Default 8787; 0 picks a free port. */
+  readonly port?: number | undefined
+  /** Every provider path to this base URL (tests, gateways); overrides the two below. */
+  readonly upstream?: string | undefined
+  readonly anthropicUpstream?: string | undefined
+  readonly openaiUpstream?: string | undefined
+  /** Default `cache`. */
+  readonly mode?: ProxyMode | undefined
+  /** Write each session's requests as a recorded transcript (`<dir>/<session>.jsonl`). */
+  readonly recordDir?: string | undefined
+  /** The state store: a `STRATA_STORE` setting (`file`, `memory`, `postgres://...`) or a layer. Default: `file`. */
+  readonly store?: string | Layer.Layer<StateStore, unknown> | undefined
+  /** Where the file store keeps `.strata/state`. Default: the working directory. */
+  readonly stateRoot?: string | undefined
+  /** One line per request and per problem. Default: nothing. */
+  readonly log?: ((line: ProxyLogLine) => void) | undefined
+  /**
+   * Serves paths before the proxy does (a dashboard at `/`): return true when it answered.
+   * It never sees a provider path (`/v1/...`).
+   */
+  readonly handler?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined
+  /**
+   * Called with every provider request the proxy read: the bytes the client sent and the
+   * bytes it forwarded (identical when it changed nothing). For tests and dashboards; the
+   * headers (and so the key) are not passed.
+   */
+  readonly onForward?: ((exchange: { readonly protocol: Protocol; readonly sent: Buffer; readonly forwarded: Buffer }) => void) | undefined
+  /** The clock, in Unix seconds (tests). */
+  readonly now?: (() => number) | undefined
+}
+
+/** What the proxy reports: one exchange, or a notice (fail-open, a cut, a warning). */
+export type ProxyLogLine =
+  | { readonly kind: "exchange"; readonly session: string; readonly exchange: ExchangeRecord; readonly hitRate: number | undefined }
+  | { readonly kind: "notice"; readonly message: string }
+
+export interface ProxyServer {
+  readonly url: string
+  readonly port: number
+  /** The sessions this process has seen, latest first. */
+  readonly sessions: () => ReadonlyArray<SessionRecord>
+  /** Stop accepting, let the streams in flight finish, commit, release the store. */
+  readonly close: () => Promise<void>
+}
+
+type Json = Record<string, unknown>
+const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"])
+/** A request body larger than this is forwarded as it is, unread. */
+const MAX_PLANNED_BODY = 64 * 1024 * 1024
+
+const protocolOf = (method: string, path: string): Protocol | undefined => {
+  if (method !== "POST") return undefined
+  const p = path.split("?")[0]!.replace(/\/+$/, "")
+  if (p.endsWith("/v1/messages")) return "anthropic"
+  if (p.endsWith("/v1/responses")) return "openai-responses"
+  if (p.endsWith("/v1/chat/completions")) return "openai-chat"
+  return undefined
+}
+
+const isLoopback = (host: string): boolean => host === "127.0.0.1" || host === "::1" || host === "localhost" || host.startsWith("127.")
+
+const decodeRecord = Schema.decodeUnknownSync(SessionRecord)
+
+const toExchangeUsage = (u: CacheUsage): ExchangeUsage => {
+  const write1h = u.cacheWriteByTtl?.["1h"] ?? 0
+  return { input: u.input, cacheRead: u.cacheRead, write5m: Math.max(0, u.cacheWrite - write1h), write1h, output: u.output }
+}
+
+interface Planned {
+  readonly protocol: Protocol
+  readonly original: Json
+  readonly bytes: Buffer
+  readonly chain: ReadonlyArray<string>
+  readonly session: string
+  readonly parent: string | undefined
+  readonly changed: ReadonlyArray<string>
+  readonly ttl: string | undefined
+  readonly blocks: number
+  readonly model: string
+  readonly at: number
+}
+
+/**
+ * Start the proxy. Resolves once it listens.
+ *
+ * @example
+ * ```ts no-run
+ * import { startProxy } from "@strata/proxy"
+ * const proxy = await startProxy({ port: 0, log: (line) => console.log(line) })
+ * // ANTHROPIC_BASE_URL=<proxy.url> claude ...
+ * await proxy.close()
+ * ```
+ */
+export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServer> => {
+  const host = options.host ?? "127.0.0.1"
+  const mode = options.mode ?? "cache"
+  const now = options.now ?? (() => Date.now() / 1000)
+  const log = options.log ?? (() => {})
+  const notice = (message: string) => log({ kind: "notice", message })
+  const upstreams = {
+    anthropic: new URL(options.upstream ?? options.anthropicUpstream ?? DEFAULT_UPSTREAMS.anthropic),
+    openai: new URL(options.upstream ?? options.openaiUpstream ?? DEFAULT_UPSTREAMS.openai)
+  }
+  for (const u of Object.values(upstreams)) {
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`upstream ${u.origin} is not an http(s) URL`)
+  }
+  const layer = options.store === undefined || typeof options.store === "string"
+    ? storeLayer(options.store ?? "file", { repoRoot: options.stateRoot ?? process.cwd() })
+    : options.store
+  const runtime = ManagedRuntime.make(layer)
+  const store = await runtime.runPromise(Effect.gen(function* () {
+    return yield* StateStore
+  }))
+
+  // The sessions this process knows, with the store version they were read or written at.
+  const known = new Map<string, { version: number; record: SessionRecord }>()
+  const loadSession = async (id: string): Promise<SessionRecord | undefined> => {
+    const cached = known.get(id)
+    if (cached !== undefined) return cached.record
+    const { snapshot } = await runtime.runPromise(store.load({ repository: PROXY_REPOSITORY, name: id }))
+    if (snapshot.record === null) return undefined
+    const record = decodeRecord(snapshot.record)
+    known.set(id, { version: snapshot.version, record })
+    return record
+  }
+
+  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
+  const inFlight = new Set<Promise<void>>()
+  const track = (p: Promise<void>) => {
+    inFlight.add(p)
+    void p.finally(() => inFlight.delete(p))
+  }
+
+  const plan = async (protocol: Protocol, bytes: Buffer): Promise<Planned | string> => {
+    let body: unknown
+    try {
+      body = JSON.parse(bytes.toString("utf8"))
+    } catch {
+      return "the body is not JSON: forwarded as sent"
+    }
+    if (!isRecord(body)) return "the body is not a JSON object: forwarded as sent"
+    const at = now()
+    const chain = chainOf(protocol, body)
+    const resolved = await resolveSession(chain, loadSession)
+    const gaps = resolved.found === undefined ? [] : [...resolved.found.gaps, Math.max(0, at - resolved.found.lastAt)]
+    const out = transformRequest({
+      protocol,
+      mode,
+      body,
+      session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0 }
+    })
+    const model = typeof body["model"] === "string" ? body["model"] : ""
+    return {
+      protocol,
+      original: body,
+      bytes: out.body === body ? bytes : Buffer.from(JSON.stringify(out.body), "utf8"),
+      chain,
+      session: resolved.id,
+      parent: resolved.parent,
+      changed: out.changed,
+      ttl: out.ttl,
+      blocks: protocol === "anthropic" ? anthropicBlockCount(body) : 0,
+      model,
+      at
+    }
+  }
+
+  const missOf = (before: SessionRecord | undefined, p: Planned, usage: ExchangeUsage, diagnosis: string | undefined): string | undefined => {
+    if (before === undefined) return diagnosis
+    const prompt = usage.input + usage.cacheRead + usage.write5m + usage.write1h
+    if (usage.cacheRead >= Math.min(before.lastPrompt, prompt) * 0.5) return diagnosis
+    const gap = Math.round(p.at - before.lastAt)
+    const shared = commonPrefix(before.chain, p.chain)
+    const why = before.model !== p.model
+      ? `the model changed (${before.model} -> ${p.model})`
+      : shared < before.chain.length && shared < p.chain.length
+        ? `the conversation changed at message ${shared}`
+        : gap > 300 && (before.exchanges.at(-1)?.ttl ?? "5m") !== "1h"
+          ? `${gap} s since the previous request: past the 5m lifetime`
+          : gap > 3600
+            ? `${gap} s since the previous request: past the 1h lifetime`
+            : "the prefix before the messages (system or tools) changed, or the provider evicted the entry"
+    return diagnosis === undefined ? why : `${why}; ${diagnosis}`
+  }
+
+  const nextRecord = (before: SessionRecord | undefined, p: Planned, exchange: ExchangeRecord): SessionRecord => {
+    const u = exchange.usage
+    const totals = before?.totals ?? emptyTotals
+    return {
+      kind: "strata-proxy-session",
+      id: p.session,
+      protocol: p.protocol,
+      model: p.model,
+      ...(p.parent === undefined ? (before?.parent === undefined ? {} : { parent: before.parent }) : { parent: p.parent }),
+      startedAt: before?.startedAt ?? p.at,
+      lastAt: Math.max(before?.lastAt ?? p.at, p.at),
+      chain: before !== undefined && p.chain.length < before.chain.length ? before.chain : p.chain,
+      lastBlocks: Math.max(p.blocks, before !== undefined && p.chain.length < before.chain.length ? before.lastBlocks : 0),
+      lastPrompt: u === undefined ? (before?.lastPrompt ?? 0) : u.input + u.cacheRead + u.write5m + u.write1h,
+      gaps: before === undefined ? [] : [...before.gaps, Math.max(0, p.at - before.lastAt)].slice(-MAX_GAPS),
+      totals: {
+        requests: totals.requests + 1,
+        input: totals.input + (u?.input ?? 0),
+        cacheRead: totals.cacheRead + (u?.cacheRead ?? 0),
+        write5m: totals.write5m + (u?.write5m ?? 0),
+        write1h: totals.write1h + (u?.write1h ?? 0),
+        output: totals.output + (u?.output ?? 0),
+        costUsd: totals.costUsd + (exchange.costUsd ?? 0)
+      },
+      exchanges: [...(before?.exchanges ?? []), exchange].slice(-MAX_EXCHANGES)
+    }
+  }
+
+  /** One atomic commit per request; on a conflict (another process), reload and apply again. */
+  const commit = async (p: Planned, build: (before: SessionRecord | undefined) => ExchangeRecord, turnId: string): Promise<{ exchange: ExchangeRecord; id: string }> => {
+    for (let attempt = 0; ; attempt++) {
+      const resolved = await resolveSession(p.chain, loadSession)
+      const planned = resolved.id === p.session ? p : { ...p, session: resolved.id, parent: resolved.parent }
+      const before = resolved.found
+      const exchange = build(before)
+      const record = nextRecord(before, planned, exchange)
+      const key = { repository: PROXY_REPOSITORY, name: planned.session }
+      const baseVersion = known.get(planned.session)?.version ?? 0
+      try {
+        const result = await runtime.runPromise(
+          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: Schema.encodeSync(SessionRecord)(record) } })
+        )
+        known.set(planned.session, { version: result.version, record })
+        return { exchange, id: planned.session }
+      } catch (e) {
+        const conflict = e instanceof StateConflict || (isRecord(e) && (e as { _tag?: unknown })._tag === "StateConflict")
+        if (!conflict || attempt >= 5) throw e
+        known.delete(planned.session)
+      }
+    }
+  }
+
+  const record = async (p: Planned, id: string): Promise<void> => {
+    if (options.recordDir === undefined) return
+    const before = known.get(id)?.record
+    const t = Math.round((p.at - (before?.startedAt ?? p.at)) * 1000) / 1000
+    await mkdir(options.recordDir, { recursive: true })
+    await appendFile(join(options.recordDir, `${id}.jsonl`), JSON.stringify({ t, request: p.original }) + "\n")
+  }
+
+  const upstreamFor = (protocol: Protocol | undefined, headers: IncomingHttpHeaders): URL => {
+    if (protocol === "anthropic") return upstreams.anthropic
+    if (protocol !== undefined) return upstreams.openai
+    return headers["x-api-key"] !== undefined || headers["anthropic-version"] !== undefined ? upstreams.anthropic : upstreams.openai
+  }
+
+  const forwardHeaders = (headers: IncomingHttpHeaders, base: URL, length: number | undefined, tapped: boolean): Record<string, string | Array<string>> => {
+    const out: Record<string, string | Array<string>> = {}
+    for (const [k, v] of Object.entries(headers)) {
+      if (v === undefined || HOP_BY_HOP.has(k)) continue
+      out[k] = v
+    }
+    out["host"] = base.host
+    if (length !== undefined) out["content-length"] = String(length)
+    // The usage is read from the reply as it passes: ask for it uncompressed.
+    if (tapped) out["accept-encoding"] = "identity"
+    return out
+  }
+
+  const open = (base: URL, req: IncomingMessage, headers: Record<string, string | Array<string>>) => {
+    const prefix = base.pathname.replace(/\/+$/, "")
+    const send = base.protocol === "https:" ? httpsRequest : httpRequest
+    return send({
+      protocol: base.protocol,
+      hostname: base.hostname,
+      port: base.port === "" ? undefined : base.port,
+      method: req.method,
+      path: prefix + (req.url ?? "/"),
+      headers,
+      agent: base.protocol === "https:" ? agents.https : agents.http
+    }).on("socket", (s) => s.setNoDelay(true))
+  }
+
+  /** Every path the proxy does not read: bytes both ways, unchanged. */
+  const passThrough = (req: IncomingMessage, res: ServerResponse, base: URL) => {
+    const length = req.headers["content-length"] === undefined ? undefined : Number(req.headers["content-length"])
+    const headers = forwardHeaders(req.headers, base, length, false)
+    if (length === undefined && req.headers["transfer-encoding"] !== undefined) headers["transfer-encoding"] = "chunked"
+    const up = open(base, req, headers)
+    const done = new Promise<void>((resolve) => {
+      up.on("response", (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.statusMessage, filterResponseHeaders(ur.headers))
+        ur.pipe(res)
+        ur.on("end", () => resolve())
+        ur.on("close", () => {
+          if (!ur.complete) res.destroy()
+          resolve()
+        })
+        ur.on("error", () => {
+          res.destroy()
+          resolve()
+        })
+      })
+      up.on("error", (e) => {
+        notice(`${req.method} ${pathOnly(req.url)}: upstream ${base.host} unreachable (${e.message}); connection closed`)
+        res.destroy()
+        resolve()
+      })
+      res.on("close", () => {
+        if (!res.writableFinished) up.destroy()
+        resolve()
+      })
+    })
+    req.pipe(up)
+    track(done)
+  }
+
+  const exchangeRecord = (p: Planned, status: number, stream: boolean, tapped: Tapped, before: SessionRecord | undefined, failOpen: string | undefined): ExchangeRecord => {
+    const usage = tapped.usage === undefined ? undefined : toExchangeUsage(tapped.usage)
+    const provider = p.protocol === "anthropic" ? "anthropic" : "openai"
+    const cost = tapped.usage === undefined ? undefined : computeCost(tapped.usage, lookupModel(provider, p.model))
+    const miss = usage === undefined ? undefined : missOf(before, p, usage, tapped.diagnosis)
+    return {
+      at: p.at,
+      n: (before?.totals.requests ?? 0) + 1,
+      path: pathOnly(p.protocol === "anthropic" ? "/v1/messages" : p.protocol === "openai-chat" ? "/v1/chat/completions" : "/v1/responses"),
+      model: p.model,
+      status,
+      stream,
+      ...(usage === undefined ? {} : { usage }),
+      ...(cost === undefined ? {} : { costUsd: cost.total }),
+      changed: p.changed,
+      ...(p.ttl === undefined ? {} : { ttl: p.ttl }),
+      ...(miss === undefined ? {} : { miss }),
+      ...(tapped.stop === undefined ? {} : { stop: tapped.stop }),
+      ...(failOpen === undefined ? {} : { failOpen })
+    }
+  }
+
+  /** A provider path: read the body, plan, forward, tap the reply, commit. */
+  const proxied = async (req: IncomingMessage, res: ServerResponse, protocol: Protocol, base: URL): Promise<void> => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let tooLarge = false
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > MAX_PLANNED_BODY) tooLarge = true
+      chunks.push(chunk)
+    }
+    const original = Buffer.concat(chunks)
+    let planned: Planned | undefined
+    let failOpen: string | undefined
+    if (tooLarge) failOpen = `the body is over ${MAX_PLANNED_BODY} bytes: forwarded as sent`
+    else {
+      try {
+        const p = await plan(protocol, original)
+        if (typeof p === "string") failOpen = p
+        else planned = p
+      } catch (e) {
+        failOpen = `planning failed (${e instanceof Error ? e.message : String(e)}): forwarded as sent`
+      }
+    }
+    if (failOpen !== undefined) notice(`${req.method} ${pathOnly(req.url)}: ${failOpen}`)
+    const bytes = planned?.bytes ?? original
+    options.onForward?.({ protocol, sent: original, forwarded: bytes })
+    const up = open(base, req, forwardHeaders(req.headers, base, bytes.length, true))
+    await new Promise<void>((resolve) => {
+      let finished = false
+      let clientGone = false
+      let upstreamCut = false
+      res.on("close", () => {
+        if (!finished && !res.writableFinished && !upstreamCut) {
+          clientGone = true
+          up.destroy()
+          notice(`${req.method} ${pathOnly(req.url)}: the client disconnected before the reply ended; upstream request aborted, nothing recorded`)
+        }
+        // A finished exchange resolves once its commit is done.
+        if (!finished) resolve()
+      })
+      up.on("error", (e) => {
+        if (!res.headersSent) notice(`${req.method} ${pathOnly(req.url)}: upstream ${base.host} unreachable (${e.message}); connection closed`)
+        res.destroy()
+        resolve()
+      })
+      up.on("response", (ur) => {
+        const sse = (ur.headers["content-type"] ?? "").includes("text/event-stream")
+        const tap = makeTap(protocol, sse)
+        res.writeHead(ur.statusCode ?? 502, ur.statusMessage, filterResponseHeaders(ur.headers))
+        ur.on("data", (c: Buffer) => tap.push(c))
+        ur.pipe(res)
+        const cut = () => {
+          if (finished || clientGone || res.writableFinished) return
+          upstreamCut = true
+          notice(`${req.method} ${pathOnly(req.url)}: the upstream cut the reply; the client sees the cut, nothing recorded`)
+          res.destroy()
+        }
+        ur.on("close", () => {
+          if (!ur.complete) cut()
+        })
+        ur.on("error", cut)
+        res.on("finish", () => {
+          if (ur.readableAborted || !ur.complete) return
+          finished = true
+          const tapped = tap.finish()
+          if (planned === undefined) {
+            resolve()
+            return
+          }
+          const p = planned
+          const turnId = `${p.session}-${p.at}-${Math.random().toString(36).slice(2)}`
+          commit(p, (before) => exchangeRecord(p, ur.statusCode ?? 0, sse, tapped, before, failOpen), turnId)
+            .then(async ({ exchange, id: session }) => {
+              const u = exchange.usage
+              const prompt = u === undefined ? 0 : u.input + u.cacheRead + u.write5m + u.write1h
+              log({ kind: "exchange", session, exchange, hitRate: u === undefined || prompt === 0 ? undefined : u.cacheRead / prompt })
+              if (exchange.status >= 200 && exchange.status < 300) await record(p, session)
+            })
+            .catch((e: unknown) => notice(`session ${p.session}: the state store failed (${errorText(e)}); the reply was forwarded, its record is lost`))
+            .finally(resolve)
+        })
+      })
+      up.end(bytes)
+    })
+  }
+
+  const server = createServer((req, res) => {
+    const method = req.method ?? "GET"
+    const url = req.url ?? "/"
+    const isProviderPath = url.startsWith("/v1/") || url === "/v1"
+    if (!isProviderPath && options.handler?.(req, res) === true) return
+    if (method === "GET" && pathOnly(url) === "/strata/sessions") {
+      const body = JSON.stringify({ sessions: sessionsList() })
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      res.end(body)
+      return
+    }
+    const protocol = protocolOf(method, url)
+    const base = upstreamFor(protocol, req.headers)
+    if (protocol === undefined) {
+      passThrough(req, res, base)
+      return
+    }
+    track(
+      proxied(req, res, protocol, base).catch((e: unknown) => {
+        notice(`${method} ${pathOnly(url)}: ${errorText(e)}`)
+        res.destroy()
+      })
+    )
+  })
+  const sockets = new Set<Socket>()
+  server.on("connection", (s) => {
+    s.setNoDelay(true)
+    sockets.add(s)
+    s.on("close", () => sockets.delete(s))
+  })
+
+  const sessionsList = (): Array<SessionRecord> => [...known.values()].map((k) => k.record).sort((a, b) => b.lastAt - a.lastAt)
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 8787, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const shownHost = host.includes(":") ? `[${host}]` : host
+  if (!isLoopback(host)) notice(`warning: listening on ${host}, reachable from other hosts; anyone who reaches it spends the keys its clients send`)
+
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    port: address.port,
+    sessions: sessionsList,
+    close: () => {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+        server.closeIdleConnections()
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+        server.closeIdleConnections()
+        for (const s of sockets) if (!s.destroyed) s.destroySoon()
+        await stopped
+        agents.http.destroy()
+        agents.https.destroy()
+        await runtime.dispose()
+      })()
+      return closing
+    }
+  }
+}
+
+const pathOnly = (url: string | undefined): string => (url ?? "/").split("?")[0]!
+
+const errorText = (e: unknown): string => {
+  if (e instanceof Error) return e.message
+  if (isRecord(e) && typeof e["message"] === "string") return e["message"]
+  return String(e)
+}
+
+const filterResponseHeaders = (headers: IncomingHttpHeaders): Record<string, string | Array<string>> => {
+  const out: Record<string, string | Array<string>> = {}
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || k === "connection" || k === "keep-alive" || k === "transfer-encoding") continue
+    out[k] = v
+  }
+  return out
+}
+

@@ -1,0 +1,315 @@
+/**
+ * The proxy's change to a request, as one pure function: what `strata proxy` sends
+ * upstream, and what `strata replay --transcript` measures for the `proxy` strategy.
+ *
+ * In `cache` mode only the provider's cache controls change:
+ * - Anthropic Messages: the `ttl` of `cache_control` markers (a lifetime chosen from the
+ *   session's observed gaps, rent-or-buy), a bridging marker where a step appended more
+ *   blocks than the provider's lookback window (so the previous entry is still found), and,
+ *   for a client that sets no marker at all, a trailing marker and one at the end of the
+ *   system prompt. At most the model's marker slots, 1h before 5m, never on a thinking
+ *   block, never on an empty text block.
+ * - OpenAI Responses and Chat Completions: `prompt_cache_key` when the client sent none
+ *   (the session's id), so its requests reach the same cache.
+ * No message is added, dropped, reordered or edited; system, tools, model, `max_tokens`
+ * and sampling fields stay byte-for-byte what the client sent (the JSON is re-serialised).
+ * `observe` returns the body unchanged.
+ */
+import { lookupModel, type ModelLimits } from "@strata/providers"
+
+/** The request formats the proxy understands. */
+export type Protocol = "anthropic" | "openai-responses" | "openai-chat"
+
+/** What the proxy may do. */
+export type ProxyMode = "observe" | "cache" | "edit"
+
+/** The part of a session's history the transform reads (see `SessionRecord`). */
+export interface TransformSession {
+  /** Seconds between consecutive requests of the session, oldest first (bounded). */
+  readonly gaps: ReadonlyArray<number>
+  /** Message content blocks of the session's previous request (0: none). */
+  readonly lastBlocks: number
+  /** The session's id (`prompt_cache_key` for OpenAI when the client sent none). */
+  readonly id: string
+}
+
+export interface TransformInput {
+  readonly protocol: Protocol
+  readonly mode: ProxyMode
+  /** The request body, parsed. */
+  readonly body: unknown
+  readonly session: TransformSession
+  /** Use these limits instead of the model table's row for the body's `model`. */
+  readonly limits?: ModelLimits | undefined
+}
+
+export interface TransformResult {
+  /** The body to send (the same object as the input when nothing changed). */
+  readonly body: unknown
+  /** What changed, one short phrase each (empty: nothing). */
+  readonly changed: ReadonlyArray<string>
+  /** The lifetime chosen for the markers (Anthropic), when the transform chose one. */
+  readonly ttl?: "5m" | "1h" | undefined
+}
+
+type Json = Record<string, unknown>
+const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/** Anthropic prices (multiples of the base input price) the rent-or-buy choice uses. */
+const WRITE_5M = 1.25
+const WRITE_1H = 2
+const READ = 0.1
+const FIVE_MINUTES = 300
+const ONE_HOUR = 3600
+/** Gaps a session must have shown before the transform bets on a 1h lifetime. */
+const MIN_GAPS = 3
+
+/** Rough tokens of a JSON value (4 characters a token): only for the rent-or-buy ratio. */
+const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").length / 4)
+
+/**
+ * Rent or buy: a 1h entry costs `2 - 1.25` more per written token than a 5m one, and
+ * saves re-writing the whole prefix (`1.25 - 0.1` per token) when the next request comes
+ * after 5 minutes but within the hour. The chance of that gap is the session's own share
+ * of such gaps (with a prior of one short gap and one long gap out of three, so a fresh
+ * session stays on 5m unless its prefix is much larger than what it writes).
+ */
+export const chooseTtl = (gaps: ReadonlyArray<number>, prefixTokens: number, writeTokens: number): "5m" | "1h" => {
+  // Too little rhythm to bet on: the client's own lifetimes.
+  if (gaps.length < MIN_GAPS) return "5m"
+  const long = gaps.filter((g) => g > FIVE_MINUTES && g <= ONE_HOUR).length
+  const p = long / (gaps.length + 3)
+  const saving = p * prefixTokens * (WRITE_5M - READ)
+  const extra = (WRITE_1H - WRITE_5M) * Math.max(writeTokens, 1)
+  return saving > extra ? "1h" : "5m"
+}
+
+const UNMARKABLE = new Set(["thinking", "redacted_thinking"])
+const markable = (block: unknown): boolean =>
+  isRecord(block) && typeof block["type"] === "string" && !UNMARKABLE.has(block["type"]) && !(block["type"] === "text" && block["text"] === "")
+
+/** A content block in prefix order: where it is and whether a marker may sit on it. */
+interface Slot {
+  readonly where: "tools" | "system" | "message"
+  readonly message: number
+  readonly index: number
+  readonly block: Json
+}
+
+const anthropicSlots = (body: Json): { tools: Array<Slot>; system: Array<Slot>; messages: Array<Slot> } => {
+  const tools: Array<Slot> = []
+  const system: Array<Slot> = []
+  const messages: Array<Slot> = []
+  const t = body["tools"]
+  if (Array.isArray(t)) t.forEach((block, index) => isRecord(block) && tools.push({ where: "tools", message: -1, index, block }))
+  const s = body["system"]
+  if (Array.isArray(s)) s.forEach((block, index) => isRecord(block) && system.push({ where: "system", message: -1, index, block }))
+  const m = body["messages"]
+  if (Array.isArray(m)) {
+    m.forEach((msg, message) => {
+      if (!isRecord(msg)) return
+      const content = msg["content"]
+      if (Array.isArray(content)) content.forEach((block, index) => isRecord(block) && messages.push({ where: "message", message, index, block }))
+    })
+  }
+  return { tools, system, messages }
+}
+
+/** Message content blocks of an Anthropic body (strings count as one block). */
+export const anthropicBlockCount = (body: unknown): number => {
+  if (!isRecord(body) || !Array.isArray(body["messages"])) return 0
+  let n = 0
+  for (const m of body["messages"]) {
+    if (!isRecord(m)) continue
+    const c = m["content"]
+    n += Array.isArray(c) ? c.length : 1
+  }
+  return n
+}
+
+/** A copy of the body in which the blocks at the given slots are replaced (structural sharing elsewhere). */
+const rewriteBlocks = (body: Json, edits: ReadonlyMap<Slot, Json>): Json => {
+  if (edits.size === 0) return body
+  const out: Json = { ...body }
+  const by = (where: Slot["where"]) => [...edits].filter(([s]) => s.where === where)
+  const tools = by("tools")
+  if (tools.length > 0 && Array.isArray(body["tools"])) {
+    const copy = [...body["tools"]]
+    for (const [s, b] of tools) copy[s.index] = b
+    out["tools"] = copy
+  }
+  const system = by("system")
+  if (system.length > 0 && Array.isArray(body["system"])) {
+    const copy = [...body["system"]]
+    for (const [s, b] of system) copy[s.index] = b
+    out["system"] = copy
+  }
+  const messages = by("message")
+  if (messages.length > 0 && Array.isArray(body["messages"])) {
+    const copy: Array<unknown> = [...body["messages"]]
+    for (const [s, b] of messages) {
+      const msg = copy[s.message]
+      if (!isRecord(msg) || !Array.isArray(msg["content"])) continue
+      const content = [...msg["content"]]
+      content[s.index] = b
+      copy[s.message] = { ...msg, content }
+    }
+    out["messages"] = copy
+  }
+  return out
+}
+
+const ttlOf = (block: Json): "5m" | "1h" | undefined => {
+  const cc = block["cache_control"]
+  if (!isRecord(cc)) return undefined
+  return cc["ttl"] === "1h" ? "1h" : "5m"
+}
+
+const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimits): TransformResult => {
+  const { tools, system, messages } = anthropicSlots(body)
+  const all = [...tools, ...system, ...messages]
+  const marked = all.filter((s) => isRecord(s.block["cache_control"]))
+  const automatic = isRecord(body["cache_control"])
+  const slotsMax = limits.maxBreakpoints
+  const supports1h = limits.ttls.some((t) => t.name === "1h")
+  const changed: Array<string> = []
+  const edits = new Map<Slot, Json>()
+  const ttlNow = (s: Slot): "5m" | "1h" | undefined => ttlOf(edits.get(s) ?? s.block)
+  const setMarker = (s: Slot, ttl: "5m" | "1h") => {
+    const base = edits.get(s) ?? s.block
+    edits.set(s, { ...base, cache_control: ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" } })
+  }
+  let used = marked.length + (automatic ? 1 : 0)
+  // Markers this transform adds (with their slot), for the TTL step.
+  const added: Array<Slot> = []
+
+  // 1. A client that caches nothing: a trailing marker and one at the end of the system prompt.
+  if (marked.length === 0 && !automatic) {
+    const lastMessage = [...messages].reverse().find((s) => markable(s.block))
+    if (lastMessage !== undefined && used < slotsMax) {
+      added.push(lastMessage)
+      used++
+    }
+    const systemEnd = [...system].reverse().find((s) => markable(s.block)) ?? (system.length === 0 ? [...tools].reverse().find((s) => markable(s.block)) : undefined)
+    if (systemEnd !== undefined && used < slotsMax) {
+      added.push(systemEnd)
+      used++
+    }
+    if (added.length > 0) changed.push(`${added.length} marker${added.length === 1 ? "" : "s"} added (the client set none)`)
+  }
+
+  // 2. Lookback: when this step appended more blocks than the window, the previous
+  // request's entry (at its last block) is out of reach of the last marker: bridge it.
+  const lookback = limits.lookback?.unit === "blocks" ? limits.lookback.count : 20
+  const total = anthropicBlockCount(body)
+  const lastMarkedMessageSlot = [...messages, ...added].filter((s) => s.where === "message" && (isRecord(s.block["cache_control"]) || added.includes(s)))
+  const lastBlockIndex = (s: Slot): number => {
+    // The block index of a message slot in the message-block order.
+    let n = 0
+    const ms = body["messages"]
+    if (!Array.isArray(ms)) return -1
+    for (let i = 0; i < s.message; i++) {
+      const c = isRecord(ms[i]) ? (ms[i] as Json)["content"] : undefined
+      n += Array.isArray(c) ? c.length : 1
+    }
+    return n + s.index
+  }
+  const newest = lastMarkedMessageSlot.reduce((a, s) => Math.max(a, lastBlockIndex(s)), -1)
+  const previousEnd = session.lastBlocks - 1
+  if (previousEnd >= 0 && previousEnd < total && newest - previousEnd >= lookback && used < slotsMax) {
+    // The previous request's last block, or the nearest markable block before it that the
+    // window of a marker placed there still reaches.
+    const candidates = messages.filter((s) => lastBlockIndex(s) <= previousEnd && previousEnd - lastBlockIndex(s) < lookback && markable(s.block))
+    const bridge = candidates[candidates.length - 1]
+    const alreadyMarked = bridge !== undefined && (isRecord(bridge.block["cache_control"]) || added.includes(bridge))
+    if (bridge !== undefined && !alreadyMarked) {
+      added.push(bridge)
+      used++
+      changed.push(`bridging marker at block ${lastBlockIndex(bridge)}: this step appended ${newest - previousEnd} blocks, past the ${lookback}-block lookback`)
+    }
+  }
+
+  // 3. Lifetimes: rent or buy, from the session's gaps.
+  let ttl: "5m" | "1h" = "5m"
+  if (supports1h && session.gaps.length >= MIN_GAPS) {
+    const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
+    const lastMsg = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 1] : undefined
+    const assistantBefore = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 2] : undefined
+    ttl = chooseTtl(session.gaps, prefix, roughTokens(lastMsg) + roughTokens(assistantBefore))
+  }
+  for (const s of added) setMarker(s, ttl)
+  if (ttl === "1h") {
+    // Every marker 1h (TTLs may not increase along the prefix; all equal is valid).
+    let raised = 0
+    for (const s of marked) {
+      if (ttlNow(s) !== "1h") {
+        setMarker(s, "1h")
+        raised++
+      }
+    }
+    if (raised > 0) changed.push(`ttl 1h on ${raised} marker${raised === 1 ? "" : "s"} (the session's gaps make the next read likely past 5 minutes)`)
+  } else {
+    // Markers added as 5m after a client's 1h marker keep the order valid; a 5m marker
+    // added before a client's 1h marker takes 1h.
+    const order = [...tools, ...system, ...messages]
+    let longestAfter = false
+    for (let i = order.length - 1; i >= 0; i--) {
+      const s = order[i]!
+      const t = ttlNow(s)
+      if (t === undefined) continue
+      if (longestAfter && t === "5m" && added.includes(s)) setMarker(s, "1h")
+      if (t === "1h") longestAfter = true
+    }
+  }
+  if (added.length > 0 && changed.length === 0) changed.push(`${added.length} marker(s) added`)
+  if (automatic && edits.size > 0) {
+    // The automatic marker takes a slot and must not conflict: leave the body alone.
+    return { body, changed: [], ttl: undefined }
+  }
+  return { body: rewriteBlocks(body, edits), changed, ttl: supports1h ? ttl : undefined }
+}
+
+/**
+ * The proxy's change to one request. Pure and deterministic: the same input gives the
+ * same bytes, which is what keeps a session's prefix stable.
+ *
+ * @example
+ * ```ts
+ * import { transformRequest } from "@strata/proxy"
+ * const body = { model: "claude-sonnet-4-5", max_tokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
+ * const out = transformRequest({ protocol: "anthropic", mode: "cache", body, session: { id: "s1", gaps: [], lastBlocks: 0 } })
+ * out.changed // ["1 marker added (the client set none)"]
+ * ```
+ */
+export const transformRequest = (input: TransformInput): TransformResult => {
+  const { body, mode, protocol, session } = input
+  if (mode === "observe" || !isRecord(body)) return { body, changed: [] }
+  switch (protocol) {
+    case "anthropic": {
+      if (!Array.isArray(body["messages"])) return { body, changed: [] }
+      const model = typeof body["model"] === "string" ? body["model"] : ""
+      return anthropicCache(body, session, input.limits ?? lookupModel("anthropic", model))
+    }
+    case "openai-responses":
+    case "openai-chat": {
+      if (body["prompt_cache_key"] !== undefined) return { body, changed: [] }
+      return { body: { ...body, prompt_cache_key: `strata-${session.id}` }, changed: ["prompt_cache_key set to the session's id"] }
+    }
+  }
+}
+
+/**
+ * The body without its cache controls: every `cache_control` key (Anthropic) and the
+ * `prompt_cache_key` the proxy may add (OpenAI). Two requests equal under this are the
+ * same request "modulo cache controls"; the faithfulness tests compare with it.
+ */
+export const withoutCacheControls = (body: unknown): unknown => {
+  if (Array.isArray(body)) return body.map(withoutCacheControls)
+  if (!isRecord(body)) return body
+  const out: Json = {}
+  for (const [k, v] of Object.entries(body)) {
+    if (k === "cache_control" || k === "prompt_cache_key") continue
+    out[k] = withoutCacheControls(v)
+  }
+  return out
+}

@@ -1,0 +1,158 @@
+// The real Codex CLI on a scripted coding task of 20+ tool steps (reads, re-reads, greps,
+// shell commands, patches) through its `exec_command` and `apply_patch` tools, against a scripted Responses server on
+// 127.0.0.1 priced with the provider's simulator: once directly and once through the proxy.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeOpenAISimulator } from "@strata/providers"
+import { startProxy, withoutCacheControls } from "@strata/proxy"
+import { requireAgent, runAgent, type AgentRun } from "./agents.ts"
+import { startResponsesServer, type CodexStep, type Received } from "./scripted.ts"
+
+const KEY = "sk-test-codex-KEY-93e1b0d4aa17"
+const work = mkdtempSync(join(tmpdir(), "strata-proxy-codex-"))
+const repo = join(work, "repo")
+
+const FILES: Record<string, string> = {
+  "src/greet.ts": 'export const greet = (name: string) => "hello " + name\n',
+  "src/math.ts": "export const add = (a: number, b: number) => a + b\nexport const sub = (a: number, b: number) => a - b\n",
+  "NOTES.md": "# Notes\n\nTODO: rename greet\n"
+}
+
+const resetRepo = () => {
+  rmSync(repo, { recursive: true, force: true })
+  for (const [path, content] of Object.entries(FILES)) {
+    mkdirSync(join(repo, path, ".."), { recursive: true })
+    writeFileSync(join(repo, path), content)
+  }
+}
+
+const sh = (cmd: string): CodexStep => ({ shell: cmd })
+const patch = (file: string, from: string, to: string): CodexStep => ({ patch: `*** Begin Patch\n*** Update File: ${file}\n@@\n-${from}\n+${to}\n*** End Patch` })
+const SCRIPT: ReadonlyArray<CodexStep> = [
+  sh("cat src/greet.ts"),
+  sh("grep -rn export src"),
+  sh("ls src"),
+  sh("cat src/math.ts"),
+  sh("cat src/greet.ts"),
+  sh("wc -l src/greet.ts src/math.ts"),
+  patch("src/greet.ts", 'export const greet = (name: string) => "hello " + name', 'export const greet = (name: string) => "Hello, " + name'),
+  sh("cat src/greet.ts"),
+  sh("grep -rn Hello src"),
+  patch("src/math.ts", "export const sub = (a: number, b: number) => a - b", "export const sub = (a: number, b: number) => a - b // checked"),
+  sh("cat src/math.ts"),
+  sh("ls"),
+  sh("find . -name '*.ts' | sort"),
+  sh("cat NOTES.md"),
+  patch("NOTES.md", "TODO: rename greet", "DONE: greet says Hello"),
+  sh("cat NOTES.md"),
+  sh("grep -rn Hello ."),
+  sh("cat src/greet.ts"),
+  sh("echo checked"),
+  sh("cat src/math.ts"),
+  sh("head -1 NOTES.md"),
+  { text: "Renamed the greeting, marked sub as checked and updated the notes." }
+]
+
+interface Outcome {
+  readonly run: AgentRun
+  readonly received: ReadonlyArray<Received>
+  readonly files: Record<string, string>
+}
+
+const runCodex = async (front: (upstream: string) => Promise<{ url: string; close: () => Promise<void> }>, home: string): Promise<Outcome> => {
+  resetRepo()
+  mkdirSync(join(home, ".codex"), { recursive: true })
+  const server = await startResponsesServer(SCRIPT)
+  const f = await front(server.url)
+  try {
+    const run = await runAgent(
+      requireAgent("codex"),
+      [
+        "exec",
+        "--skip-git-repo-check",
+        "-c", 'model_provider="local"',
+        "-c", `model_providers.local={name="local",base_url="${f.url}/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`,
+        "-c", 'model="gpt-5.5"',
+        "-c", 'approval_policy="never"',
+        "-c", 'sandbox_mode="danger-full-access"',
+        "Tidy the greeting and the notes."
+      ],
+      { cwd: repo, home, env: { OPENAI_API_KEY: KEY, CODEX_HOME: join(home, ".codex") } }
+    )
+    const files = Object.fromEntries(Object.keys(FILES).map((p) => [p, readFileSync(join(repo, p), "utf8")]))
+    return { run, received: [...server.received], files }
+  } finally {
+    await f.close()
+    await server.close()
+  }
+}
+
+const sent: Array<{ sent: unknown; forwarded: unknown }> = []
+const logs: Array<string> = []
+let direct: Outcome
+let proxied: Outcome
+
+beforeAll(async () => {
+  direct = await runCodex(async (url) => ({ url, close: async () => {} }), join(work, "home-direct"))
+  proxied = await runCodex(async (upstream) => {
+    const proxy = await startProxy({
+      port: 0,
+      upstream,
+      store: "memory",
+      log: (line) => logs.push(JSON.stringify(line)),
+      onForward: (e) => sent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")) })
+    })
+    return { url: proxy.url, close: proxy.close }
+  }, join(work, "home-proxy"))
+}, 240_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+const finalText = (o: Outcome) => o.run.stdout.trim().split("\n").at(-1) ?? ""
+
+describe("Codex CLI through the proxy", () => {
+  it("runs the 20+ step task directly, to the scripted end", () => {
+    expect(direct.run.code, direct.run.stderr.slice(-2000)).toBe(0)
+    expect(direct.received.filter((r) => r.main).length).toBeGreaterThanOrEqual(SCRIPT.length)
+    expect(direct.files["src/greet.ts"]).toContain('"Hello, "')
+    expect(direct.files["NOTES.md"]).toContain("DONE: greet says Hello")
+    expect(finalText(direct)).toContain("Renamed the greeting")
+  })
+
+  it("makes the same edits and gives the same answer through the proxy", () => {
+    expect(proxied.run.code, proxied.run.stderr.slice(-2000)).toBe(0)
+    expect(proxied.files).toEqual(direct.files)
+    expect(finalText(proxied)).toBe(finalText(direct))
+    expect(proxied.received.filter((r) => r.main).length).toBe(direct.received.filter((r) => r.main).length)
+  })
+
+  it("forwards every request as the agent sent it, modulo cache controls", () => {
+    expect(sent.length).toBeGreaterThanOrEqual(SCRIPT.length)
+    for (const s of sent) expect(withoutCacheControls(s.forwarded)).toEqual(withoutCacheControls(s.sent))
+    for (const r of proxied.received.filter((x) => x.main)) expect(sent.some((s) => JSON.stringify(s.forwarded) === JSON.stringify(r.body))).toBe(true)
+  })
+
+  it("costs no more than what the agent sent (the provider's simulator on both)", () => {
+    const asSent = makeOpenAISimulator({ model: "gpt-5.5" })
+    const forwarded = makeOpenAISimulator({ model: "gpt-5.5" })
+    let a = 0
+    let f = 0
+    sent.forEach((s, i) => {
+      a += asSent.send(s.sent, i * 2).cost.inputEquivalentTokens
+      f += forwarded.send(s.forwarded, i * 2).cost.inputEquivalentTokens
+    })
+    expect(a).toBeGreaterThan(0)
+    expect(f / a).toBeLessThanOrEqual(1)
+  })
+
+  it("keeps the loop as one session and never logs the key", () => {
+    const exchanges = logs.map((l) => JSON.parse(l) as { kind: string; session?: string }).filter((l) => l.kind === "exchange")
+    const sessions = new Map<string, number>()
+    for (const e of exchanges) sessions.set(e.session!, (sessions.get(e.session!) ?? 0) + 1)
+    expect(Math.max(...sessions.values())).toBeGreaterThanOrEqual(SCRIPT.length)
+    expect(logs.join("\n")).not.toContain(KEY)
+    expect(proxied.received.filter((r) => r.main).every((r) => r.headers["authorization"] === `Bearer ${KEY}`)).toBe(true)
+  })
+})
