@@ -1,5 +1,5 @@
 /**
- * Initial placement (seed 003 "Initial Population", seed 000): on the first request,
+ * Initial placement (docs/tiers.md): on the first request,
  * spread items over the cached tiers so nothing starts in active and later promotions
  * start from a sensible shape. Pure: it returns a tier per key.
  */

@@ -1,6 +1,6 @@
 /**
  * `strata hud` and `strata breakdown`: the session's current state as the cache-block
- * diagram with the token breakdown, or as the seed 003 breakdown JSON. Neither changes
+ * diagram with the token breakdown, or as the context breakdown JSON. Neither changes
  * anything.
  */
 import { Effect } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The exact section headers and acknowledgements of a Strata request (seed 002), and how
+ * The exact section headers and acknowledgements of a Strata request (docs/pipeline.md), and how
  * files and the system reminder are written into it. Flat and tiered assembly both use
  * these, so the texts live in one place.
  */

@@ -5,7 +5,7 @@
  */
 import type { ImagePart } from "../domain/Message.ts"
 
-/** At most this many URLs go into one request (seed 000). */
+/** At most this many URLs go into one request (docs/pipeline.md). */
 export const MAX_URLS_PER_MESSAGE = 3
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The pieces every layout is built from: text counted once, sections of entries, and the
- * parts (named runs of messages, seed 002's sections) a block is made of, from the system
+ * parts (named runs of messages, the layout's sections, docs/pipeline.md) a block is made of, from the system
  * message to the prompt; and the provider-neutral request a list of blocks makes. Pure:
  * the layouts (`pipeline/layouts.ts`, `pipeline/seed/`, `pipeline/journal/`) put these parts in order, a `Placement` renders them.
  */
@@ -310,7 +310,7 @@ export interface L0Content extends SystemContent {
   readonly history: ReadonlyArray<HistoryUnit>
 }
 
-/** The L0 block as seed 002 has it: the system message, then L0 history as native messages. */
+/** The L0 block of the tiered layout (docs/pipeline.md): the system message, then L0 history as native messages. */
 export const buildL0Block = (c: L0Content, count: Count): LayoutBlock => ({
   tier: "L0",
   parts: [...systemPart(c, count), ...historyPart(c.history)]
@@ -338,12 +338,12 @@ export const tierContentPart = (tier: Exclude<CachedTier, "L0">, c: TierSections
     ], [...c.symbols.items, ...c.files.items], count)]
 }
 
-/** One cached tier's content (seed 002 `tiered_content[tier]`, counted). */
+/** One cached tier's content (the tiered layout's tier content, counted). */
 export interface TierContent extends TierSections {
   readonly history: ReadonlyArray<HistoryUnit>
 }
 
-/** An L1-L3 block as seed 002 has it: the tier's content pair, then the tier's history. */
+/** An L1-L3 block of the tiered layout: the tier's content pair, then the tier's history. */
 export const buildCachedBlock = (tier: Exclude<CachedTier, "L0">, c: TierContent, count: Count): LayoutBlock => ({
   tier,
   parts: [...tierContentPart(tier, c, count), ...historyPart(c.history)]

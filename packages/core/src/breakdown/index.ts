@@ -1,5 +1,5 @@
 /**
- * The context breakdown (seed 003, Phase 5): the blocks a request is made of, with their
+ * The context breakdown (docs/tiers.md, docs/pipeline.md): the blocks a request is made of, with their
  * tier, tokens, cache status, promotion threshold and contents, as JSON for UIs. Keys are
  * spelled as in the seed. Pure: computed from the same layout the request is built from.
  */
@@ -56,7 +56,7 @@ const breakdownLeftOut = (l: LeftOut): BreakdownLeftOut => ({
 })
 
 /**
- * The seed 003 Phase 5 breakdown. `promotions` and `demotions` are the item keys the last
+ * The context breakdown. `promotions` and `demotions` are the item keys the last
  * committed update moved; `changes` has the details.
  *
  * @example
@@ -106,7 +106,7 @@ export type ContextBreakdown = typeof ContextBreakdown.Type
  */
 export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
   const blocks: Array<BreakdownBlock> = []
-  // Seed 003 lists every tier, empty ones with zero tokens, so a UI can draw all five;
+  // The breakdown lists every tier, empty ones with zero tokens, so a UI can draw all five;
   // a tier the layout left empty is inserted where its rank puts it.
   const listed = new Set<Tier>()
   const listUpTo = (tier: Tier | undefined) => {

@@ -1,5 +1,5 @@
 /**
- * The `TierReport` that comes with every assembly: seed 000's `_make_tier_info` fields per
+ * The `TierReport` that comes with every assembly: the tier-info fields (docs/tiers.md) per
  * tier, token totals per category, the tracker changes this request makes (promotions,
  * demotions) and the session's empty-tier count. Pure, computed from the layout.
  */

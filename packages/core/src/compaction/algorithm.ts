@@ -1,5 +1,5 @@
 /**
- * The pure parts of history compaction (seed 004, reference algorithm): where the
+ * The pure parts of history compaction (docs/compaction.md): where the
  * verbatim window starts, the detection prompt, parsing the detector's JSON, and the
  * history that results from truncating at a topic boundary or summarizing.
  */
@@ -304,7 +304,7 @@ const alignToTurnStart = (history: ReadonlyArray<Message>, index: number): numbe
 }
 
 /**
- * Emergency truncation (seed 004 layer 2): when history exceeds twice the trigger,
+ * Emergency truncation (docs/compaction.md): when history exceeds twice the trigger,
  * drop the oldest messages, a turn at a time (a user message with its reply, or an agent
  * step: a tool call is never dropped without its result), until it fits under the
  * trigger. A trigger of 0 disables it. The newest exchange is always kept.

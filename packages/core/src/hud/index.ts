@@ -1,5 +1,5 @@
 /**
- * The terminal HUD as a pure function: the seed 003 cache-block box, the seed 000 token
+ * The terminal HUD as a pure function: the cache-block box, the token
  * breakdown (categories, model limits, last request and session usage) and the
  * promotion/demotion lines. Plain text with no colour codes, so NO_COLOR and pipes are
  * served as is; `ascii` swaps box drawing and emoji for ASCII; `width` fits the box to a
@@ -107,7 +107,7 @@ const GLYPHS = {
   ascii: { tl: "+", tr: "+", bl: "+", br: "+", h: "-", v: "|", ml: "+", mr: "+", branch: "`-", up: "^", down: "v", placed: "*", removed: "-" }
 } as const
 
-/** What a tier's block holds, as in seed 003: `system + legend + 12 symbols + 2 files + tree`. */
+/** What a tier's block holds (docs/tiers.md): `system + legend + 12 symbols + 2 files + tree`. */
 const describe = (report: TierReport, tier: Tier): string => {
   const info = report.tiers[tier]
   const parts: Array<string> = []
@@ -125,7 +125,7 @@ const describe = (report: TierReport, tier: Tier): string => {
 }
 
 /**
- * The cache-block box of seed 003: one row per non-empty tier with its tokens and
+ * The cache-block box (docs/tiers.md): one row per non-empty tier with its tokens and
  * contents, then the total, the share of tokens in cached blocks and the empty-tier
  * counts. With `width`, the box is at most that wide and its rows wrap.
  *
@@ -162,7 +162,7 @@ export const renderCacheBlocks = (report: TierReport, options: HudOptions = {}):
 }
 
 /**
- * The seed 000 token breakdown: tokens per category (they add up to the total), the
+ * The token breakdown: tokens per category (they add up to the total), the
  * model's limits, and the last request's and the session's usage when given. Usage "in"
  * is the whole prompt (uncached + read + written); the cache hit rate is the share of
  * that prompt the provider billed as cache reads (`cacheHitShare`).
@@ -259,7 +259,7 @@ const groupBy = <K extends string>(changes: ReadonlyArray<TierChange>, key: (c: 
 }
 
 /**
- * Promotion and demotion lines (seed 003), then one line for the first request's initial
+ * Promotion and demotion lines (docs/tiers.md), then one line for the first request's initial
  * placement and one per removal reason:
  * `📈 Promoted to L2: symbol:src/a.ts, file:src/b.ts` / `📉 Demoted to active: file:src/c.ts (hash changed)`.
  */

@@ -49,7 +49,7 @@ export interface AssemblyResult<Body = unknown> {
   /** The provider's request body, from the `Placement` service. */
   readonly placed: PlacementResult<Body>
   readonly report: TierReport
-  /** The same layout as seed 003 breakdown JSON (promotions are this request's). */
+  /** The same layout as the context breakdown JSON (promotions are this request's). */
   readonly breakdown: ContextBreakdown
   /** URLs cut, missing symbol index...: say these to the user. */
   readonly warnings: ReadonlyArray<string>
@@ -154,7 +154,7 @@ const setup: Effect.Effect<Setup, StageError, AssemblyServices> = Effect.gen(fun
 })
 
 /**
- * Flat fallback (seed 002 `assemble_messages`): the whole request as one uncached block,
+ * Flat fallback (`assembleMessages`, docs/pipeline.md): the whole request as one uncached block,
  * with the symbol map in the system message when an index is provided.
  */
 const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: TokenCounter, services: PipelineServices, settings: RequestLimitSettings) {
@@ -323,7 +323,7 @@ const result = (
     })
 
 /**
- * The seed 003 breakdown of what `assemble(input)` would send now: the same stages up to
+ * The context breakdown of what `assemble(input)` would send now: the same stages up to
  * the layout, nothing committed. Promotions and demotions are the last committed update's.
  *
  * @example

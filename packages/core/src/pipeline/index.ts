@@ -32,7 +32,7 @@ export interface StageInsertion {
   readonly after: string
 }
 
-/** Extra stages in the default pipeline: the seed 002 review context, after `activeBlock`. */
+/** Extra stages in the default pipeline: the review-context stage, after `activeBlock`. */
 export const DEFAULT_EXTRA_STAGES: ReadonlyArray<StageInsertion> = [{ stage: reviewContext, after: "activeBlock" }]
 
 /**

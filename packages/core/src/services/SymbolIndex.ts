@@ -25,7 +25,7 @@ export interface SymbolMapSnapshot {
   /**
    * The flat sorted file tree, rendered: one path per line, each line ending with a
    * newline ("" for no files), and no header. The pipeline puts it under
-   * `FILE_TREE_HEADER` ("# Repository Files …", seed 002), so the v1 count line
+   * `FILE_TREE_HEADER` ("# Repository Files …", docs/pipeline.md), so the v1 count line
    * `# File Tree (N files)` is not part of it.
    */
   readonly fileTree: string

@@ -1,5 +1,5 @@
 /**
- * The XML chunk context builder of seed 001: a `MemoryState` becomes role-tagged
+ * The XML chunk context builder (docs/xml-chunk-builder.md): a `MemoryState` becomes role-tagged
  * messages, each chunk wrapped in its XML tag, consecutive same-role chunks merged,
  * within an optional token limit. Pure and synchronous; `ContextBuilderService`
  * wraps it for Effect pipelines.

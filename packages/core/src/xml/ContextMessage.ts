@@ -1,6 +1,6 @@
 /**
  * What the chunk builder takes and gives: build options, the role-tagged messages
- * and the build result of seed 001. A `ContextMessage` is structurally a core
+ * and the build result of the XML chunk builder (docs/xml-chunk-builder.md). A `ContextMessage` is structurally a core
  * `Message` with string content, so results feed the rest of Strata unchanged.
  */
 import { Schema } from "effect"
@@ -55,7 +55,7 @@ export const ContextBuildResult = Schema.Struct({
 export type ContextBuildResult = typeof ContextBuildResult.Type
 
 /**
- * Which end of the transcript a token limit keeps. `oldest` is seed 001's rule
+ * Which end of the transcript a token limit keeps. `oldest` is the builder's default rule
  * (chunks in order until one does not fit; it and every later chunk are excluded);
  * `newest` keeps the most recent chunks (plus SYSTEM chunks, kept first).
  */
@@ -93,7 +93,7 @@ export const ContextBuildOptions = Schema.Struct({
   excludeTypes: Schema.optional(Schema.Array(Schema.String)),
   /** When set, only these chunks are considered. */
   includeOnlyChunkIds: Schema.optional(Schema.Array(Schema.String)),
-  /** Which end survives the token limit. Default `"oldest"` (seed 001). */
+  /** Which end survives the token limit. Default `"oldest"`. */
   keep: Schema.optional(KeepStrategy)
 }).annotate({ identifier: "ContextBuildOptions" })
 export type ContextBuildOptions = typeof ContextBuildOptions.Type

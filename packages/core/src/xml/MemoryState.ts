@@ -1,6 +1,6 @@
 /**
  * Agent memory as data: typed chunks (`MemoryChunk`) in an ordered `MemoryState`, as
- * seed 001 describes them. Decoding validates a state and reports the path of the
+ * docs/xml-chunk-builder.md describes them. Decoding validates a state and reports the path of the
  * first bad field; both the ordered form and team9's indexed form are accepted.
  */
 import { Effect, Result, Schema } from "effect"
@@ -17,7 +17,7 @@ const CHUNK_TYPES = {
 } as const
 
 /**
- * The seven chunk types of seed 001. Both a schema and an enum-like object, so
+ * The seven chunk types of the XML chunk builder (docs/xml-chunk-builder.md). Both a schema and an enum-like object, so
  * `ChunkType.OUTPUT` works as in the seed. A chunk's `type` may also be any other
  * string: such chunks render with the generic `<chunk>` tag.
  *

@@ -1,6 +1,6 @@
 /**
  * Which chunks fit a token limit. Pure arithmetic over per-chunk token counts:
- * `oldest` keeps a prefix of the transcript (seed 001), `newest` keeps SYSTEM chunks
+ * `oldest` keeps a prefix of the transcript (the builder's default, docs/xml-chunk-builder.md), `newest` keeps SYSTEM chunks
  * and then a suffix. Chunks that share a unit (a tool call and its result, matched
  * by `call_id`) are kept or dropped together, so no call loses its result.
  */

@@ -1,5 +1,5 @@
 /**
- * The XML chunk context builder (seed 001): agent memory chunks rendered as
+ * The XML chunk context builder (docs/xml-chunk-builder.md): agent memory chunks rendered as
  * role-tagged XML messages, with the seed's public API.
  */
 export * from "./escape.ts"

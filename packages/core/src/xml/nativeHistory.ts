@@ -1,5 +1,5 @@
 /**
- * Seed 001's agent memory as native tool turns, and back. A `MemoryState`'s tool calls
+ * The chunk builder's agent memory as native tool turns, and back. A `MemoryState`'s tool calls
  * and results, and its sub-agent delegations (a spawn or a message, answered by the
  * sub-agent's result), become the AI SDK-named parts of core's `Message` (`tool-call`,
  * `tool-result`), so an agent framework's memory feeds the tiered engine as real tool
@@ -236,7 +236,7 @@ const misplacedCalls = (messages: ReadonlyArray<Message>): ReadonlySet<string> =
 // Native history -> memory
 
 /**
- * A history of native messages as seed 001 chunks (`<prefix><message>.<part>` ids): user
+ * A history of native messages as chunk-builder chunks (`<prefix><message>.<part>` ids): user
  * and assistant text as AGENT chunks, reasoning as THINKING, tool calls as WORKFLOW
  * `tool_call` (sub-agent spawns and messages as DELEGATION), results as ENVIRONMENT
  * `tool_result` / `tool_error` (a sub-agent's as `subagent_result`). The inverse of

@@ -1,5 +1,5 @@
 /**
- * Chunk renderers: one per chunk type, each choosing the XML tag of seed 001's tag
+ * Chunk renderers: one per chunk type, each choosing the XML tag of the builder's tag
  * mapping, its attributes and the chunk's message role. Every value goes through the
  * escaping helpers; a chunk no renderer claims gets the generic `<chunk>` tag.
  */

@@ -1,5 +1,5 @@
 /**
- * Token counting for the chunk builder: seed 001's synchronous `createTokenizer(model)`
+ * Token counting for the chunk builder: the builder's synchronous `createTokenizer(model)`
  * on top of core's `TokenCounter` (same encodings, memo and chars/4 fallback), and the
  * normalization of whatever tokenizer a caller hands `build`.
  */

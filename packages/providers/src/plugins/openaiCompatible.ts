@@ -46,7 +46,7 @@ export type CompatMessage =
 
 /**
  * The Chat Completions body with `cache_control` parts (what LiteLLM and OpenRouter accept),
- * for a non-streaming create. Seed 002 streams with usage: spread
+ * for a non-streaming create. The seed format streams with usage: spread
  * `stream: true, stream_options: { include_usage: true }` into it to do so.
  */
 export interface CompatBody {
@@ -188,14 +188,14 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
       locations.set(m.index, marked ? `messages[${messages.length - 1}].content[0]` : `messages[${messages.length - 1}]`)
       continue
     }
-    // Seed 000: the marker goes on the last text block (the last block if there is no text).
+    // The seed format: the marker goes on the last text block (the last block if there is no text).
     // An assistant's tool calls go to `tool_calls`, outside the content.
     const own = m.role === "assistant" ? m.parts.filter((p) => p.type !== "tool-call") : m.parts
     const lastText = own.map((p) => p.type).lastIndexOf("text")
     const last = lastText >= 0 ? lastText : own.length - 1
     const mark = (k: number) => (marked && k === last ? { cache_control: cacheControl(marks.get(m.index)) } : {})
     locations.set(m.index, marked ? `messages[${messages.length}].content[${last}]` : `messages[${messages.length}]`)
-    // Unmarked messages keep their own form: a string stays a string (seed 000).
+    // Unmarked messages keep their own form: a string stays a string.
     const keepString = !marked && typeof original.content === "string"
     if (m.role === "user") {
       messages.push({ role: "user", content: keepString ? m.parts.map((p) => (p.type === "text" ? p.text : "")).join("") : m.parts.map((p, k) => ({ ...userPart(provider, m, p), ...mark(k) })) })

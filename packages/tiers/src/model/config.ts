@@ -15,7 +15,7 @@ export const PolicyName = Schema.Literals(["threshold", "gated", "flux"])
 /**
  * The default promotion policy, chosen by `node bench/replay/run.mjs` (docs/benchmarks.md,
  * "replay"): in the default journal layout the three policies cost the same (within 0.1%) on both
- * replayed histories, and in seed 002's layout `flux` costs least relative to the oracle.
+ * replayed histories, and in the seed layout `flux` costs least relative to the oracle.
  */
 export const DEFAULT_POLICY = "flux" as const
 export type PolicyName = typeof PolicyName.Type

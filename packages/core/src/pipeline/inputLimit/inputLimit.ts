@@ -1,6 +1,6 @@
 /**
- * Stage 6, `inputLimit`: keeps the request within the model's input limit (seed 004,
- * "Pre-Request Shedding"). When the request and its output reserve pass 90% of the limit,
+ * Stage 6, `inputLimit`: keeps the request within the model's input limit
+ * (pre-request shedding, docs/configuration.md). When the request and its output reserve pass 90% of the limit,
  * selected files leave the request, largest first, then the symbol map's least
  * referenced blocks, then the file tree. History is never shed here (compaction's job),
  * so a tool call is never parted from its result. A request still over the limit is

@@ -1,6 +1,6 @@
 /**
  * How large a request may be: the model's input limit (core's model table, or one you
- * set), the tokens kept for the reply, seed 004's 90% line that shedding aims under, and
+ * set), the tokens kept for the reply, the 90% line that shedding aims under (docs/configuration.md), and
  * the repository map's default budget derived from them. The `inputLimit` stage sheds to
  * these limits and the runner refuses a request still over them with `RequestTooLarge`.
  */
@@ -8,7 +8,7 @@ import { Context, Layer } from "effect"
 import type { LeftOut, MapLeftOut } from "../../breakdown/report.ts"
 import { modelInfo } from "../../models/modelTable.ts"
 
-/** Shedding aims to keep the request and its output reserve under this share of the input limit (seed 004: 90%). */
+/** Shedding aims to keep the request and its output reserve under this share of the input limit (90%). */
 export const SHED_SHARE = 0.9
 
 /**
@@ -77,7 +77,7 @@ export interface ResolvedLimits {
 
 /**
  * The default budget of the repository map: `MAP_SHARE` of what a request may hold under
- * seed 004's 90% line once the output reserve is set aside. It depends on the model only,
+ * the 90% shedding line once the output reserve is set aside. It depends on the model only,
  * never on the request, so the map it cuts stays the same from request to request.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Stage 8, `cachedBlocks`: the layout's L1, L2 and L3 blocks. Seed 002's: each tier's
+ * Stage 8, `cachedBlocks`: the layout's L1, L2 and L3 blocks. The seed layout's: each tier's
  * symbols and files as a user message with an `Ok.` reply, then its history; the
  * journal layout's: frozen L1 and L2 (with the file tree) and the journal in L3. An empty
  * tier emits nothing.

@@ -1,7 +1,7 @@
 /**
  * Stage 7, `l0Block`: the layout's L0 block. In both layouts it opens with the system
  * message (system prompt, `# Repository Structure` with the legend and L0 symbols,
- * `# Reference Files (Stable)`); seed 002's adds L0 history. Its breakpoint sits on its
+ * `# Reference Files (Stable)`); the seed layout's adds L0 history. Its breakpoint sits on its
  * last message.
  */
 import { Context, Effect, Layer } from "effect"

@@ -1,7 +1,7 @@
 /**
  * Stage 6, `layoutPlan`: what the layout mode decides before ordering. The journal layout
  * plans its frozen tiers, journal and Working Files from the memory of the last committed
- * request; seed 002's layout plans nothing.
+ * request; the seed layout plans nothing.
  */
 import { Context, Layer } from "effect"
 import type { Stage } from "../base/state.ts"

@@ -1,7 +1,8 @@
 /**
- * The optional `reviewContext` stage (seed 002): in review mode, a `# Code Review
+ * The optional `reviewContext` stage (docs/pipeline.md): in review mode, a `# Code Review
  * Context` message between the URL context and the Working Files (acknowledged only
- * before the conversation has started). It is an extra stage, inserted after `activeBlock` through `ExtraStages`.
+ * before the conversation has started). It is an extra stage, inserted after `activeBlock`
+ * through `ExtraStages`.
  */
 import { Effect } from "effect"
 import { counted, reviewPart } from "../../assembly/parts.ts"

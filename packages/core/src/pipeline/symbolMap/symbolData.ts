@@ -31,7 +31,7 @@ export class SymbolDataStage extends Context.Service<SymbolDataStage, Stage>()("
 /**
  * The default stage over an index (or none). Symbol blocks render in their tracked tier;
  * untracked, changed and active entries (changed in the last turns) render with L3,
- * because the active block carries only full file content (seed 003) and L3 is where
+ * because the active block carries only full file content (docs/tiers.md) and L3 is where
  * they graduate to, so graduation moves no bytes.
  */
 export const makeSymbolData = (): Stage => {
