@@ -4,7 +4,7 @@
  * `find_references`, `file_outline`, `repo_tree` and, with a session, `cache_report`;
  * resources `strata://map` and `strata://tree`. See README.md.
  */
-export { BudgetTooSmall, FileNotInMap, InvalidToolInput, RepositoryUnavailable, UnknownTool } from "./errors.ts"
+export { BudgetTooSmall, FileNotInMap, InvalidToolInput, RepositoryUnavailable, UnknownTool } from "./internal/errors.ts"
 export { cacheReport, formatCacheReport } from "./session.ts"
 export {
   CACHE_REPORT_TOOL,

@@ -7,7 +7,7 @@ import { decodeSessionRecord, type SessionRecord, StateStore } from "@strata/cor
 import { costOf, type ProviderId } from "@strata/providers"
 import { sessionKeyFor, storeLayer } from "@strata/store"
 import { Effect } from "effect"
-import { RepositoryUnavailable } from "./errors.ts"
+import { RepositoryUnavailable } from "./internal/errors.ts"
 
 const PROVIDERS: ReadonlyArray<ProviderId> = ["anthropic", "bedrock", "openai", "gemini"]
 const providerId = (name: string): ProviderId | undefined => PROVIDERS.find((p) => p === name)

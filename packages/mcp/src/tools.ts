@@ -7,7 +7,7 @@
 import { estimateTokens, type PathOutsideRepo } from "@strata/core"
 import { focusRanking, referenceData, type SymbolMap } from "@strata/symbols"
 import { Effect, Schema } from "effect"
-import { BudgetTooSmall, FileNotInMap, InvalidToolInput, type RepositoryUnavailable } from "./errors.ts"
+import { BudgetTooSmall, FileNotInMap, InvalidToolInput, type RepositoryUnavailable } from "./internal/errors.ts"
 import { repoPath } from "./internal/paths.ts"
 import { cutLines, findDefinitions, findReferences, outline, signature } from "./internal/render.ts"
 

@@ -4,8 +4,17 @@
  * identifiers weigh more, private and very common names less; rank restarts at the
  * focus. Without a focus the global ranking stands. Pure and deterministic.
  */
-import type { SymbolMap } from "./indexer.ts"
+import type { FileSymbols } from "./syntax/model.ts"
 import type { ResolvedCall, ResolvedImports } from "./resolve.ts"
+
+/** The part of a `SymbolMap` the ranking reads (declared here so indexer.ts can use this module). */
+export interface RankableMap {
+  readonly symbolFiles: ReadonlyArray<string>
+  readonly ranked: ReadonlyArray<string>
+  readonly symbols: (path: string) => FileSymbols | undefined
+  readonly imports: (path: string) => ResolvedImports | undefined
+  readonly calls: (path: string) => ReadonlyArray<ResolvedCall> | undefined
+}
 
 /** What the agent is working on. */
 export interface Focus {
@@ -66,7 +75,7 @@ export const DEFAULT_FOCUS_WEIGHTS: FocusWeights = {
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-const dataCache = new WeakMap<SymbolMap, ReferenceData>()
+const dataCache = new WeakMap<RankableMap, ReferenceData>()
 // One file's references, reused while the indexer reuses its resolved calls and imports
 // (it does for every file an edit did not touch), so a refresh after one edit costs one file.
 const fileCache = new WeakMap<ReadonlyArray<ResolvedCall>, { readonly imports: ResolvedImports | undefined; readonly refs: ReadonlyArray<NamedReference> }>()
@@ -104,7 +113,7 @@ const NO_CALLS: ReadonlyArray<ResolvedCall> = []
  * file's part is reused across maps while the file's resolution is unchanged): resolved
  * calls and named imports become `source → target` references per name.
  */
-export const referenceData = (map: SymbolMap): ReferenceData => {
+export const referenceData = (map: RankableMap): ReferenceData => {
   const cached = dataCache.get(map)
   if (cached !== undefined) return cached
   const definitions = new Map<string, number>()

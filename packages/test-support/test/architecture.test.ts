@@ -17,7 +17,9 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   symbols: ["core"],
   providers: ["core"],
   store: ["core"],
-  cli: ["core", "tiers", "symbols", "providers", "store"],
+  // The MCP server builds on the index, the price tables and the session store.
+  mcp: ["core", "symbols", "providers", "store"],
+  cli: ["core", "tiers", "symbols", "providers", "store", "mcp"],
   // Test helpers: imported by tests only, never by a package's sources.
   "test-support": []
 }

@@ -7,7 +7,7 @@
 import { SymbolIndexer, type SymbolMap } from "@strata/symbols"
 import { Effect, type Scope } from "effect"
 import { type FSWatcher, lstatSync, watch } from "node:fs"
-import { RepositoryUnavailable } from "../errors.ts"
+import { RepositoryUnavailable } from "./errors.ts"
 
 /** More directories than this: no watchers (inotify watches are a per-user limit), mtime checks instead. */
 const MAX_WATCHED_DIRS = 4000
