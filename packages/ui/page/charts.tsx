@@ -80,7 +80,7 @@ export const StackedBars = (props: {
         axes: [
           props.xNames === undefined
             ? { label: props.xLabel ?? "request", incrs: INTEGER_STEPS }
-            : { label: props.xLabel ?? "", incrs: [1], values: (_u: uPlot, splits: Array<number>) => splits.map((v) => props.xNames?.[v] ?? ""), size: 60 },
+            : { label: props.xLabel ?? "", incrs: [1], values: (_u: uPlot, splits: Array<number>) => splits.map((v) => props.xNames?.[v] ?? ""), rotate: 35, size: 100 },
           { label: props.yLabel, size: 70 }
         ],
         series: [{}, ...order.map((i) => ({ label: bands[i]?.label ?? "", fill: bands[i]?.color ?? "#000", stroke: bands[i]?.color ?? "#000", width: 0, ...(bars === undefined ? {} : { paths: bars }), points: { show: false } }))]

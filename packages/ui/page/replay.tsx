@@ -101,7 +101,7 @@ const Replay = ({ data }: { readonly data: ReplayPageData }) => {
           lines={series.relative}
           yLabel="% above cheapest"
         />
-        <StackedBars title="Input tokens by billing, per strategy" x={series.strategyX} xNames={series.names} xLabel="strategy" bands={series.split} yLabel="tokens" />
+        <StackedBars title="Input tokens by billing, per strategy" x={series.strategyX} xNames={series.names} xLabel="strategy" bands={series.split} yLabel="tokens" height={300} />
       </div>
       <h2>Cost per turn, one panel per strategy</h2>
       <div class="panels">
