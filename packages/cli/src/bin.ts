@@ -4,7 +4,7 @@
  * A closed stdout pipe stops the output and exits 0. Ctrl-C interrupts the running command (its cleanup runs) and exits with 130.
  */
 import { runCli } from "./cli.ts"
-import { guardStreams } from "./output.ts"
+import { guardStreams } from "./support/output.ts"
 
 // A reader that closes the pipe early (`strata hud | head -3`) ends the output, not the process with a trace.
 guardStreams()

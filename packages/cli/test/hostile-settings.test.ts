@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { tempDir } from "@strata/test-support"
 import { runCli } from "../src/cli.ts"
-import { makeTestOutput } from "../src/output.ts"
+import { makeTestOutput } from "../src/support/output.ts"
 import { runBin } from "./support.ts"
 
 const cleanups: Array<() => void> = []

@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { JsonFlag, opt } from "../flags.ts"
-import { JSON_SCHEMA_VERSION } from "../output.ts"
+import { JsonFlag, opt } from "../support/flags.ts"
+import { JSON_SCHEMA_VERSION } from "../support/output.ts"
 
 const MODES = ["observe", "cache", "edit"] as const
 

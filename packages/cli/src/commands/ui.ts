@@ -4,10 +4,10 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { parseStoreSetting } from "../config.ts"
-import { commandContext } from "../context.ts"
-import { Output } from "../output.ts"
-import { storeChoice } from "../sessionState.ts"
+import { parseStoreSetting } from "../support/config.ts"
+import { commandContext } from "../support/context.ts"
+import { Output } from "../support/output.ts"
+import { storeChoice } from "../support/sessionState.ts"
 
 export const ui = Command.make(
   "ui",

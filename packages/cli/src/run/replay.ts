@@ -9,11 +9,11 @@ import { PROVIDER_IDS } from "@strata/providers"
 import { formatReport, plotSvg, replay, sessionKindOf, strategiesOf, type ReplayProvider, type ReplayReport, type StrategyName } from "@strata/replay"
 import { Effect, Option, Schema } from "effect"
 import type { LayoutMode } from "@strata/core/effect"
-import { DEFAULT_MODELS, modelServedBy } from "../config.ts"
-import { resolveRepo } from "../context.ts"
-import { ModelNotServed, UsageError } from "../errors.ts"
-import { JsonFlag, RepoFlag } from "../flags.ts"
-import { jsonDocument, Output } from "../output.ts"
+import { DEFAULT_MODELS, modelServedBy } from "../support/config.ts"
+import { resolveRepo } from "../support/context.ts"
+import { ModelNotServed, UsageError } from "../support/errors.ts"
+import { JsonFlag, RepoFlag } from "../support/flags.ts"
+import { jsonDocument, Output } from "../support/output.ts"
 
 /** A replay could not run: not a git repository, an unknown revision, an unwritable file. */
 export class ReplayError extends Schema.TaggedError<ReplayError>()("ReplayError", {
