@@ -459,7 +459,7 @@ describe("HistoryCompactor: the compaction prompt", () => {
       const model = capture()
       const result = yield* run(Layer.merge(model.layer, Prompts.layer({ dir })))
       expect(model.systems).toEqual([bundled.replaceAll("{summary_budget}", "123")])
-      expect(result.warnings).toEqual([`Prompt compaction.md is missing from ${dir}; using the bundled default.`])
+      expect(result.warnings).toEqual([`Prompt compaction.md is missing from ${dir}; using the bundled default pack's.`])
       // Without a Prompts service the bundled file is read directly, silently.
       const plain = yield* run(model.layer)
       expect(model.systems[1]).toBe(model.systems[0])

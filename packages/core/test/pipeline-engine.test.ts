@@ -38,7 +38,7 @@ describe("ContextEngine.assemble", () => {
     const first = await engine.assemble({ prompt: "Rename a" })
     expect(first.mode).toBe("tiered")
     const ms = messages(first.placed.body)
-    expect(text(ms[0])).toMatch(/^You are version one\.\n\n# Repository Structure/)
+    expect(text(ms[0])).toMatch(/^You are version one\.\n\n# Workflow\n[\s\S]*# Repository Structure/)
     expect(text(ms[1])).toBe("# Repository Structure (continued)\n\nsrc/b.ts:\n  v b")
     expect(ms.map(text)).toContain("# Working Files\n\nHere are the files:\n\nsrc/a.ts\n```\nexport const a = 1\n\n```")
     expect(text(ms.at(-1))).toBe("Rename a\n\nKeep edits small.")

@@ -118,7 +118,7 @@ describe("seed 004: prompt assembly (tiered)", () => {
       expect(r.request.breakpoints.map((b) => b.tier)).toEqual(["L0"])
     }).pipe(Effect.provide(seed({}))))
 
-  it.effect("tree, URLs, active files, active history and prompt come in order after the cached tiers", () =>
+  it.effect("tree, active history, URLs, active files and prompt come in order after the cached tiers (what must come last rides after the conversation)", () =>
     Effect.gen(function* () {
       const r = yield* assemble({
         ...base,
@@ -133,9 +133,9 @@ describe("seed 004: prompt assembly (tiered)", () => {
         at("old q"),
         at("# Repository Structure (continued)"),
         at("# Repository Files"),
+        at("new q"),
         at("# URL Context"),
         at("# Working Files"),
-        at("new q"),
         at("Do it")
       ]
       expect(order.every((i) => i >= 0)).toBe(true)

@@ -458,7 +458,7 @@ describe("compaction under the ContextManager and the Promise facade", () => {
       )
       const result = yield* HistoryCompactor.use((c) => c.compactHistoryIfNeeded(history)).pipe(Effect.provide(layer))
       expect(result.history).toEqual(summarized("S."))
-      expect(result.warnings).toEqual([`Prompt compaction.md is missing from ${prompts}; using the bundled default.`])
+      expect(result.warnings).toEqual([`Prompt compaction.md is missing from ${prompts}; using the bundled default pack's.`])
       expect(String(sentPrompt(s.requests[0]!).system)).toContain("[History Summary]")
     }))
 

@@ -17,8 +17,8 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
-/** The request formats the proxy understands. */
-export type Protocol = "anthropic" | "openai-responses" | "openai-chat"
+import type { Protocol } from "./internal/protocol.ts"
+export type { Protocol }
 
 /** What the proxy may do. */
 export type ProxyMode = "observe" | "cache" | "edit"

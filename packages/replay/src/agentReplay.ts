@@ -11,7 +11,7 @@ import { isSummaryMessage, makeTokenCounter, modelInfo, withReminder, type Compa
 import { lookupModel } from "@strata/providers"
 import { SymbolIndexer } from "@strata/symbols"
 import { agentSession } from "./internal/agentSession.ts"
-import { finish, loadTree, send, startRun, tokenizerName, type Run, type ScoredRequest } from "./internal/driver.ts"
+import { finish, loadTree, send, startRun, tokenizerName, type Run, type ScoredRequest } from "./driver.ts"
 import { MIDDLEWARE_PROVIDERS, type AgentRequest } from "./internal/agentStrategies.ts"
 import { AGENT_TOOLS } from "./agentTools.ts"
 import { listCommits } from "./internal/git.ts"

@@ -19,7 +19,12 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   store: ["core"],
   // The MCP server builds on the index, the price tables and the session store.
   mcp: ["core", "symbols", "providers", "store"],
-  cli: ["core", "tiers", "symbols", "providers", "store", "mcp"],
+  // The benchmark lab replays sessions through the tracker, the index and the simulators.
+  replay: ["core", "tiers", "symbols", "providers"],
+  // The proxy and the dashboard read and write sessions through the store, priced by providers.
+  proxy: ["core", "providers", "store"],
+  ui: ["core", "providers", "store"],
+  cli: ["core", "tiers", "symbols", "providers", "store", "replay", "mcp", "proxy", "ui"],
   // Test helpers: imported by tests only, never by a package's sources.
   "test-support": []
 }

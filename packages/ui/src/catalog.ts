@@ -51,7 +51,7 @@ const SESSION_DIR = /^([A-Za-z0-9_-][A-Za-z0-9._-]{0,127})@([0-9a-f]{12})$/
  * @example
  * ```ts
  * import { fileSessionCatalog } from "@strata/ui"
- * fileSessionCatalog({ repoRoot: ".", repositories: ["git:4b825dc6"] }).describe // "files under ./.strata/state"
+ * fileSessionCatalog({ repoRoot: ".", repositories: ["git:4b825dc6"] }).describe.endsWith("/.strata/state") // true
  * ```
  */
 export const fileSessionCatalog = (options: FileSessionCatalogOptions): SessionCatalog => {

@@ -219,7 +219,7 @@ const HISTORY_RETRIES = 5
  * @example
  * ```ts
  * import { newSessionId } from "@strata/core"
- * newSessionId() // "s-0b8f3f1d-2a77-4e5a-9d3c-6c1e2f1c9a40"
+ * /^s-[0-9a-f-]{36}$/.test(newSessionId()) // true
  * ```
  */
 export const newSessionId = (): string => `s-${crypto.randomUUID()}`

@@ -6,7 +6,7 @@
  * process that shares the store finds the same session for the same request.
  */
 import { createHash } from "node:crypto"
-import type { Protocol } from "../transform.ts"
+import type { Protocol } from "./protocol.ts"
 
 type Json = Record<string, unknown>
 

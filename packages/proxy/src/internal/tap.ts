@@ -6,7 +6,7 @@
  */
 import { StringDecoder } from "node:string_decoder"
 import { foldStreamUsage, decodeUsage, type CacheUsage, type UsageFormat } from "@strata/providers"
-import type { Protocol } from "../transform.ts"
+import type { Protocol } from "./protocol.ts"
 
 type Json = Record<string, unknown>
 const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)

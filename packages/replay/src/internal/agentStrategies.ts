@@ -22,8 +22,8 @@ import {
   type ToolResultPart
 } from "@strata/core/effect"
 import { applyPlan, makeCachePlanner, nativeBodyOf, placeWith, type CachePlanner, type NativeTarget, type Prompt, type PromptMessage, type PromptPart } from "@strata/providers"
-import { readPathOf } from "../agentTools.ts"
-import type { AgentEnv, ReplayProvider, Strategy } from "../strategies.ts"
+import { readPathOf } from "./readPath.ts"
+import type { AgentEnv, ReplayProvider, Strategy } from "./strategyTypes.ts"
 import { EMPTY_MAP, flatAssembler, mapBlocks, mapStartOf, mapText, requestOf, ShownMap, statelessStrategy, strataStrategy, withTools, type MapStart, type StrataStrategyName } from "./strategyParts.ts"
 
 /** One request of an agent session, as every strategy gets it. */

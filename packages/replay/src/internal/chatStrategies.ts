@@ -19,7 +19,7 @@ import {
   type NeutralRequest
 } from "@strata/core/effect"
 import { placeWith } from "@strata/providers"
-import type { SessionEnv, Strategy, TurnInput } from "../strategies.ts"
+import type { SessionEnv, Strategy, TurnInput } from "./strategyTypes.ts"
 import { flatAssembler, mapBlocks, mapStartOf, mapText, requestOf, ShownMap, statelessStrategy, strataStrategy, type MapStart, type StrataStrategyName } from "./strategyParts.ts"
 
 const place = (env: SessionEnv, request: NeutralRequest): unknown => placeWith(env.provider, request).body

@@ -45,15 +45,6 @@ const PLACEHOLDER = Buffer.from([0])
  * A read-only in-memory repository rooted at `root` (an absolute path that exists
  * nowhere on disk). `set` replaces the whole tree; writes fail with EROFS, so the
  * indexer must run with `cache: false`.
- *
- * @example
- * ```ts
- * import { MemoryFileSystem } from "@strata/replay"
- * import { SymbolIndexer } from "@strata/symbols"
- * const fs = new MemoryFileSystem("/replay")
- * fs.set([{ path: "src/a.ts", blob: "b1", content: "export const a = 1\n" }])
- * const indexer = await SymbolIndexer.create("/replay", { fs, git: false, cache: false })
- * ```
  */
 export class MemoryFileSystem implements FileSystem {
   readonly root: string

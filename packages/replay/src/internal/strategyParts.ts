@@ -27,7 +27,7 @@ import {
 } from "@strata/core/effect"
 import { placementLayer, placeWith } from "@strata/providers"
 import { DEFAULT_POLICY, TrackerLayer, type PolicyName } from "@strata/tiers"
-import type { ReplayProvider, Strategy, StrategyCounts, StrategyName } from "../strategies.ts"
+import type { ReplayProvider, Strategy, StrategyCounts, StrategyName } from "./strategyTypes.ts"
 
 const tokensOf = (messages: ReadonlyArray<Message>, counter: TokenCounter): number =>
   messages.reduce((sum, m) => sum + counter.countMessage(m), 0)

@@ -5,11 +5,11 @@
  * refuses a request; and at the end, total the scores per strategy and per task.
  */
 import type { TokenCounter } from "@strata/core/effect"
-import type { RequestScore, Scorer } from "../score.ts"
-import { summarize } from "../score.ts"
-import { dumpLine } from "../score.ts"
-import type { Strategy, StrategyName } from "../strategies.ts"
-import type { MemoryFileSystem } from "./memfs.ts"
+import type { RequestScore, Scorer } from "./score.ts"
+import { summarize } from "./score.ts"
+import { dumpLine } from "./score.ts"
+import type { Strategy, StrategyName } from "./strategies.ts"
+import type { MemoryFileSystem } from "./internal/memfs.ts"
 
 /** A strategy the engine could not build a request for: where it stopped and why. */
 export interface StrategyFailure {
