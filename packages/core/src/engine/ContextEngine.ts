@@ -469,7 +469,7 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
    * import { readFile } from "node:fs/promises"
    *
    * const client = new Anthropic()
-   * const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }]
+   * const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const, properties: { path: { type: "string" } }, required: ["path"] } }]
    * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AnthropicPlacement({ tools }) })
    * const { text } = await engine.runToolLoop({
    *   prompt: "What does math.ts export?",
