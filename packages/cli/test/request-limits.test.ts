@@ -121,7 +121,7 @@ describe("a session whose history alone is over the limit", () => {
     const { error } = JSON.parse(refused.stderr.trim().split("\n").at(-1)!) as { error: { tag: string; message: string; hint: string; exitCode: number } }
     expect(error.tag).toBe("RequestTooLarge")
     expect(error.message).toMatch(/^The request for claude-sonnet-5 is [\d,]+ tokens \(history [\d,]+, files 0, .*over the model's 200,000-token input limit, so it was not sent\./)
-    expect(error.hint).toMatch(/start a new conversation \(remove \.strata\/session\.json/)
+    expect(error.hint).toMatch(/start a new conversation \(another session: --session NAME/)
     expect(snapshot()).toEqual(before)
 
     // The human form says the same on one line, with the hint.

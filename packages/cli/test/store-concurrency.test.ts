@@ -87,7 +87,7 @@ describe(`${PROCESSES} concurrent strata assemble --reply on one session`, () =>
     const repo = repository()
     const results = await runConcurrently(repo, {})
     for (const r of results) expect(r.code, r.stderr).toBe(0)
-    const state = await stored(repo, "default", FileStateStore.layer({ repoRoot: repo }))
+    const state = await stored(repo, "cli", FileStateStore.layer({ repoRoot: repo }))
     expectEveryExchangeOnce(state.history)
     expect(state.record.turns).toBe(PROCESSES)
     expect(state.version).toBe(PROCESSES)

@@ -101,7 +101,7 @@ export const stateFiles = (repo: string): Record<string, string> => {
 export const appendStored = (repo: string, messages: ReadonlyArray<Message>) =>
   Effect.runPromise(
     Effect.gen(function* () {
-      const key = yield* sessionKeyFor(repo, { create: false })
+      const key = yield* sessionKeyFor(repo, { name: "cli", create: false })
       return yield* appendHistory(key, messages)
     }).pipe(Effect.provide(FileStateStore.layer({ repoRoot: repo })))
   )
