@@ -14,7 +14,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /** The Node.js lines we support besides the machine's, pinned (npm package `node`). */
-export const RUNTIMES = { 22: "22.23.3", 24: "24.22.3" }
+export const RUNTIMES = { 22: "22.23.3", 24: "24.21.0" }
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
 const started = performance.now()
