@@ -5,13 +5,14 @@
  */
 import { createRequire } from "node:module"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Layer } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import { redactSecrets } from "@strata/store"
 import { COMMANDS } from "./commands/index.ts"
 import { diagnose, ExitCode, primaryError } from "./support/errors.ts"
+import { CliEnvironment } from "./support/environment.ts"
 import { GLOBAL_FLAGS } from "./support/flags.ts"
-import { closeInput, colorEnabled, terminalSafe, jsonDocument, makeStyle, Output, stderrLoggerLayer } from "./support/output.ts"
+import { closeInput, terminalSafe, jsonDocument, Output, stderrLoggerLayer } from "./support/output.ts"
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
@@ -38,18 +39,21 @@ export interface RunResult {
 
 /** Options for `runCli`; the defaults are the real process's. */
 export interface RunOptions {
+  /** The environment variables the run sees (keys, `STRATA_*`, colour); default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** The directory relative paths and the default `--repo` resolve against; default `process.cwd()`. */
+  readonly cwd?: string
   readonly signal?: AbortSignal
   /** Layer providing `Output`; default the process's streams. */
   readonly output?: Layer.Layer<Output>
 }
 
 // Our presenter: full help when asked for, and for a bad command line one line plus a hint.
-const presenter = (env: Readonly<Record<string, string | undefined>>, json: boolean): CliOutput.Presenter => ({
+const presenter = (outputLayer: Layer.Layer<Output>, json: boolean): CliOutput.Presenter => ({
   present: (event) =>
     Effect.gen(function* () {
       const output = yield* Output
-      const formatter = CliOutput.defaultFormatter({ colors: colorEnabled(env, process.stdout.isTTY === true), globalFlags: "full" })
+      const formatter = CliOutput.defaultFormatter({ colors: output.style.enabled, globalFlags: "full" })
       switch (event._tag) {
         case "Help":
           return yield* output.out(formatter.formatHelpDoc(event.helpDoc))
@@ -65,7 +69,7 @@ const presenter = (env: Readonly<Record<string, string | undefined>>, json: bool
           yield* output.err(s.dim(`hint: ${hint}`))
         }
       }
-    }).pipe(Effect.provide(Output.layer))
+    }).pipe(Effect.provide(outputLayer))
 })
 
 /**
@@ -81,13 +85,18 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
   const env = options.env ?? process.env
   const json = args.includes("--json")
   const verbose = args.includes("--verbose")
-  const outputLayer = options.output ?? Output.layer
+  // One output for the whole run (the warnings it has shown are remembered there).
+  const output = Effect.runSync(Effect.provide(Output.useSync((o) => o), options.output ?? Output.layerFor(env)))
+  const outputLayer = Layer.succeed(Output, output)
   const layer = Layer.mergeAll(
     NodeServices.layer,
     outputLayer,
+    CliEnvironment.layer({ env, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) }),
+    // Effect `Config` reads (API keys, AWS settings) see the run's environment too.
+    ConfigProvider.layer(ConfigProvider.fromEnvRecord({ ...env })),
     CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.Completions] }),
-    CliOutput.layerPresenter(presenter(env, json)),
-    stderrLoggerLayer(env, verbose)
+    CliOutput.layerPresenter(presenter(outputLayer, json)),
+    stderrLoggerLayer(output, verbose)
   )
   const program = Command.runWith(strata, { version: VERSION })(args)
   const exit = await Effect.runPromiseExit(Effect.provide(program, layer), options.signal ? { signal: options.signal } : {})
@@ -107,7 +116,7 @@ export const runCli = async (args: ReadonlyArray<string>, options: RunOptions = 
     message: terminalSafe(redactSecrets(diagnosed.message)),
     hint: diagnosed.hint === undefined ? undefined : terminalSafe(redactSecrets(diagnosed.hint))
   }
-  const errStyle = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
+  const errStyle = output.errStyle
   const report = Effect.gen(function* () {
     const output = yield* Output
     if (json) {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { tempDir } from "@strata/test-support"
-import { runBin } from "./support.ts"
+import { runBin, runProcess } from "./support.ts"
 
 const cleanups: Array<() => void> = []
 afterAll(() => {
@@ -18,8 +18,8 @@ const fresh = () => {
 const ANSI = /\x1b\[/
 
 describe.concurrent("strata (conventions)", () => {
-  it("--help lists the commands with examples, exit 0, no colour on a pipe", async () => {
-    const r = await runBin(["--help"])
+  it("--help lists the commands with examples, exit 0, no colour on a pipe (the real process)", async () => {
+    const r = await runProcess(["--help"])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/SUBCOMMANDS/)
     expect(r.stdout).toMatch(/init/)

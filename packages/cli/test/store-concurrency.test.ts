@@ -11,7 +11,7 @@ import { decodeSessionRecord, StateStore, type Message, type PathOutsideRepo, ty
 import { FileStateStore, PostgresStateStore, sessionKeyFor } from "@strata/store"
 import { tempDir } from "@strata/test-support"
 import { startCluster, type Cluster } from "../../store/scripts/pgCluster.mjs"
-import { runBin } from "./support.ts"
+import { runBin, runProcess } from "./support.ts"
 
 const PROCESSES = 10
 const dirs: Array<{ cleanup: () => void }> = []
@@ -78,7 +78,7 @@ const expectEveryExchangeOnce = (history: ReadonlyArray<Message>) => {
 const runConcurrently = (repo: string, env: Record<string, string>) =>
   Promise.all(
     Array.from({ length: PROCESSES }, (_, i) =>
-      runBin(["assemble", "--repo", repo, "--prompt", `prompt ${i}`, "--file", "a.ts", "--reply", `reply ${i}`], { env, timeoutMs: 180_000 })
+      runProcess(["assemble", "--repo", repo, "--prompt", `prompt ${i}`, "--file", "a.ts", "--reply", `reply ${i}`], { env, timeoutMs: 180_000 })
     )
   )
 

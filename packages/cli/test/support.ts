@@ -7,6 +7,8 @@ import { Effect, type Layer } from "effect"
 import { appendHistory, decodeSessionRecord, StateStore, type Message, type PathOutsideRepo, type StateStoreError } from "@strata/core/effect"
 import { FileStateStore, sessionKeyFor } from "@strata/store"
 import { fileURLToPath } from "node:url"
+import { runCli } from "../src/cli.ts"
+import { makeCapturedOutput } from "../src/support/output.ts"
 
 /** packages/cli/dist/bin.js, built by test/globalSetup.ts. */
 export const BIN = resolve(fileURLToPath(new URL("..", import.meta.url)), "dist", "bin.js")
@@ -18,21 +20,49 @@ export interface BinResult {
   readonly stderr: string
 }
 
+/** The process's environment without API keys, `STRATA_*` and colour settings: what a test's run starts from. */
+const cleanEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k.startsWith("STRATA_") || /API_KEY|AWS_|NO_COLOR|FORCE_COLOR/.test(k)) continue
+    env[k] = v
+  }
+  return env
+}
+
+export interface RunOptions {
+  readonly cwd?: string
+  readonly env?: Record<string, string>
+  readonly input?: string
+  readonly timeoutMs?: number
+}
+
+/**
+ * Run `strata ...args` in this process, as `bin.js` would with pipes (no TTY, colour only
+ * under FORCE_COLOR), through the same `runCli`: `env` is added to a clean environment (no
+ * API keys, no STRATA_* variables), `cwd` is the run's working directory, `input` its
+ * stdin. The real process (`runProcess`) costs a Node start and a module load per call;
+ * tests use it where the process itself is under test (signals, pipes, exit codes of bin.js,
+ * several processes sharing a store).
+ */
+export const runBin = async (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<BinResult> => {
+  const output = makeCapturedOutput({ env: { ...cleanEnv(), ...options.env }, ...(options.input === undefined ? {} : { input: options.input }) })
+  const signal = AbortSignal.timeout(options.timeoutMs ?? 60_000)
+  const code = await runCli(args, { env: { ...cleanEnv(), ...options.env }, cwd: options.cwd ?? REPO_ROOT, output: output.layer, signal })
+  if (signal.aborted) throw new Error(`strata ${args.join(" ")} timed out\nstdout: ${output.stdout()}\nstderr: ${output.stderr()}`)
+  return { code, stdout: output.stdout(), stderr: output.stderr() }
+}
+
 /**
  * Run `node dist/bin.js ...args` as a real process with pipes (so: no TTY, no colour).
  * `env` is added to a clean environment that has no API keys and no STRATA_* variables.
  */
-export const runBin = (
+export const runProcess = (
   args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string>; readonly input?: string; readonly timeoutMs?: number } = {}
+  options: RunOptions = {}
 ): Promise<BinResult> =>
   new Promise((resolvePromise, reject) => {
-    const env: Record<string, string> = {}
-    for (const [k, v] of Object.entries(process.env)) {
-      if (v === undefined || k.startsWith("STRATA_") || /API_KEY|AWS_|NO_COLOR|FORCE_COLOR/.test(k)) continue
-      env[k] = v
-    }
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...env, ...options.env } })
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...cleanEnv(), ...options.env } })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))

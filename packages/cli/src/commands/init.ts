@@ -11,6 +11,7 @@ import { CONFIG_PATH, commandContext, STRATA_DIR } from "../support/context.ts"
 import { StateError, UsageError } from "../support/errors.ts"
 import { modelFlag, opt, policyFlag, providerFlag } from "../support/flags.ts"
 import { readTextIfExists, writeTextAtomic } from "../support/fsutil.ts"
+import { CliEnvironment } from "../support/environment.ts"
 import { jsonDocument, Output } from "../support/output.ts"
 
 /** Whether a .gitignore already ignores `.strata/`. Pure. */
@@ -109,7 +110,7 @@ export const init = Command.make(
         skipped: `Left .gitignore alone (not a terminal); pass --yes to add ${STRATA_DIR}/ to it`
       }
       yield* output.out(`  ${notes[outcome]}`)
-      yield* output.out(s.dim(`Next: strata map${ctx.root === process.cwd() ? "" : ` --repo ${ctx.root}`}`))
+      yield* output.out(s.dim(`Next: strata map${ctx.root === (yield* CliEnvironment).cwd ? "" : ` --repo ${ctx.root}`}`))
     })
 ).pipe(
   Command.withDescription(

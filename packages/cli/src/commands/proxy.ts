@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { CliEnvironment } from "../support/environment.ts"
 import { JsonFlag, opt } from "../support/flags.ts"
 import { JSON_SCHEMA_VERSION } from "../support/output.ts"
 
@@ -28,6 +29,7 @@ export const proxy = Command.make(
     Effect.uninterruptible(Effect.gen(function* () {
       const json = yield* JsonFlag
       const { runProxy } = yield* Effect.promise(() => import("@strata/proxy"))
+      const store = (yield* CliEnvironment).env["STRATA_STORE"]
       yield* Effect.promise(() =>
         runProxy({
           host: flags.host,
@@ -40,7 +42,7 @@ export const proxy = Command.make(
           quiet: flags.quiet,
           json,
           jsonHead: { schemaVersion: JSON_SCHEMA_VERSION },
-          store: process.env["STRATA_STORE"]
+          store
         })
       )
       yield* Effect.sync(() => process.exit(0))

@@ -19,6 +19,7 @@ import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, descr
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
 import { prepare, type Prepared } from "./shared.ts"
+import { CliEnvironment } from "../support/environment.ts"
 import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
 import { addLine, CHAT_HELP, costLines, dropLine, modelLines, sumUsage, tokenLines, type TurnUsage } from "./chatCommands.ts"
 
@@ -98,6 +99,7 @@ export const runChat = (flags: ChatFlags) =>
       ? undefined
       : { maxRounds: maxToolRounds, allowIgnored: flags.allowIgnored === true || ctx.file?.allowIgnored === true }
     const output = yield* Output
+    const { env } = yield* CliEnvironment
     const provider = ctx.config.provider
     const client = clientFor(provider)
     let dryRun = flags.dryRun
@@ -108,7 +110,7 @@ export const runChat = (flags: ChatFlags) =>
           reason: "Strata has LLM clients for anthropic, openai, openai-compatible and bedrock; use one of those, or --dry-run to see the requests"
         })
       }
-      if (!hasCredentials(provider, process.env)) {
+      if (!hasCredentials(provider, env)) {
         const missing = new ApiKeyMissing({ provider, variables: credentialVariables(provider) })
         // On a terminal, offer the dry run instead of just failing.
         const answer = yield* output.ask(`${missing.message}.\nContinue with --dry-run (show each request, send nothing)? [y/N] `)
@@ -116,7 +118,7 @@ export const runChat = (flags: ChatFlags) =>
         dryRun = true
       }
     }
-    const baseUrl = process.env["STRATA_BASE_URL"]
+    const baseUrl = env["STRATA_BASE_URL"]
     const llmLayer = dryRun || client === undefined
       ? undefined
       : LlmClient.layer(client, { ...(baseUrl === undefined || baseUrl === "" ? {} : { baseUrl }), model: ctx.config.model, timeoutMs: ctx.config.timeoutMs })

@@ -6,7 +6,7 @@ import type { PromptPack } from "@strata/core/effect"
 import { Effect } from "effect"
 import type { ConfigOverrides } from "../support/config.ts"
 import { commandContext, type CommandContext } from "../support/context.ts"
-import { firstTimeWarning, Output } from "../support/output.ts"
+import { Output } from "../support/output.ts"
 import { loadForReading, loadForWriting, readOnlyCopy, sessionKey, storeChoice, type LoadedSession } from "../support/sessionState.ts"
 import { makeEngine, type Engine } from "../support/wiring.ts"
 
@@ -19,11 +19,11 @@ export interface Prepared {
   readonly records: boolean
 }
 
-/** Print warnings on stderr, one line each. */
+/** Print warnings on stderr, one line each (each once per run). */
 export const warn = (warnings: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const output = yield* Output
-    for (const w of warnings) if (firstTimeWarning(w)) yield* output.err(output.errStyle.yellow(`warning: ${w}`))
+    for (const w of warnings) yield* output.warn(w)
   })
 
 /**

@@ -9,6 +9,7 @@ import { BARE_REPOSITORY_REASON, isBareRepository, isWithin } from "@strata/core
 import { parseConfigFile, resolveConfig, ENV_VARS, type ConfigFile, type ConfigOverrides, type ResolvedConfig } from "./config.ts"
 import { ConfigInvalid, ModelNotServed, RepoNotFound } from "./errors.ts"
 import { JsonFlag, RepoFlag, VerboseFlag } from "./flags.ts"
+import { CliEnvironment } from "./environment.ts"
 import { readTextIfExists, type StateFileError } from "./fsutil.ts"
 
 /** `.strata/` inside a repository: the CLI's config and session state. */
@@ -27,24 +28,28 @@ export interface CommandContext {
   readonly stateDir: string
 }
 
-/** Resolve `--repo` (or `$STRATA_REPO`, or the current directory) to a real directory. */
-export const resolveRepo = (given: string | undefined): Effect.Effect<string, RepoNotFound> =>
-  Effect.tryPromise({
-    try: async () => {
-      const path = resolve(given ?? process.env[ENV_VARS.repo] ?? ".")
-      const info = await stat(path)
-      if (!info.isDirectory()) throw Object.assign(new Error("is not a directory"), { code: "ENOTDIR" })
-      // A bare repository has git's own files (HEAD, hooks/...) where a checkout has the project's.
-      if (isBareRepository(path)) throw Object.assign(new Error(BARE_REPOSITORY_REASON), { code: "EBARE" })
-      return realpath(path)
-    },
-    catch: (error) => {
-      const code = (error as NodeJS.ErrnoException).code
-      return new RepoNotFound({
-        path: given ?? process.env[ENV_VARS.repo] ?? ".",
-        reason: code === "ENOENT" ? "does not exist" : code === "ENOTDIR" ? "is not a directory" : code === "EBARE" ? BARE_REPOSITORY_REASON : `cannot be read (${String(error)})`
-      })
-    }
+/** Resolve `--repo` (or `$STRATA_REPO`, or the working directory) to a real directory. */
+export const resolveRepo = (given: string | undefined): Effect.Effect<string, RepoNotFound, CliEnvironment> =>
+  Effect.gen(function* () {
+    const { env, cwd } = yield* CliEnvironment
+    const named = given ?? env[ENV_VARS.repo] ?? "."
+    return yield* Effect.tryPromise({
+      try: async () => {
+        const path = resolve(cwd, named)
+        const info = await stat(path)
+        if (!info.isDirectory()) throw Object.assign(new Error("is not a directory"), { code: "ENOTDIR" })
+        // A bare repository has git's own files (HEAD, hooks/...) where a checkout has the project's.
+        if (isBareRepository(path)) throw Object.assign(new Error(BARE_REPOSITORY_REASON), { code: "EBARE" })
+        return realpath(path)
+      },
+      catch: (error) => {
+        const code = (error as NodeJS.ErrnoException).code
+        return new RepoNotFound({
+          path: named,
+          reason: code === "ENOENT" ? "does not exist" : code === "ENOTDIR" ? "is not a directory" : code === "EBARE" ? BARE_REPOSITORY_REASON : `cannot be read (${String(error)})`
+        })
+      }
+    })
   })
 
 /** Read and validate `.strata/config.json`; `undefined` when there is none. */
@@ -82,12 +87,13 @@ export const commandContext = (overrides: ConfigOverrides = {}, options: { reado
     const repo = yield* RepoFlag
     const json = yield* JsonFlag
     const verbose = yield* VerboseFlag
+    const { env } = yield* CliEnvironment
     const root = yield* resolveRepo(Option.getOrUndefined(repo))
     const file = yield* readConfigFile(root).pipe(
       Effect.catchTag("ConfigInvalid", (e) => (options.ignoreBrokenFile === true ? Effect.succeed(undefined) : Effect.fail(e)))
     )
     const config = yield* Effect.try({
-      try: () => resolveConfig({ flags: overrides, env: process.env, file }),
+      try: () => resolveConfig({ flags: overrides, env, file }),
       catch: (e) => (e instanceof ConfigInvalid || e instanceof ModelNotServed ? e : new ConfigInvalid({ path: "environment", issue: String(e) }))
     })
     yield* checkPromptsInside(root, config)

@@ -97,6 +97,8 @@ export interface OutputShape {
   readonly write: (text: string) => Effect.Effect<void>
   /** Write a line to stderr. */
   readonly err: (text: string) => Effect.Effect<void>
+  /** Write `warning: text` on stderr, once per run however often it is raised (logged and returned alike). */
+  readonly warn: (text: string) => Effect.Effect<void>
   readonly style: Style
   readonly errStyle: Style
   /** True when stderr is a terminal: progress bars are drawn. */
@@ -118,6 +120,17 @@ export interface OutputShape {
 
 const noProgress: Progress = { update: () => Effect.void, finish: () => Effect.void }
 
+/** `warn` for an output: each distinct warning once, in the output's error style. */
+const warnOnce = (errStyle: Style, writeErr: (line: string) => void): ((text: string) => Effect.Effect<void>) => {
+  const shown = new Set<string>()
+  return (text) =>
+    Effect.sync(() => {
+      if (shown.has(text)) return
+      shown.add(text)
+      writeErr(errStyle.yellow(`warning: ${text}`) + "\n")
+    })
+}
+
 /** Render one progress line: `label [#####.....] 12/40 detail`. Pure, for tests. */
 export const renderProgress = (label: string, done: number, total: number | undefined, detail: string | undefined, width = 20): string => {
   if (total === undefined || total <= 0) return `${label} ${done}${detail ? ` ${detail}` : ""}`
@@ -128,6 +141,8 @@ export const renderProgress = (label: string, done: number, total: number | unde
 export class Output extends Context.Service<Output, OutputShape>()("@strata/cli/Output") {
   /** The process's streams, with colour and progress decided from TTY state and the environment. */
   static readonly layer: Layer.Layer<Output> = Layer.sync(Output, () => makeProcessOutput(process.env))
+  /** The process's streams, with colour decided from `env` (a run's environment). */
+  static readonly layerFor = (env: Readonly<Record<string, string | undefined>>): Layer.Layer<Output> => Layer.sync(Output, () => makeProcessOutput(env))
 }
 
 let lineReader: ReturnType<typeof createInterface> | undefined
@@ -213,6 +228,7 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
     out: (text) => Effect.sync(() => writeStdout(text + "\n")),
     write: (text) => Effect.sync(() => writeStdout(text)),
     err: (text) => Effect.sync(() => writeStderr(text + "\n")),
+    warn: warnOnce(errStyle, writeStderr),
     style: makeStyle(colorEnabled(env, stdoutTTY)),
     errStyle,
     progressEnabled,
@@ -257,6 +273,37 @@ const makeProcessOutput = (env: Readonly<Record<string, string | undefined>>): O
   }
 }
 
+/**
+ * An Output for an in-process run that behaves as the process does with pipes: nothing is
+ * a terminal (no progress, no questions, no width), colour only as FORCE_COLOR/NO_COLOR in
+ * `env` say, stdin read line by line from `input`. It records stdout and stderr.
+ */
+export const makeCapturedOutput = (options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly input?: string } = {}) => {
+  const env = options.env ?? {}
+  const stdout: Array<string> = []
+  const stderr: Array<string> = []
+  const lines = (options.input ?? "").split("\n")
+  // "a\nb\n" is two lines; a last line without a newline is still a line.
+  if (lines[lines.length - 1] === "") lines.pop()
+  const errStyle = makeStyle(colorEnabled(env, false))
+  const shape: OutputShape = {
+    out: (text) => Effect.sync(() => void stdout.push(text + "\n")),
+    write: (text) => Effect.sync(() => void stdout.push(text)),
+    err: (text) => Effect.sync(() => void stderr.push(text + "\n")),
+    warn: warnOnce(errStyle, (line) => void stderr.push(line)),
+    style: makeStyle(colorEnabled(env, false)),
+    errStyle,
+    progressEnabled: false,
+    interactive: false,
+    columns: undefined,
+    errColumns: undefined,
+    progress: () => Effect.succeed(noProgress),
+    ask: () => Effect.succeed(undefined),
+    readLine: () => Effect.sync(() => lines.shift())
+  }
+  return { layer: Layer.succeed(Output, shape), stdout: () => stdout.join(""), stderr: () => stderr.join("") }
+}
+
 /** An Output that records everything, for tests: no colour, no progress, scripted answers, `columns` as a terminal's width. */
 export const makeTestOutput = (answers: ReadonlyArray<string> = [], options: { readonly columns?: number } = {}) => {
   const stdout: Array<string> = []
@@ -266,6 +313,7 @@ export const makeTestOutput = (answers: ReadonlyArray<string> = [], options: { r
     out: (text) => Effect.sync(() => void stdout.push(text + "\n")),
     write: (text) => Effect.sync(() => void stdout.push(text)),
     err: (text) => Effect.sync(() => void stderr.push(text + "\n")),
+    warn: warnOnce(makeStyle(false), (line) => void stderr.push(line)),
     style: makeStyle(false),
     errStyle: makeStyle(false),
     progressEnabled: false,
@@ -279,32 +327,20 @@ export const makeTestOutput = (answers: ReadonlyArray<string> = [], options: { r
   return { layer: Layer.succeed(Output, shape), stdout: () => stdout.join(""), stderr: () => stderr.join("") }
 }
 
-/** Warnings already shown in this process, so a warning both logged and returned prints once. */
-const shownWarnings = new Set<string>()
-
-/** Mark a warning as shown; false when it was shown before. */
-export const firstTimeWarning = (text: string): boolean => {
-  if (shownWarnings.has(text)) return false
-  shownWarnings.add(text)
-  return true
-}
-
 const logText = (message: unknown): string =>
   (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(" ")
 
 /**
  * The CLI's logger: the packages' `Effect.logWarning` (and errors) become `warning: ...`
- * lines on stderr, never stdout (which carries results and --json). Info and debug logs
- * only with --verbose.
+ * lines on the output's stderr (once each, like every warning), never stdout (which
+ * carries results and --json). Info and debug logs only with --verbose.
  */
-export const stderrLoggerLayer = (env: Readonly<Record<string, string | undefined>>, verbose: boolean): Layer.Layer<never> => {
-  const style = makeStyle(colorEnabled(env, process.stderr.isTTY === true))
+export const stderrLoggerLayer = (output: OutputShape, verbose: boolean): Layer.Layer<never> => {
   const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
     const text = redactSecrets(logText(message))
     const serious = logLevel === "Warn" || logLevel === "Error" || logLevel === "Fatal"
-    if (serious) {
-      if (firstTimeWarning(text)) writeStderr(style.yellow(`${logLevel === "Warn" ? "warning" : "error"}: ${text}`) + "\n")
-    } else if (verbose && logLevel !== "Trace") writeStderr(style.dim(`${logLevel.toLowerCase()}: ${text}`) + "\n")
+    if (serious) Effect.runSync(logLevel === "Warn" ? output.warn(text) : output.err(output.errStyle.yellow(`error: ${text}`)))
+    else if (verbose && logLevel !== "Trace") Effect.runSync(output.err(output.errStyle.dim(`${logLevel.toLowerCase()}: ${text}`)))
   })
   return Logger.layer([logger])
 }
