@@ -8,7 +8,7 @@ import { AnthropicPlacement, makeSimulator } from "@strata/providers"
 import { makeFileStateStore, sessionKeyFor, stateStore } from "@strata/store"
 import { TrackerLayer } from "@strata/tiers"
 import { Effect, Layer } from "effect"
-import { fileSessionCatalog, type SessionCatalog } from "../src/index.ts"
+import { PROXY_REPOSITORY, storeSessionCatalog, type SessionCatalog } from "../src/index.ts"
 import { ContextEditing, DEFAULT_CONTEXT_EDITING, type StateStore } from "@strata/core/effect"
 
 export const MODEL = "claude-sonnet-4-5"
@@ -76,8 +76,6 @@ export const recordSession = async (root: string, name: string, options: RecordO
 /** The file store of `root` and a catalog over its sessions, as `strata ui` builds them. */
 export const openStore = async (root: string): Promise<{ readonly store: StateStore["Service"]; readonly catalog: SessionCatalog }> => {
   const key = await Effect.runPromise(sessionKeyFor(root, { create: false }))
-  return {
-    store: await Effect.runPromise(makeFileStateStore({ repoRoot: root })),
-    catalog: fileSessionCatalog({ repoRoot: root, repositories: [key.repository] })
-  }
+  const store = await Effect.runPromise(makeFileStateStore({ repoRoot: root }))
+  return { store, catalog: storeSessionCatalog(store, [key.repository, PROXY_REPOSITORY]) }
 }
