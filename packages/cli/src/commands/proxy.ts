@@ -27,9 +27,9 @@ export const proxy = Command.make(
     // streams in flight finish and commits, then the command exits 0, not 130.
     Effect.uninterruptible(Effect.gen(function* () {
       const json = yield* JsonFlag
-      const { runProxy } = yield* Effect.promise(() => import("@strata/proxy"))
+      const { runProxyWithDashboard } = yield* Effect.promise(() => import("../run/proxy.ts"))
       yield* Effect.promise(() =>
-        runProxy({
+        runProxyWithDashboard({
           host: flags.host,
           port: flags.port,
           upstream: opt(flags.upstream),
@@ -47,7 +47,7 @@ export const proxy = Command.make(
     }))
 ).pipe(
   Command.withDescription(
-    "Run a local proxy in front of the Anthropic and OpenAI APIs for agents you cannot change (Claude Code, Codex CLI, SDK programs). It forwards every request, changing only the provider's cache controls (marker lifetimes from the session's rhythm, a marker where a step outgrows the lookback window, OpenAI's prompt_cache_key), reads each reply's usage as it streams past, keeps sessions (found from content) in the state store (STRATA_STORE) and prints one line per request. GET /strata/sessions lists them as JSON."
+    "Run a local proxy in front of the Anthropic and OpenAI APIs for agents you cannot change (Claude Code, Codex CLI, SDK programs). It forwards every request, changing only the provider's cache controls (marker lifetimes from the session's rhythm, a marker where a step outgrows the lookback window, OpenAI's prompt_cache_key), reads each reply's usage as it streams past, keeps sessions (found from content) in the state store (STRATA_STORE) and prints one line per request. GET /strata/sessions lists them as JSON; the dashboard of strata ui is at the proxy's own address (/)."
   ),
   Command.withShortDescription("A caching proxy for coding agents"),
   Command.withExamples([
