@@ -129,7 +129,7 @@ describe("dashboard endpoints", () => {
 
   it("gives a request's blocks in order, the last request with its text", async () => {
     const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
-    const id = sessionId({ repository: sessions[0]!.repository, name: "chat" })
+    const id = sessionId({ repository: sessions.find((s) => s.name === "chat")!.repository, name: "chat" })
     const last = Schema.decodeUnknownSync(RequestDetail)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(id)}/requests/5`)).text))
     expect(last.blocks.map((b) => b.tier).at(-1)).toBe("active")
     expect(last.blocks.some((b) => b.text?.includes(XSS_SCRIPT) === true)).toBe(true)
