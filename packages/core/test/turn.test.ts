@@ -10,8 +10,10 @@ import {
   EMPTY_RECORD,
   InvalidInput,
   MemoryStateStore,
+  RecordedRequest,
   rewriteSessionHistory,
   runTurn,
+  SessionRecord,
   StateStore,
   TrackerState,
   turnBreakdown,
@@ -84,6 +86,29 @@ describe("turn API", () => {
       expect(second.history).toHaveLength(2)
       expect(second.record.turns).toBe(1)
       expect(second.assembly.journal?.rebuild).toBeUndefined()
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("each turn stores its request summary with the turn; the record keeps only the last request's blocks", () =>
+    Effect.gen(function* () {
+      const first = yield* beginTurn(request("What is a?"))
+      yield* first.commit({ reply: [{ role: "assistant", content: "A." }], usage: { input: 10, cacheRead: 0, cacheWrite: 90, output: 3 }, source: "cli" })
+      const second = yield* beginTurn(request("And b?"))
+      yield* second.commit({ reply: [{ role: "assistant", content: "B." }], usage: { input: 12, cacheRead: 90, cacheWrite: 20, output: 4 } })
+      const page = yield* StateStore.use((store) => store.requests(session, { from: 1, limit: 10 }))
+      expect(page.next).toBeUndefined()
+      expect(page.requests.map((r) => r.version)).toEqual([1, 2])
+      const [a, b] = page.requests.map((r) => Schema.decodeUnknownSync(RecordedRequest)(r.request))
+      expect(a).toMatchObject({ source: "cli", usage: { input: 10, cacheWrite: 90 }, usageSource: "provider", model: "gpt-4o" })
+      expect(b).toMatchObject({ source: "api", usage: { cacheRead: 90 } })
+      expect(a!.blocks.length).toBeGreaterThan(0)
+      expect(a!.blocks.every((x) => x.changed && x.text === undefined)).toBe(true)
+      // The second request's unchanged blocks are marked so, against the first's hashes.
+      expect(b!.blocks.filter((x) => !x.changed).map((x) => x.hash)).toEqual(b!.blocks.filter((x) => a!.blocks.some((y) => y.tier === x.tier && y.hash === x.hash)).map((x) => x.hash))
+      const state = yield* load
+      const record = Schema.decodeUnknownSync(SessionRecord)(state.record)
+      expect(record.requests).toBeUndefined()
+      expect(record.lastBlocks?.map((x) => x.hash)).toEqual(b!.blocks.map((x) => x.hash))
+      expect(record.lastBlocks?.some((x) => x.text?.includes("And b?") === true)).toBe(true)
     }).pipe(Effect.provide(layer())))
 
   it.effect("a turn never committed changes nothing", () =>

@@ -18,6 +18,7 @@ import { computeCost, lookupModel, type CacheUsage } from "@strata/providers"
 import { storeLayer } from "@strata/store"
 import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
 import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
+import { makeAsSentSimulators, proxyRequestSummary } from "./internal/requestSummary.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
 import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode } from "./transform.ts"
 
@@ -159,6 +160,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
+  const asSentSims = makeAsSentSimulators()
   const inFlight = new Set<Promise<void>>()
   const track = (p: Promise<void>) => {
     inFlight.add(p)
@@ -246,7 +248,12 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   /** One atomic commit per request; on a conflict (another process), reload and apply again. */
-  const commit = async (p: Planned, build: (before: SessionRecord | undefined) => ExchangeRecord, turnId: string): Promise<{ exchange: ExchangeRecord; id: string }> => {
+  const commit = async (
+    p: Planned,
+    build: (before: SessionRecord | undefined) => ExchangeRecord,
+    turnId: string,
+    summary: (exchange: ExchangeRecord) => Schema.Json
+  ): Promise<{ exchange: ExchangeRecord; id: string }> => {
     for (let attempt = 0; ; attempt++) {
       const resolved = await resolveSession(p.chain, loadSession)
       const planned = resolved.id === p.session ? p : { ...p, session: resolved.id, parent: resolved.parent }
@@ -257,7 +264,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       const baseVersion = known.get(planned.session)?.version ?? 0
       try {
         const result = await runtime.runPromise(
-          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: Schema.encodeSync(SessionRecord)(record) } })
+          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: Schema.encodeSync(SessionRecord)(record) }, request: summary(exchange) })
         )
         known.set(planned.session, { version: result.version, record })
         return { exchange, id: planned.session }
@@ -437,7 +444,10 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
           }
           const p = planned
           const turnId = `${p.session}-${p.at}-${Math.random().toString(36).slice(2)}`
-          commit(p, (before) => exchangeRecord(p, ur.statusCode ?? 0, sse, tapped, before, failOpen), turnId)
+          // What the request as the agent sent it would have cost: the dashboard's baseline.
+          const asSent = tapped.usage === undefined ? undefined : asSentSims.send(p.session, p.protocol, p.model, p.original, p.at, tapped.usage.output)
+          const summary = (exchange: ExchangeRecord) => proxyRequestSummary({ protocol: p.protocol, model: p.model, at: p.at, usage: tapped.usage, asSent, miss: exchange.miss })
+          commit(p, (before) => exchangeRecord(p, ur.statusCode ?? 0, sse, tapped, before, failOpen), turnId, summary)
             .then(async ({ exchange, id: session }) => {
               const u = exchange.usage
               const prompt = u === undefined ? 0 : u.input + u.cacheRead + u.write5m + u.write1h

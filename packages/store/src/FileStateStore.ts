@@ -23,9 +23,14 @@ import {
   StateStoreError,
   type CommitResult,
   type HistoryRewrite,
+  type ListedSession,
   type LoadedState,
+  type RequestPage,
+  type RequestRange,
+  type SessionFilter,
   type SessionKey,
   type StateSnapshot,
+  type StoredRequest,
   type TurnCommit
 } from "@strata/core/effect"
 import { Clock, Effect, Layer } from "effect"
@@ -33,6 +38,8 @@ import {
   decodeStoredRecord,
   encodeStoredRecord,
   parseLogFileName,
+  parseRequestsFileName,
+  requestsFileName,
   snapshotFileName,
   turnFileName,
   type SnapshotRecord,
@@ -411,12 +418,12 @@ const readLogOnce = (store: FileStore, key: SessionKey, dir: string): Effect.Eff
       const problem =
         got._tag === "Corrupt"
           ? got.reason
-          : got.record.kind === "snapshot" || got.record.version !== next
+          : got.record.kind === "snapshot" || got.record.kind === "requests" || got.record.version !== next
             ? "wrong record"
             : turns.includes(got.record.turnId)
               ? `it repeats turn ${got.record.turnId}, already applied`
               : undefined
-      if (problem !== undefined || got._tag === "Corrupt" || got.record.kind === "snapshot") {
+      if (problem !== undefined || got._tag === "Corrupt" || got.record.kind === "snapshot" || got.record.kind === "requests") {
         setAside(problem ?? "wrong record")
         break
       }
@@ -525,6 +532,10 @@ const checkpointAfter = (
     // Keep the previous checkpoint and the records after it: if this one is ever
     // found corrupt, the state is rebuilt from them, nothing lost.
     const keepFrom = log.checkpoint
+    // The request summaries of the records about to go move to a `requests-` file first;
+    // if that fails, nothing is pruned (a later checkpoint tries again).
+    const moved = yield* Effect.result(keepRequests(store, dir, keepFrom))
+    if (moved._tag === "Failure") return yield* Effect.logWarning(`kept old records of ${formatSessionKey(state.session)}: ${moved.failure.message}`)
     yield* store.io("prune old records", async () => {
       for (const name of await fs.readdir(dir)) {
         const parsed = parseLogFileName(name)
@@ -536,6 +547,61 @@ const checkpointAfter = (
       }
     })
   })
+
+/** The request summaries of the turn records up to `upTo` that no `requests-` file holds yet, written to one. */
+const keepRequests = (store: FileStore, dir: string, upTo: number) =>
+  Effect.gen(function* () {
+    const names = yield* store.io("list the session directory", () => fs.readdir(dir))
+    const covered = names.map(parseRequestsFileName).reduce((m, r) => Math.max(m, r?.last ?? 0), 0)
+    const versions = names.map(parseLogFileName).flatMap((p) => (p?.kind === "turn" && p.version <= upTo && p.version > covered ? [p.version] : [])).sort((a, b) => a - b)
+    if (versions.length === 0) return
+    const requests: Array<StoredRequest> = []
+    for (const version of versions) {
+      const got = yield* Effect.catchTag(readRecord(store, dir, turnFileName(version)), "Vanished", () => Effect.succeed(undefined))
+      if (got?._tag === "Record" && got.record.kind === "turn" && got.record.request !== undefined) requests.push({ version, request: got.record.request })
+    }
+    const first = versions[0] ?? 1
+    const last = versions.at(-1) ?? first
+    // Taken (false): a checkpoint that crashed after writing it; its content is the same.
+    yield* createDurably(store, dir, requestsFileName(first, last), encodeStoredRecord({ kind: "requests", first, version: last, requests }))
+  })
+
+/** Request summaries of a session from `from` on, at most `limit` (plus whether more follow): `requests-` files, then turn records. */
+const readRequests = (store: FileStore, dir: string, range: RequestRange) =>
+  Effect.gen(function* () {
+    const limit = Math.max(0, Math.floor(range.limit))
+    const names = yield* store.io("list the session directory", () => fs.readdir(dir).catch((e: unknown) => (errorCode(e) === "ENOENT" ? [] : Promise.reject(e))))
+    const chunks = names.flatMap((n) => {
+      const r = parseRequestsFileName(n)
+      return r === undefined || r.last < range.from ? [] : [{ name: n, ...r }]
+    }).sort((a, b) => a.first - b.first)
+    const turns = names.flatMap((n) => {
+      const p = parseLogFileName(n)
+      return p?.kind === "turn" && p.version >= range.from ? [p.version] : []
+    }).sort((a, b) => a - b)
+    const found = new Map<number, StoredRequest>()
+    const enough = () => found.size > limit
+    const skipVanished = <A>(e: Effect.Effect<A, StateStoreError | Vanished>) => Effect.catchTag(e, "Vanished", () => Effect.succeed(undefined))
+    for (const chunk of chunks) {
+      if (enough()) break
+      const got = yield* skipVanished(readRecord(store, dir, chunk.name))
+      if (got?._tag !== "Record" || got.record.kind !== "requests") continue
+      for (const r of got.record.requests) if (r.version >= range.from) found.set(r.version, r)
+    }
+    let coveredUpTo = chunks.reduce((m, c) => Math.max(m, c.last), 0)
+    for (const version of turns) {
+      if (enough()) break
+      if (version <= coveredUpTo && found.has(version)) continue
+      const got = yield* skipVanished(readRecord(store, dir, turnFileName(version)))
+      if (got?._tag === "Record" && got.record.kind === "turn" && got.record.request !== undefined) found.set(version, { version, request: got.record.request })
+      coveredUpTo = Math.max(coveredUpTo, version)
+    }
+    const sorted = [...found.values()].sort((a, b) => a.version - b.version)
+    return { requests: sorted.slice(0, limit), next: sorted[limit]?.version } satisfies RequestPage
+  })
+
+/** A session directory's name: the session's name, then 12 hex digits of its repository. */
+const SESSION_DIRECTORY = /^([A-Za-z0-9_-][A-Za-z0-9._-]{0,127})@([0-9a-f]{12})$/
 
 /** One commit of a store's settings: the lock times and the checkpoint policy. */
 interface CommitSettings extends LockTimes, CheckpointPolicy {}
@@ -611,6 +677,21 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
     yield* checkInside(store, base)
 
     const dirOf = (key: SessionKey) => path.join(base, sessionDirectoryName(key))
+    // A directory's key never changes: read once (from its newest record naming it), kept.
+    const keys = new Map<string, SessionKey>()
+    const keyOf = (dir: string, log: ReadonlyArray<{ readonly kind: "turn" | "snapshot"; readonly version: number }>) =>
+      Effect.gen(function* () {
+        for (const entry of log.filter((e) => e.kind === "snapshot" || e.version === 1)) {
+          const name = entry.kind === "turn" ? turnFileName(entry.version) : snapshotFileName(entry.version)
+          const got = yield* Effect.catchTag(readRecord(store, dir, name), "Vanished", () => Effect.succeed(undefined))
+          if (got?._tag !== "Record") continue
+          const record = got.record
+          if (record.kind === "snapshot" || ((record.kind === "turn" || record.kind === "rewrite") && record.session !== undefined)) return record.session
+        }
+        // Written before records named their session, and never checkpointed: listed only
+        // when asked for its repository.
+        return undefined
+      })
 
     const commitRecord = (
       key: SessionKey,
@@ -643,7 +724,16 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
           turn.session,
           turn.baseVersion,
           turn.turnId,
-          (version) => ({ kind: "turn", version, turnId: turn.turnId, append: turn.append, patch: turn.patch }),
+          (version) => ({
+            kind: "turn",
+            version,
+            turnId: turn.turnId,
+            append: turn.append,
+            patch: turn.patch,
+            ...(turn.request === undefined ? {} : { request: turn.request }),
+            // The first record names the session (a listing reads it until a checkpoint does).
+            ...(version === 1 ? { session: turn.session } : {})
+          }),
           (state) => applyTurn(state, turn)
         )
       }),
@@ -652,9 +742,38 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
           rewrite.session,
           rewrite.baseVersion,
           rewrite.turnId,
-          (version) => ({ kind: "rewrite", version, turnId: rewrite.turnId, history: rewrite.history, patch: rewrite.patch }),
+          (version) => ({ kind: "rewrite", version, turnId: rewrite.turnId, history: rewrite.history, patch: rewrite.patch, ...(version === 1 ? { session: rewrite.session } : {}) }),
           (state) => applyRewrite(state, rewrite)
         )
+      }),
+      requests: Effect.fn("StateStore.requests")(function* (key: SessionKey, range: RequestRange) {
+        const dir = dirOf(key)
+        yield* checkInside(store, dir)
+        return yield* readRequests(store, dir, range)
+      }),
+      sessions: Effect.fn("StateStore.sessions")(function* (filter?: SessionFilter) {
+        const entries = yield* io("list sessions", () => fs.readdir(base, { withFileTypes: true }).catch((e: unknown) => (errorCode(e) === "ENOENT" ? [] : Promise.reject(e))))
+        const wanted = filter?.repository === undefined ? undefined : sessionDirectoryName({ repository: filter.repository, name: "x" }).slice(2)
+        const listed: Array<ListedSession> = []
+        for (const entry of entries) {
+          const m = entry.isDirectory() ? SESSION_DIRECTORY.exec(entry.name) : null
+          if (m === null || (wanted !== undefined && m[2] !== wanted)) continue
+          const dir = path.join(base, entry.name)
+          const names = yield* io("list a session directory", () => fs.readdir(dir).catch(() => [] as Array<string>))
+          const log = names.flatMap((n) => {
+            const p = parseLogFileName(n)
+            return p === undefined ? [] : [p]
+          }).sort((a, b) => b.version - a.version)
+          const version = log[0]?.version ?? 0
+          if (version === 0) continue
+          const key = filter?.repository !== undefined
+            ? { repository: filter.repository, name: m[1] ?? "" }
+            : keys.get(entry.name) ?? (yield* keyOf(dir, log))
+          if (key === undefined) continue
+          keys.set(entry.name, key)
+          listed.push({ key, version })
+        }
+        return listed.sort((a, b) => a.key.repository.localeCompare(b.key.repository) || a.key.name.localeCompare(b.key.name))
       })
     }
     return service

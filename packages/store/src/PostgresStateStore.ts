@@ -6,14 +6,19 @@
  */
 import {
   formatSessionKey,
+  ListedSession,
   StateConflict,
   StateSnapshot,
   StateStore,
   StateStoreError,
+  StoredRequest,
   type CommitResult,
   type HistoryRewrite,
   type LoadedState,
   type Message,
+  type RequestPage,
+  type RequestRange,
+  type SessionFilter,
   type SessionKey,
   type StatePatch,
   type TurnCommit
@@ -99,6 +104,14 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
         BEGIN RAISE EXCEPTION 'strata history rows are append-only'; END $$;
       CREATE TRIGGER history_append_only BEFORE UPDATE ON ${s}.history
         FOR EACH ROW EXECUTE FUNCTION ${s}.history_append_only();
+    `
+  },
+  {
+    version: 2,
+    name: "request summaries with their turns",
+    sql: (s) => `
+      ALTER TABLE ${s}.turns ADD COLUMN request json;
+      CREATE INDEX turns_by_version ON ${s}.turns (session_id, version);
     `
   }
 ]
@@ -264,6 +277,25 @@ const readSession = async (client: pg.PoolClient, s: Tables, key: SessionKey) =>
   }
 }
 
+/** The request summaries of a session's turns from version `from` on, at most `limit`, oldest first. */
+const readRequests = async (client: pg.PoolClient, s: Tables, key: SessionKey, from: number, limit: number) =>
+  (await client.query<{ version: string; request: unknown }>(
+    `SELECT t.version, t.request FROM ${s}.turns t JOIN ${s}.sessions x ON x.id = t.session_id
+     WHERE x.repository = $1 AND x.name = $2 AND t.version >= $3 AND t.request IS NOT NULL
+     ORDER BY t.version LIMIT $4`,
+    [key.repository, key.name, from, limit]
+  )).rows.map((r) => ({ version: Number(r.version), request: r.request }))
+
+/** Every session (of one repository, when given) with its version. */
+const listSessions = async (client: pg.PoolClient, s: Tables, repository: string | undefined) =>
+  (await client.query<{ repository: string; name: string; version: string }>(
+    `SELECT repository, name, version FROM ${s}.sessions WHERE version > 0 AND ($1::text IS NULL OR repository = $1) ORDER BY repository, name`,
+    [repository ?? null]
+  )).rows.map((r) => ({ key: { repository: r.repository, name: r.name }, version: Number(r.version) }))
+
+const decodeRequests = Schema.decodeUnknownEffect(Schema.Array(StoredRequest))
+const decodeListed = Schema.decodeUnknownEffect(Schema.Array(ListedSession))
+
 /** One commit: a turn's appended messages, or a rewrite's whole history. */
 interface Write {
   readonly key: SessionKey
@@ -272,6 +304,7 @@ interface Write {
   readonly messages: ReadonlyArray<Message>
   readonly rewrite: boolean
   readonly patch: StatePatch
+  readonly request?: unknown
 }
 
 /** A statement of a commit, announced to the fault-injection hook first. */
@@ -359,7 +392,7 @@ const writeSession = async (client: pg.PoolClient, s: Tables, hook: (point: Post
     )
   }
   if (w.rewrite) await q("prune-history", `DELETE FROM ${s}.history WHERE session_id = $1 AND epoch < $2`, [row.id, row.history_epoch])
-  await q("insert-turn", `INSERT INTO ${s}.turns (session_id, turn_id, version) VALUES ($1, $2, $3)`, [row.id, turnId, row.version])
+  await q("insert-turn", `INSERT INTO ${s}.turns (session_id, turn_id, version, request) VALUES ($1, $2, $3, $4::json)`, [row.id, turnId, row.version, jsonParam(w.request)])
   await q("commit", "COMMIT")
   return { version: Number(row.version), duplicate: false }
 }
@@ -452,10 +485,24 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
       describe,
       load,
       commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {
-        return yield* write({ key: turn.session, baseVersion: turn.baseVersion, turnId: turn.turnId, messages: turn.append, rewrite: false, patch: turn.patch })
+        return yield* write({ key: turn.session, baseVersion: turn.baseVersion, turnId: turn.turnId, messages: turn.append, rewrite: false, patch: turn.patch, request: turn.request })
       }),
       rewriteHistory: Effect.fn("StateStore.rewriteHistory")(function* (rewrite: HistoryRewrite) {
         return yield* write({ key: rewrite.session, baseVersion: rewrite.baseVersion, turnId: rewrite.turnId, messages: rewrite.history, rewrite: true, patch: rewrite.patch })
+      }),
+      requests: Effect.fn("StateStore.requests")(function* (key: SessionKey, range: RequestRange) {
+        const limit = Math.max(0, Math.floor(range.limit))
+        const rows = yield* withClient(`read the requests of ${formatSessionKey(key)}`, (client) => readRequests(client, s, key, range.from, limit + 1))
+        const decoded = yield* decodeRequests(rows).pipe(
+          Effect.mapError((issue) => new StateStoreError({ store: describe, operation: `read the requests of ${formatSessionKey(key)}`, reason: `stored requests do not decode: ${issue.message}`, retryable: false }))
+        )
+        return { requests: decoded.slice(0, limit), next: decoded[limit]?.version } satisfies RequestPage
+      }),
+      sessions: Effect.fn("StateStore.sessions")(function* (filter?: SessionFilter) {
+        const rows = yield* withClient("list sessions", (client) => listSessions(client, s, filter?.repository))
+        return yield* decodeListed(rows).pipe(
+          Effect.mapError((issue) => new StateStoreError({ store: describe, operation: "list sessions", reason: `stored sessions do not decode: ${issue.message}`, retryable: false }))
+        )
       })
     }
     return service

@@ -4,7 +4,7 @@
  * for state. Pure functions over strings and bytes.
  */
 import { createHash } from "node:crypto"
-import { HistoryRewrite, SessionKey, StatePatch, TurnCommit, TurnId } from "@strata/core/effect"
+import { HistoryRewrite, SessionKey, StatePatch, StoredRequest, TurnCommit, TurnId } from "@strata/core/effect"
 import { Message } from "@strata/core"
 import { Result, Schema } from "effect"
 
@@ -20,7 +20,11 @@ export const TurnRecord = Schema.Struct({
   version: Version,
   turnId: TurnId,
   append: TurnCommit.fields.append,
-  patch: StatePatch
+  patch: StatePatch,
+  /** The turn's request summary (`TurnCommit.request`), moved to a `requests-` file when the turn's record is pruned. */
+  request: Schema.optionalKey(Schema.Json),
+  /** The session's key, in the first record only, so a listing names a session before its first checkpoint. */
+  session: Schema.optionalKey(SessionKey)
 })
 export type TurnRecord = typeof TurnRecord.Type
 
@@ -30,7 +34,8 @@ export const RewriteRecord = Schema.Struct({
   version: Version,
   turnId: TurnId,
   history: HistoryRewrite.fields.history,
-  patch: StatePatch
+  patch: StatePatch,
+  session: Schema.optionalKey(SessionKey)
 })
 export type RewriteRecord = typeof RewriteRecord.Type
 
@@ -48,7 +53,19 @@ export const SnapshotRecord = Schema.Struct({
 })
 export type SnapshotRecord = typeof SnapshotRecord.Type
 
-export const StoredRecord = Schema.Union([TurnRecord, RewriteRecord, SnapshotRecord])
+/**
+ * The request summaries of pruned turns (`requests-<first>-<last>.json`): written before
+ * the turn records that carried them are deleted, so a summary outlives its turn's record.
+ */
+export const RequestsRecord = Schema.Struct({
+  kind: Schema.Literal("requests"),
+  first: Version,
+  version: Version,
+  requests: Schema.Array(StoredRequest)
+})
+export type RequestsRecord = typeof RequestsRecord.Type
+
+export const StoredRecord = Schema.Union([TurnRecord, RewriteRecord, SnapshotRecord, RequestsRecord])
 export type StoredRecord = typeof StoredRecord.Type
 
 const decodeRecord = Schema.decodeUnknownResult(StoredRecord)
@@ -116,4 +133,13 @@ export const parseLogFileName = (name: string): { readonly kind: "turn" | "snaps
   if (m === null) return undefined
   const kind = m[1] === "turn" ? "turn" : "snapshot"
   return { kind, version: Number(m[2]) }
+}
+
+/** The file of the request summaries of versions `first` to `last`. Pure. */
+export const requestsFileName = (first: number, last: number): string => `requests-${pad(first)}-${pad(last)}.json`
+
+/** The versions a `requests-` file covers, or undefined for another file. Pure. */
+export const parseRequestsFileName = (name: string): { readonly first: number; readonly last: number } | undefined => {
+  const m = /^requests-(\d{12})-(\d{12})\.json$/.exec(name)
+  return m === null ? undefined : { first: Number(m[1]), last: Number(m[2]) }
 }

@@ -15,7 +15,8 @@ import {
   StateStore,
   type Message,
   type SessionKey,
-  type StateSnapshot
+  type StateSnapshot,
+  type StoredRequest
 } from "@strata/core/effect"
 import { Effect, Exit, Layer } from "effect"
 import fc from "fast-check"
@@ -121,6 +122,59 @@ export const conformance = (h: Harness): void => {
       )
     )
 
+    it.effect("request summaries come back page by page in commit order, past checkpoints; stale and retried commits add none", () =>
+      run(
+        Effect.gen(function* () {
+          const store = yield* StateStore
+          const key = freshKey()
+          const expected: Array<StoredRequest> = []
+          // Big records make the file store checkpoint and prune every few turns.
+          const bulk = "x".repeat(1500)
+          for (let i = 0; i < 30; i++) {
+            const request = i % 3 === 2 ? undefined : { n: i, note: `req <${i}>` }
+            yield* store.commit({ session: key, baseVersion: i, turnId: `t${i}`, append: exchange(`${i}`), patch: { record: { i, bulk } }, ...(request === undefined ? {} : { request }) })
+            if (request !== undefined) expected.push({ version: i + 1, request })
+            if (i === 10) {
+              yield* Effect.exit(store.commit({ session: key, baseVersion: 3, turnId: "stale", append: [], patch: {}, request: { stale: true } }))
+              yield* store.commit({ session: key, baseVersion: 11, turnId: `t${i}`, append: [], patch: {}, request: { retried: true } })
+            }
+          }
+          const pages: Array<ReadonlyArray<StoredRequest>> = []
+          let from: number | undefined = 1
+          while (from !== undefined) {
+            const page: { readonly requests: ReadonlyArray<StoredRequest>; readonly next: number | undefined } = yield* store.requests(key, { from, limit: 7 })
+            pages.push(page.requests)
+            from = page.next
+          }
+          expect(pages.map((p) => p.length)).toEqual([7, 7, 6])
+          expect(pages.flat()).toEqual(expected)
+          expect((yield* store.requests(key, { from: 16, limit: 3 })).requests.map((r) => r.version)).toEqual([16, 17, 19])
+          expect(yield* store.requests(key, { from: 31, limit: 5 })).toEqual({ requests: [], next: undefined })
+          expect(yield* store.requests(freshKey(), { from: 1, limit: 5 })).toEqual({ requests: [], next: undefined })
+        })
+      )
+    )
+
+    it.effect("sessions lists the committed sessions of a repository with their versions", () =>
+      run(
+        Effect.gen(function* () {
+          const store = yield* StateStore
+          const a = freshKey()
+          const b = { repository: a.repository, name: "second.one" }
+          const other = freshKey()
+          yield* store.commit({ session: a, baseVersion: 0, turnId: "a1", append: exchange("a1"), patch: {} })
+          yield* store.commit({ session: a, baseVersion: 1, turnId: "a2", append: [], patch: {} })
+          yield* store.rewriteHistory({ session: b, baseVersion: 0, turnId: "b1", history: [], patch: {} })
+          yield* store.commit({ session: other, baseVersion: 0, turnId: "o1", append: [], patch: {} })
+          yield* store.load({ repository: a.repository, name: "never" })
+          expect(yield* store.sessions({ repository: a.repository })).toEqual([{ key: a, version: 2 }, { key: b, version: 1 }])
+          const all = yield* store.sessions()
+          expect(all).toEqual(expect.arrayContaining([{ key: a, version: 2 }, { key: b, version: 1 }, { key: other, version: 1 }]))
+          expect(all.some((s) => s.key.name === "never")).toBe(false)
+        })
+      )
+    )
+
     it.effect("a commit on a stale version fails with StateConflict and changes nothing", () =>
       run(
         Effect.gen(function* () {
@@ -201,6 +255,7 @@ export const conformance = (h: Harness): void => {
             const store = yield* StateStore
             let model: StateSnapshot = emptyState(key)
             const committed: Array<string> = []
+            const requests: Array<StoredRequest> = []
             for (const [i, op] of ops.entries()) {
               const base = op.stale && model.version > 0 ? model.version - 1 : model.version
               if (op.kind === "turn") {
@@ -208,7 +263,8 @@ export const conformance = (h: Harness): void => {
                 const turnId = reused ?? `t${i}`
                 const append = Array.from({ length: op.messages }, (_, k): Message => ({ role: k % 2 === 0 ? "user" : "assistant", content: `${i}.${k}` }))
                 const patch = { ...(op.patch & 1 ? { tracker: { i } } : {}), ...(op.patch & 2 ? { journal: null } : {}), ...(op.patch & 4 ? { record: [i] } : {}) }
-                const exit = yield* Effect.exit(store.commit({ session: key, baseVersion: base, turnId, append, patch }))
+                const request = op.messages % 2 === 1 ? { turn: i, usage: { input: i * 10 } } : undefined
+                const exit = yield* Effect.exit(store.commit({ session: key, baseVersion: base, turnId, append, patch, ...(request === undefined ? {} : { request }) }))
                 if (reused !== undefined) {
                   expect(exit).toMatchObject({ _tag: "Success", value: { duplicate: true } })
                 } else if (base !== model.version) {
@@ -217,6 +273,7 @@ export const conformance = (h: Harness): void => {
                   expect(exit).toMatchObject({ _tag: "Success", value: { version: model.version + 1, duplicate: false } })
                   model = applyTurn(model, { append, patch })
                   committed.push(turnId)
+                  if (request !== undefined) requests.push({ version: model.version, request })
                 }
               } else {
                 const history = model.history.slice(0, op.keep)
@@ -230,6 +287,7 @@ export const conformance = (h: Harness): void => {
               }
               expect((yield* store.load(key)).snapshot).toEqual(model)
             }
+            expect((yield* store.requests(key, { from: 1, limit: 100 })).requests).toEqual(requests)
           })
           await Effect.runPromise(run(program))
         }),

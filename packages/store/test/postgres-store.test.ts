@@ -56,6 +56,34 @@ describe("postgres store: schema", () => {
     })
   )
 
+  it.effect("migration 2 keeps what was committed at migration 1: its turns have no request summaries, new ones do", () =>
+    Effect.gen(function* () {
+      const old = `strata_m1_${process.pid}`
+      const first = MIGRATIONS[0]!
+      yield* Effect.promise(() => sql(`DROP SCHEMA IF EXISTS ${old} CASCADE`))
+      yield* Effect.promise(() =>
+        sql(`CREATE SCHEMA ${old};
+          CREATE TABLE ${old}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+          ${first.sql(`"${old}"`)}
+          INSERT INTO ${old}.migrations (version, name) VALUES (1, '${first.name}');
+          INSERT INTO ${old}.sessions (repository, name, version, history_length, record) VALUES ('git:old', 'default', 1, 0, '{"turns":1}');
+          INSERT INTO ${old}.turns (session_id, turn_id, version) SELECT id, 't1', 1 FROM ${old}.sessions;`)
+      )
+      const key = { repository: "git:old", name: "default" }
+      yield* open(
+        { url, schema: old },
+        Effect.gen(function* () {
+          const store = yield* StateStore
+          expect((yield* store.load(key)).snapshot.record).toEqual({ turns: 1 })
+          expect(yield* store.sessions({ repository: "git:old" })).toEqual([{ key, version: 1 }])
+          expect((yield* store.requests(key, { from: 1, limit: 10 })).requests).toEqual([])
+          yield* store.commit({ session: key, baseVersion: 1, turnId: "t2", append: [], patch: {}, request: { n: 2 } })
+          expect((yield* store.requests(key, { from: 1, limit: 10 })).requests).toEqual([{ version: 2, request: { n: 2 } }])
+        })
+      )
+    })
+  )
+
   it.effect("refuses a schema migrated by a newer Strata", () =>
     Effect.gen(function* () {
       const newer = `strata_newer_${process.pid}`

@@ -17,7 +17,29 @@ import "./styles.css"
 const API = "/_strata/api/"
 
 /** Rows the requests table shows before "Show all". */
-const TABLE_ROWS = 200
+const TABLE_ROWS = 100
+/** Bars a chart draws at most: a longer session's requests are summed into buckets of consecutive requests. */
+const CHART_POINTS = 250
+
+/** Consecutive values per bucket (1: one per request), so a chart stays `CHART_POINTS` wide. */
+const bucketSize = (n: number): number => Math.max(1, Math.ceil(n / CHART_POINTS))
+
+/** Per-bucket means of `values` (a bar is the mean request of its bucket, so its height reads as tokens per request). */
+const bucketMeans = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> => {
+  if (size === 1) return values
+  const out: Array<number> = []
+  for (let i = 0; i < values.length; i += size) {
+    let sum = 0
+    const end = Math.min(values.length, i + size)
+    for (let j = i; j < end; j++) sum += values[j] ?? 0
+    out.push(sum / (end - i))
+  }
+  return out
+}
+
+/** Every `size`-th value and the last (running totals: the bucket's end). */
+const bucketEnds = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> =>
+  size === 1 ? values : Array.from({ length: Math.ceil(values.length / size) }, (_, b) => values[Math.min(values.length - 1, (b + 1) * size - 1)] ?? 0)
 
 type Route =
   | { readonly view: "list" }
@@ -96,7 +118,7 @@ const SessionsList = ({ version }: { readonly version: number }) => {
             {data.sessions.map((s) => (
               <tr key={s.id} data-session={s.id}>
                 <th scope="row"><a href={sessionHref(s.id)}>{s.name}</a><span class="repo">{s.repository}</span></th>
-                <td class="nowrap">{s.source}</td>
+                <td class="nowrap">{s.source} · {s.provider}</td>
                 <Num value={s.requests} format={tokens} />
                 <Num value={s.cost} format={usd} />
                 <Num value={s.uncachedCost} format={usd} />
@@ -134,20 +156,25 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
   const charts = useMemo(() => {
     if (data === undefined) return undefined
     const rows = data.requests
-    const x = rows.map((r) => r.index)
+    const size = bucketSize(rows.length)
+    const x = bucketEnds(rows.map((r) => r.index), size)
+    const asSent = rows.some((r) => r.asSentCost !== null)
     return {
       x,
-      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: rows.map((r) => r.tokens[b.key]) })),
-      content: CONTENT.map((c) => ({ label: c.label, color: c.color, values: rows.map((r) => r.content[c.key]) })),
+      size,
+      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: bucketMeans(rows.map((r) => r.tokens[b.key]), size) })),
+      content: CONTENT.map((c) => ({ label: c.label, color: c.color, values: bucketMeans(rows.map((r) => r.content[c.key]), size) })),
       cost: [
-        { label: "with Strata", color: "#2b6cb0", values: rows.map((r) => r.cumulativeCost ?? 0) },
-        { label: "no caching", color: "#c53030", values: rows.map((r) => r.cumulativeUncachedCost ?? 0) }
+        { label: "with Strata", color: "#2b6cb0", values: bucketEnds(rows.map((r) => r.cumulativeCost ?? 0), size) },
+        { label: "no caching", color: "#c53030", values: bucketEnds(rows.map((r) => r.cumulativeUncachedCost ?? 0), size) },
+        ...(asSent ? [{ label: "as the agent sent it", color: "#6b46c1", values: bucketEnds(rows.map((r) => r.cumulativeAsSentCost ?? 0), size) }] : [])
       ]
     }
   }, [data])
   const [showAll, setShowAll] = useState(false)
   const pick = useCallback((i: number) => {
-    const row = data?.requests[i]
+    const size = bucketSize(data?.requests.length ?? 0)
+    const row = data?.requests[Math.min((data?.requests.length ?? 1) - 1, (i + 1) * size - 1)]
     if (row !== undefined) location.hash = requestHref(id, row.index)
   }, [data, id])
   if (data === undefined || charts === undefined) return <Status error={error} />
@@ -165,13 +192,14 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
         <div><dt>Without caching</dt><dd data-value={s.uncachedCost ?? ""}>{usd(s.uncachedCost)}</dd></div>
         <div><dt>Saved</dt><dd data-value={s.saved ?? ""}>{usd(s.saved)}</dd></div>
         <div><dt>Hit rate</dt><dd data-value={s.hitRate}>{percent(s.hitRate)}</dd></div>
-        <div><dt>Source</dt><dd>{s.source}</dd></div>
+        {s.asSentCost !== null && <div><dt>As the agent sent it</dt><dd data-value={s.asSentCost}>{usd(s.asSentCost)}</dd></div>}
+        <div><dt>Source</dt><dd>{s.source} · {s.provider}</dd></div>
       </dl>
       {data.warnings.map((w, i) => <p key={i} class="warning" role="note">{w}</p>)}
       {data.omitted > 0 && <p class="muted">The {tokens(data.omitted)} oldest requests are counted in the totals only.</p>}
       <div class="grid">
-        <StackedBars title="Input tokens per request by billing" x={charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
-        <StackedBars title="Input tokens per request by content" x={charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
+        <StackedBars title={`Input tokens per request by billing${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
+        <StackedBars title={`Input tokens per request by content${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
         <Lines title="Cumulative cost" x={charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
       </div>
       {misses.length > 0 && (

@@ -5,13 +5,7 @@
  * alone, `strata proxy` mounts `dashboardHandler` at `/`. `renderReplayHtml` turns a replay
  * report into one self-contained page with the same charts.
  */
-export {
-  fileSessionCatalog,
-  keysSessionCatalog,
-  type FileSessionCatalogOptions,
-  type ListedSession,
-  type SessionCatalog
-} from "./catalog.ts"
+export { storeSessionCatalog, type ListedSession, type SessionCatalog } from "./catalog.ts"
 export {
   DASHBOARD_PREFIX,
   dashboardHandler,
@@ -33,12 +27,15 @@ export {
   BlockRow,
   clearedLedger,
   ContentSplit,
+  decodeStoredRequests,
   LedgerEntry,
   requestDetail,
   RequestDetail,
   RequestRow,
   requestRows,
   sessionId,
+  sessionRequests,
+  type SessionRequests,
   SessionSummary,
   sessionSummary,
   SessionView,
@@ -46,4 +43,4 @@ export {
   TokenSplit,
   tokenSplit
 } from "./views.ts"
-export { openInBrowser, runUi, UiError, type UiOptions } from "./runUi.ts"
+export { openInBrowser, PROXY_REPOSITORY, runUi, UiError, type UiOptions } from "./runUi.ts"

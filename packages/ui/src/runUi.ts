@@ -7,7 +7,10 @@ import { spawn } from "node:child_process"
 import { sessionKeyFor } from "@strata/store"
 import { StateStore, type PathOutsideRepo, type StateStoreError } from "@strata/core/effect"
 import { Context, Effect, Layer, Schema } from "effect"
-import { fileSessionCatalog, keysSessionCatalog, type SessionCatalog } from "./catalog.ts"
+import { storeSessionCatalog, type SessionCatalog } from "./catalog.ts"
+
+/** The repository identity under which `strata proxy` keeps its sessions (`@strata/proxy`'s `PROXY_REPOSITORY`). */
+export const PROXY_REPOSITORY = "strata-proxy"
 import { serveDashboard } from "./server.ts"
 
 /** The dashboard could not start (a port in use, a host that is not an address). */
@@ -27,13 +30,11 @@ export interface UiOptions {
   /** The repository's store (the one `strata chat` and the Promise API commit to). */
   readonly store: Layer.Layer<StateStore, StateStoreError | PathOutsideRepo>
   /**
-   * Where the file store keeps sessions (relative to the root, default `.strata/state`), to
-   * list them; `null` for a store that cannot be listed (PostgreSQL, memory): the
-   * dashboard then shows the sessions named in `sessions`.
+   * Repository identities besides the repository's own whose sessions to list too.
+   * Default: the proxy's (`strata-proxy`), so sessions `strata proxy` recorded in this
+   * store show beside the CLI's and the application's.
    */
-  readonly fileDirectory: string | null | undefined
-  /** Session names to show when the store cannot be listed. Default `["default"]`. */
-  readonly sessions?: ReadonlyArray<string> | undefined
+  readonly alsoRepositories?: ReadonlyArray<string> | undefined
   /** The repository's configured identity, when it has one (see `sessionKeyFor`). */
   readonly repositoryId?: string | undefined
   /** Default 0: any free port. */
@@ -67,7 +68,7 @@ export const openInBrowser = (url: string): void => {
  * import { FileStateStore } from "@strata/store"
  * import { runUi } from "@strata/ui"
  * await Effect.runPromise(runUi({
- *   repoRoot: ".", store: FileStateStore.layer({ repoRoot: "." }), fileDirectory: undefined,
+ *   repoRoot: ".", store: FileStateStore.layer({ repoRoot: "." }),
  *   announce: (url) => Effect.sync(() => console.log(url))
  * }))
  * ```
@@ -77,16 +78,8 @@ export const runUi = (options: UiOptions): Effect.Effect<void, UiError | StateSt
     Effect.gen(function* () {
       // Built in this scope, so a pooled store (PostgreSQL) stays open while the server runs.
       const store = Context.get(yield* Layer.build(options.store), StateStore)
-      const catalog: SessionCatalog = options.fileDirectory === null
-        ? keysSessionCatalog(
-          store,
-          yield* Effect.forEach(options.sessions ?? ["default"], (name) => sessionKeyFor(options.repoRoot, { name, repositoryId: options.repositoryId, create: false }))
-        )
-        : fileSessionCatalog({
-          repoRoot: options.repoRoot,
-          directory: options.fileDirectory,
-          repositories: [(yield* sessionKeyFor(options.repoRoot, { repositoryId: options.repositoryId, create: false })).repository]
-        })
+      const own = yield* sessionKeyFor(options.repoRoot, { repositoryId: options.repositoryId, create: false })
+      const catalog: SessionCatalog = storeSessionCatalog(store, [own.repository, ...(options.alsoRepositories ?? [PROXY_REPOSITORY])])
       const host = options.host ?? "127.0.0.1"
       const port = options.port ?? 0
       const server = yield* Effect.acquireRelease(

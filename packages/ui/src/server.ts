@@ -6,11 +6,21 @@
  * with one `if`; the data it serves comes from Effects over `StateStore`.
  */
 import * as http from "node:http"
-import { formatSessionKey, type LoadedState, type StateStore } from "@strata/core/effect"
+import { formatSessionKey, type LoadedState, type RecordedRequest, type RequestPage, type StateStore, type StoredRequest } from "@strata/core/effect"
 import { Effect } from "effect"
 import type { ListedSession, SessionCatalog } from "./catalog.ts"
 import { asset } from "./internal/assets.ts"
-import { requestDetail, sessionId, sessionSummary, sessionView, type SessionSummary } from "./views.ts"
+import {
+  decodeStoredRequests,
+  requestDetail,
+  requestRows,
+  sessionId,
+  sessionRequests,
+  sessionView,
+  type RequestRow,
+  type SessionRequests,
+  type SessionSummary
+} from "./views.ts"
 
 /** Every path the dashboard serves starts with this, except the page itself at `/`. */
 export const DASHBOARD_PREFIX = "/_strata/"
@@ -103,21 +113,47 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
 
   const list = () => Effect.runPromise(catalog.list)
 
-  // A session's state and views change only with its version: keep the latest of each.
+  // A session's state and views change only with its version: keep the latest of each,
+  // and its request summaries, read on from where the last read stopped.
   interface Cached {
     readonly version: number
     readonly loaded: LoadedState
+    readonly stored: ReadonlyArray<RecordedRequest>
+    readonly skipped: number
+    /** The version the next read of request summaries starts from. */
+    readonly from: number
+    readonly session: SessionRequests
+    readonly rows: ReadonlyArray<RequestRow>
     summary?: SessionSummary
     view?: string
   }
   const cache = new Map<string, Cached>()
+  const REQUESTS_PER_READ = 500
 
   const cached = async (listed: ListedSession): Promise<Cached> => {
     const id = sessionId(listed.key)
     const hit = cache.get(id)
     if (hit !== undefined && hit.version === listed.version) return hit
     const loaded = await Effect.runPromise(store.load(listed.key))
-    const entry: Cached = { version: listed.version, loaded }
+    const fresh: Array<StoredRequest> = []
+    let from: number | undefined = hit?.from ?? 1
+    let nextFrom = from
+    while (from !== undefined) {
+      const page: RequestPage = await Effect.runPromise(store.requests(listed.key, { from, limit: REQUESTS_PER_READ }))
+      fresh.push(...page.requests)
+      nextFrom = (page.requests.at(-1)?.version ?? nextFrom - 1) + 1
+      from = page.next
+    }
+    const decoded = decodeStoredRequests(fresh)
+    const stored = hit === undefined ? decoded.requests : [...hit.stored, ...decoded.requests]
+    const skipped = (hit?.skipped ?? 0) + decoded.skipped
+    const session = sessionRequests(loaded.snapshot, stored, skipped)
+    // Rows carry running totals: extend the previous ones when nothing before them moved.
+    const extend = hit !== undefined && hit.session.omitted === session.omitted && hit.session.requests.length + decoded.requests.length === session.requests.length
+    const rows = extend
+      ? [...hit.rows, ...requestRows(decoded.requests, session.omitted + hit.rows.length, hit.rows.at(-1))]
+      : requestRows(session.requests, session.omitted)
+    const entry: Cached = { version: loaded.snapshot.version, loaded, stored, skipped, from: nextFrom, session, rows }
     cache.set(id, entry)
     return entry
   }
@@ -170,7 +206,7 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
       const listed = await list()
       const sessions = await Promise.all(listed.map(async (s) => {
         const entry = await cached(s)
-        entry.summary ??= sessionSummary(entry.loaded.snapshot)
+        entry.summary ??= sessionView(entry.loaded.snapshot, entry.session, [], entry.rows).summary
         return entry.summary
       }))
       sessions.sort((a, b) => (b.lastAt ?? 0) - (a.lastAt ?? 0) || a.name.localeCompare(b.name))
@@ -183,10 +219,10 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
     if (entry === undefined) return sendJson(res, 404, { error: `No session ${id} in ${catalog.describe}` })
     const loaded = entry.loaded
     if (m[2] === undefined) {
-      entry.view ??= JSON.stringify(sessionView(loaded.snapshot, loaded.warnings))
+      entry.view ??= JSON.stringify(sessionView(loaded.snapshot, entry.session, loaded.warnings, entry.rows))
       return send(res, 200, "application/json; charset=utf-8", entry.view)
     }
-    const detail = requestDetail(loaded.snapshot, Number(m[2]))
+    const detail = requestDetail(loaded.snapshot, entry.session, Number(m[2]), entry.rows)
     if (detail === undefined) return sendJson(res, 404, { error: `Session ${formatSessionKey(loaded.snapshot.session)} keeps no request ${m[2]}` })
     return sendJson(res, 200, detail)
   }

@@ -10,10 +10,11 @@ import {
   estimateTokens,
   messageParts,
   partText,
+  RecordedRequest,
   type Message,
-  type RecordedRequest,
   type SessionRecord,
   type StateSnapshot,
+  type StoredRequest,
   type Usage
 } from "@strata/core/effect"
 import { computeCost, lookupModel, PROVIDER_IDS, type ModelLimits, type ProviderId } from "@strata/providers"
@@ -50,8 +51,10 @@ export const SessionSummary = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   repository: Schema.String,
-  /** The provider and where usage came from (`anthropic · provider`, `openai · simulated`). */
+  /** What sent the requests: `cli`, `api` or `proxy` (`unknown` for requests recorded before it was). */
   source: Schema.String,
+  /** The provider and where usage came from (`anthropic · provider`, `openai · simulated`). */
+  provider: Schema.String,
   version: Schema.Number,
   requests: Schema.Number,
   /** USD; null when no request of the session has a price in the table. */
@@ -60,6 +63,8 @@ export const SessionSummary = Schema.Struct({
   uncachedCost: Nullable,
   /** `uncachedCost - cost`. */
   saved: Nullable,
+  /** Proxy sessions: what the requests as the agent sent them would have cost (simulated); null otherwise. */
+  asSentCost: Nullable,
   /** Cache reads over prompt tokens, 0..1. */
   hitRate: Schema.Number,
   lastAt: Nullable
@@ -91,6 +96,9 @@ export const RequestRow = Schema.Struct({
   uncachedCost: Nullable,
   cumulativeCost: Nullable,
   cumulativeUncachedCost: Nullable,
+  /** Proxy requests: the cost of the request as the agent sent it (simulated), and its running total. */
+  asSentCost: Nullable,
+  cumulativeAsSentCost: Nullable,
   blocks: Schema.Array(BlockRow),
   miss: Schema.NullOr(Schema.String),
   /** Tool results this request newly replaced by placeholders, and their tokens. */
@@ -113,7 +121,7 @@ export type LedgerEntry = typeof LedgerEntry.Type
 /** `GET /_strata/api/sessions/:id`. */
 export const SessionView = Schema.Struct({
   summary: SessionSummary,
-  /** Requests the record keeps (the latest ones); `omitted` older ones count only in the totals. */
+  /** Every request the store keeps a summary of; `omitted` older ones (before summaries were kept) count only in the totals. */
   requests: Schema.Array(RequestRow),
   omitted: Schema.Number,
   ledger: Schema.Array(LedgerEntry),
@@ -125,7 +133,7 @@ export type SessionView = typeof SessionView.Type
 export const BlockDetail = Schema.Struct({
   ...BlockRow.fields,
   hash: Schema.String,
-  /** The rendered block; null when not kept (only the session's last request keeps texts). */
+  /** The rendered block; null when not kept (only the session's last request keeps its texts). */
   text: Schema.NullOr(Schema.String)
 })
 export type BlockDetail = typeof BlockDetail.Type
@@ -174,13 +182,11 @@ const limitsOf = (cache: Map<string, ModelLimits | undefined>, provider: string,
   return limits
 }
 
-const costs = (r: RecordedRequest, cache: Map<string, ModelLimits | undefined>): { readonly cost: number | null; readonly uncached: number | null } => {
-  const limits = limitsOf(cache, r.provider, r.model)
-  if (r.usage === undefined || limits === undefined) return { cost: null, uncached: null }
-  const c = computeCost(r.usage, limits)
+const priced = (usage: Usage | undefined, limits: ModelLimits | undefined): { readonly cost: number | null; readonly uncached: number | null } => {
+  if (usage === undefined || limits === undefined) return { cost: null, uncached: null }
+  const c = computeCost(usage, limits)
   return c === undefined ? { cost: null, uncached: null } : { cost: c.total, uncached: c.uncachedTotal }
 }
-
 /** Input tokens by billing: reads, writes by lifetime (unsplit writes count as 5m), the rest. Pure. */
 export const tokenSplit = (usage: Usage | undefined): TokenSplit => {
   if (usage === undefined) return { read: 0, write5m: 0, write1h: 0, uncached: 0, output: 0 }
@@ -205,14 +211,18 @@ const contentSplit = (r: RecordedRequest): ContentSplit => {
 const addNullable = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b)
 
 /** The rows of a session view from its recorded requests, with running totals. Pure. */
-export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex = 0): ReadonlyArray<RequestRow> => {
-  let cumulative: number | null = null
-  let cumulativeUncached: number | null = null
+export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex = 0, before?: RequestRow): ReadonlyArray<RequestRow> => {
+  let cumulative: number | null = before?.cumulativeCost ?? null
+  let cumulativeUncached: number | null = before?.cumulativeUncachedCost ?? null
+  let cumulativeAsSent: number | null = before?.cumulativeAsSentCost ?? null
   const limits = new Map<string, ModelLimits | undefined>()
   return requests.map((r, i) => {
-    const { cost, uncached } = costs(r, limits)
+    const model = limitsOf(limits, r.provider, r.model)
+    const { cost, uncached } = priced(r.usage, model)
+    const asSent = r.asSent === undefined ? null : priced(r.asSent, model).cost
     cumulative = addNullable(cumulative, cost)
     cumulativeUncached = addNullable(cumulativeUncached, uncached)
+    cumulativeAsSent = addNullable(cumulativeAsSent, asSent)
     return {
       index: firstIndex + i,
       at: r.at,
@@ -226,6 +236,8 @@ export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex
       uncachedCost: uncached,
       cumulativeCost: cumulative,
       cumulativeUncachedCost: cumulativeUncached,
+      asSentCost: asSent,
+      cumulativeAsSentCost: cumulativeAsSent,
       blocks: r.blocks.map((b) => ({ tier: b.tier, tokens: b.tokens, items: b.items, changed: b.changed, breakpoint: b.breakpoint ?? null })),
       miss: r.miss ?? null,
       newlyCleared: r.cleared?.newlyClearedResults ?? 0,
@@ -234,34 +246,92 @@ export const requestRows = (requests: ReadonlyArray<RecordedRequest>, firstIndex
   })
 }
 
-const summaryOf = (snapshot: StateSnapshot, record: SessionRecord, rows: ReadonlyArray<RequestRow>): SessionSummary => {
-  const totals = record.totals
-  const prompt = totals.input + totals.cacheRead + totals.cacheWrite
-  const last = record.last
-  const cost = rows.reduce<number | null>((s, r) => addNullable(s, r.cost), null)
-  const uncachedCost = rows.reduce<number | null>((s, r) => addNullable(s, r.uncachedCost), null)
+/**
+ * A session's requests as the dashboard reads them: those older records kept in the
+ * session record, then the summaries the store keeps with each turn (decoded; `skipped`
+ * did not decode), and how many earlier requests are known only by the totals.
+ */
+export interface SessionRequests {
+  readonly record: SessionRecord | undefined
+  readonly requests: ReadonlyArray<RecordedRequest>
+  readonly omitted: number
+  readonly skipped: number
+  readonly warnings: ReadonlyArray<string>
+}
+
+const decodeRecorded = Schema.decodeUnknownResult(RecordedRequest)
+const ProxyRecordKind = Schema.Struct({ kind: Schema.Literal("strata-proxy-session") })
+const isProxyRecord = Schema.is(ProxyRecordKind)
+
+/** Summaries read from the store, decoded; those that do not decode are counted, not shown. Pure. */
+export const decodeStoredRequests = (stored: ReadonlyArray<StoredRequest>): { readonly requests: ReadonlyArray<RecordedRequest>; readonly skipped: number } => {
+  const requests: Array<RecordedRequest> = []
+  let skipped = 0
+  for (const s of stored) {
+    const d = decodeRecorded(s.request)
+    if (d._tag === "Success") requests.push(d.success)
+    else skipped++
+  }
+  return { requests, skipped }
+}
+
+/**
+ * A session's requests from its snapshot (its record: totals, and the requests older
+ * records kept) and the store's summaries (already decoded). Pure.
+ */
+export const sessionRequests = (snapshot: StateSnapshot, stored: ReadonlyArray<RecordedRequest>, skipped = 0): SessionRequests => {
+  // The proxy keeps its own record; its requests are all in the store.
+  const own = snapshot.record === null || isProxyRecord(snapshot.record) ? undefined : decodeSessionRecord(snapshot.record)
+  const record = own?.warning === undefined ? own?.record : undefined
+  const legacy = record?.requests ?? []
+  const requests = legacy.length === 0 ? stored : [...legacy, ...stored]
+  const omitted = record === undefined ? 0 : Math.max(0, record.turns - requests.length - skipped)
   return {
-      id: sessionId(snapshot.session),
-      name: snapshot.session.name,
-      repository: snapshot.session.repository,
-      source: last === null ? "no requests yet" : `${last.provider} · ${last.usageSource}`,
-      version: snapshot.version,
-      requests: record.turns,
-      cost,
-      uncachedCost,
-      saved: cost === null || uncachedCost === null ? null : uncachedCost - cost,
-      hitRate: prompt === 0 ? 0 : totals.cacheRead / prompt,
-      lastAt: last?.at ?? null
+    record,
+    requests,
+    omitted,
+    skipped,
+    warnings: [
+      ...(own?.warning === undefined ? [] : [own.warning]),
+      ...(skipped > 0 ? [`${skipped} request summaries did not decode (written by another version of Strata?) and are not shown.`] : []),
+      ...(omitted > 0 ? [`${omitted} earlier requests were recorded before per-request summaries existed: they count in the hit rate only.`] : [])
+    ]
+  }
+}
+
+const summaryOf = (snapshot: StateSnapshot, session: SessionRequests, rows: ReadonlyArray<RequestRow>): SessionSummary => {
+  const last = session.requests.at(-1)
+  const fromRows = rows.reduce((t, r) => ({ read: t.read + r.tokens.read, prompt: t.prompt + r.tokens.read + r.tokens.write5m + r.tokens.write1h + r.tokens.uncached }), { read: 0, prompt: 0 })
+  const totals = session.record?.totals
+  const read = totals === undefined ? fromRows.read : totals.cacheRead
+  const prompt = totals === undefined ? fromRows.prompt : totals.input + totals.cacheRead + totals.cacheWrite
+  const final = rows.at(-1)
+  const cost = final?.cumulativeCost ?? null
+  const uncachedCost = final?.cumulativeUncachedCost ?? null
+  return {
+    id: sessionId(snapshot.session),
+    name: snapshot.session.name,
+    repository: snapshot.session.repository,
+    source: last === undefined ? "none" : last.source ?? "unknown",
+    provider: last === undefined ? "no requests yet" : `${last.provider} · ${last.usageSource}`,
+    version: snapshot.version,
+    requests: session.record?.turns ?? rows.length,
+    cost,
+    uncachedCost,
+    saved: cost === null || uncachedCost === null ? null : uncachedCost - cost,
+    asSentCost: final?.cumulativeAsSentCost ?? null,
+    hitRate: prompt === 0 ? 0 : read / prompt,
+    lastAt: last?.at ?? null
   }
 }
 
 /**
- * A session's row of the sessions list. Cost figures cover the requests the record
- * keeps (every request of sessions under `RECORDED_REQUESTS`); hit rate covers all. Pure.
+ * A session's row of the sessions list. Cost figures cover the requests with summaries
+ * (every request of sessions recorded with this version); hit rate covers all. Pure.
  */
-export const sessionSummary = (snapshot: StateSnapshot): SessionSummary => {
-  const { record } = decodeSessionRecord(snapshot.record)
-  return summaryOf(snapshot, record, requestRows(record.requests ?? []))
+export const sessionSummary = (snapshot: StateSnapshot, stored: ReadonlyArray<RecordedRequest> = []): SessionSummary => {
+  const session = sessionRequests(snapshot, stored)
+  return summaryOf(snapshot, session, requestRows(session.requests))
 }
 
 const ClearedJson = Schema.Struct({
@@ -299,41 +369,40 @@ export const clearedLedger = (snapshot: StateSnapshot): ReadonlyArray<LedgerEntr
 }
 
 /** The session view: summary, requests with running costs, the cleared ledger. Pure. */
-export const sessionView = (snapshot: StateSnapshot, warnings: ReadonlyArray<string> = []): SessionView => {
-  const { record, warning } = decodeSessionRecord(snapshot.record)
-  const kept = record.requests ?? []
-  const omitted = Math.max(0, record.turns - kept.length)
-  const rows = requestRows(kept, omitted)
-  const summary = summaryOf(snapshot, record, rows)
+export const sessionView = (snapshot: StateSnapshot, session: SessionRequests, warnings: ReadonlyArray<string> = [], rows?: ReadonlyArray<RequestRow>): SessionView => {
+  const all = rows ?? requestRows(session.requests, session.omitted)
   return {
-    summary,
-    requests: rows,
-    omitted,
+    summary: summaryOf(snapshot, session, all),
+    requests: all,
+    omitted: session.omitted,
     ledger: clearedLedger(snapshot),
-    warnings: [...warnings, ...(warning === undefined ? [] : [warning]), ...(record.turns > 0 && kept.length === 0 ? ["This session was recorded before per-request records existed: only its totals are known."] : [])]
+    warnings: [...warnings, ...session.warnings]
   }
 }
 
-/** One request's detail (index counts every request of the session), or undefined when the record does not keep it. Pure. */
-export const requestDetail = (snapshot: StateSnapshot, index: number): RequestDetail | undefined => {
-  const { record } = decodeSessionRecord(snapshot.record)
-  const kept = record.requests ?? []
-  const omitted = Math.max(0, record.turns - kept.length)
-  const rows = requestRows(kept, omitted)
-  const row = rows[index - omitted]
-  const recorded = kept[index - omitted]
+/** One request's detail (index counts every request of the session), or undefined when no summary of it is kept. Pure. */
+export const requestDetail = (snapshot: StateSnapshot, session: SessionRequests, index: number, rows?: ReadonlyArray<RequestRow>): RequestDetail | undefined => {
+  const all = rows ?? requestRows(session.requests, session.omitted)
+  const row = all[index - session.omitted]
+  const recorded = session.requests[index - session.omitted]
   if (row === undefined || recorded === undefined) return undefined
+  // The last request's texts are in the record (`lastBlocks`), when its blocks are the ones shown.
+  const isLast = index - session.omitted === session.requests.length - 1
+  const texts = isLast ? session.record?.lastBlocks : undefined
   return {
     sessionId: sessionId(snapshot.session),
     request: row,
-    blocks: recorded.blocks.map((b) => ({
-      tier: b.tier,
-      tokens: b.tokens,
-      items: b.items,
-      changed: b.changed,
-      breakpoint: b.breakpoint ?? null,
-      hash: b.hash,
-      text: b.text ?? null
-    }))
+    blocks: recorded.blocks.map((b, i) => {
+      const kept = texts?.[i]
+      return {
+        tier: b.tier,
+        tokens: b.tokens,
+        items: b.items,
+        changed: b.changed,
+        breakpoint: b.breakpoint ?? null,
+        hash: b.hash,
+        text: b.text ?? (kept !== undefined && kept.hash === b.hash ? kept.text ?? null : null)
+      }
+    })
   }
 }

@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { renderReplayHtml, serveDashboard, type DashboardServer, type SessionSummary, type SessionView } from "../src/index.ts"
 import { launch, pwned, SCREENSHOTS, seriousViolations, watchedPage } from "./browser.ts"
-import { makeRepo, openStore, recordSession, XSS_IMG, XSS_SCRIPT } from "./sessions.ts"
+import { copyAsProxySession, makeRepo, openStore, recordSession, XSS_IMG, XSS_SCRIPT } from "./sessions.ts"
 
 const dirs = tempDirs("strata-ui-page-")
 let root = ""
@@ -32,7 +32,9 @@ beforeAll(async () => {
   await recordSession(root, "chat", { turns: 8, gaps: (i) => (i === 4 ? 400 : 30) })
   await recordSession(root, "agent", { turns: 12, agent: true })
   await recordSession(root, "review", { turns: 3 })
-  server = await serveDashboard({ ...(await openStore(root)), port: 0, pollMs: 50 })
+  const stores = await openStore(root)
+  await copyAsProxySession(stores.store, "chat", "agent-proxy")
+  server = await serveDashboard({ ...stores, port: 0, pollMs: 50 })
   ;({ browser, context } = await launch())
 })
 
@@ -73,13 +75,15 @@ describe("the dashboard in chromium", () => {
   it("shows a session: figures and per-request rows equal the endpoint, misses and the ledger as text", async () => {
     const { page, errors } = await watchedPage(context)
     const { sessions } = await api<{ sessions: ReadonlyArray<SessionSummary> }>("sessions")
-    for (const name of ["chat", "agent"]) {
+    for (const name of ["chat", "agent", "agent-proxy"]) {
       const id = sessions.find((s) => s.name === name)!.id
       await page.goto(`${server.url}#/s/${encodeURIComponent(id)}`)
       await page.locator("#requests tbody tr").first().waitFor()
       const view = await api<SessionView>(`sessions/${encodeURIComponent(id)}`)
       const s = view.summary
-      expect(await values(page, "#session-facts")).toEqual([num(s.requests), num(s.cost), num(s.uncachedCost), num(s.saved), num(s.hitRate)])
+      const asSent = s.asSentCost === null ? [] : [num(s.asSentCost)]
+      expect(await values(page, "#session-facts")).toEqual([num(s.requests), num(s.cost), num(s.uncachedCost), num(s.saved), num(s.hitRate), ...asSent])
+      expect(asSent.length).toBe(name === "agent-proxy" ? 1 : 0)
       expect(await page.locator("#requests tbody tr").count()).toBe(view.requests.length)
       for (const r of view.requests) {
         expect(await values(page, `tr[data-request="${r.index}"]`)).toEqual([r.tokens.read, r.tokens.write5m, r.tokens.write1h, r.tokens.uncached, r.tokens.output, r.cost, r.uncachedCost].map((v) => num(v)))
@@ -88,7 +92,7 @@ describe("the dashboard in chromium", () => {
       if (name === "chat") {
         // The miss explanation carries an <img onerror>: it shows as text.
         await expect.poll(() => page.locator(".misses").innerText()).toContain(XSS_IMG)
-      } else {
+      } else if (name === "agent") {
         expect(await page.locator("#ledger tbody tr").count()).toBe(view.ledger.length)
         expect(view.ledger.length).toBeGreaterThan(0)
       }

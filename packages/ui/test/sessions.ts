@@ -7,9 +7,9 @@ import { createContextEngine, type ToolResultPart } from "@strata/core"
 import { AnthropicPlacement, makeSimulator } from "@strata/providers"
 import { makeFileStateStore, sessionKeyFor, stateStore } from "@strata/store"
 import { TrackerLayer } from "@strata/tiers"
-import { Effect, Layer } from "effect"
-import { fileSessionCatalog, type SessionCatalog } from "../src/index.ts"
-import { ContextEditing, DEFAULT_CONTEXT_EDITING, type StateStore } from "@strata/core/effect"
+import { Effect, Layer, Schema } from "effect"
+import { PROXY_REPOSITORY, storeSessionCatalog, type SessionCatalog } from "../src/index.ts"
+import { ContextEditing, DEFAULT_CONTEXT_EDITING, RecordedRequest, type StateStore } from "@strata/core/effect"
 
 export const MODEL = "claude-sonnet-4-5"
 
@@ -76,8 +76,24 @@ export const recordSession = async (root: string, name: string, options: RecordO
 /** The file store of `root` and a catalog over its sessions, as `strata ui` builds them. */
 export const openStore = async (root: string): Promise<{ readonly store: StateStore["Service"]; readonly catalog: SessionCatalog }> => {
   const key = await Effect.runPromise(sessionKeyFor(root, { create: false }))
-  return {
-    store: await Effect.runPromise(makeFileStateStore({ repoRoot: root })),
-    catalog: fileSessionCatalog({ repoRoot: root, repositories: [key.repository] })
+  const store = await Effect.runPromise(makeFileStateStore({ repoRoot: root }))
+  return { store, catalog: storeSessionCatalog(store, [key.repository, PROXY_REPOSITORY]) }
+}
+
+/**
+ * A proxy session (`strata-proxy`, the proxy's own record) whose request summaries are those
+ * of session `from`, each with an as-sent usage that reads nothing from the cache: what the
+ * proxy commits, without running it.
+ */
+export const copyAsProxySession = async (store: StateStore["Service"], from: string, name: string): Promise<void> => {
+  const source = (await Effect.runPromise(store.sessions())).find((s) => s.key.name === from)
+  if (source === undefined) throw new Error(`no session ${from}`)
+  const page = await Effect.runPromise(store.requests(source.key, { from: 1, limit: 1000 }))
+  const key = { repository: PROXY_REPOSITORY, name }
+  for (const [i, stored] of page.requests.entries()) {
+    const r = Schema.decodeUnknownSync(RecordedRequest)(stored.request)
+    const u = r.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
+    const asSent = { input: u.input + u.cacheRead + u.cacheWrite, cacheRead: 0, cacheWrite: 0, output: u.output }
+    await Effect.runPromise(store.commit({ session: key, baseVersion: i, turnId: `${name}-${i}`, append: [], patch: { record: { kind: "strata-proxy-session", id: name } }, request: Schema.encodeSync(RecordedRequest)({ ...r, source: "proxy", asSent }) }))
   }
 }

@@ -3,6 +3,7 @@
  * the cache controls of the requests it forwards. The flags go to `@strata/proxy`'s
  * `runProxy`, loaded only when the command runs.
  */
+import { resolve } from "node:path"
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CliEnvironment } from "../support/environment.ts"
@@ -28,28 +29,30 @@ export const proxy = Command.make(
     // streams in flight finish and commits, then the command exits 0, not 130.
     Effect.uninterruptible(Effect.gen(function* () {
       const json = yield* JsonFlag
-      const { runProxy } = yield* Effect.promise(() => import("@strata/proxy"))
-      const store = (yield* CliEnvironment).env["STRATA_STORE"]
+      const { runProxyWithDashboard } = yield* Effect.promise(() => import("../run/proxy.ts"))
+      const { env, cwd } = yield* CliEnvironment
+      const record = opt(flags.record)
       yield* Effect.promise(() =>
-        runProxy({
+        runProxyWithDashboard({
           host: flags.host,
           port: flags.port,
           upstream: opt(flags.upstream),
           anthropicUpstream: opt(flags.anthropicUpstream),
           openaiUpstream: opt(flags.openaiUpstream),
           mode: flags.mode,
-          recordDir: opt(flags.record),
+          recordDir: record === undefined ? undefined : resolve(cwd, record),
           quiet: flags.quiet,
           json,
           jsonHead: { schemaVersion: JSON_SCHEMA_VERSION },
-          store
+          store: env["STRATA_STORE"],
+          stateRoot: cwd
         })
       )
       yield* Effect.sync(() => process.exit(0))
     }))
 ).pipe(
   Command.withDescription(
-    "Run a local proxy in front of the Anthropic and OpenAI APIs for agents you cannot change (Claude Code, Codex CLI, SDK programs). It forwards every request, changing only the provider's cache controls (marker lifetimes from the session's rhythm, a marker where a step outgrows the lookback window, OpenAI's prompt_cache_key), reads each reply's usage as it streams past, keeps sessions (found from content) in the state store (STRATA_STORE) and prints one line per request. GET /strata/sessions lists them as JSON."
+    "Run a local proxy in front of the Anthropic and OpenAI APIs for agents you cannot change (Claude Code, Codex CLI, SDK programs). It forwards every request, changing only the provider's cache controls (marker lifetimes from the session's rhythm, a marker where a step outgrows the lookback window, OpenAI's prompt_cache_key), reads each reply's usage as it streams past, keeps sessions (found from content) in the state store (STRATA_STORE) and prints one line per request. GET /strata/sessions lists them as JSON; the dashboard of strata ui is at the proxy's own address (/)."
   ),
   Command.withShortDescription("A caching proxy for coding agents"),
   Command.withExamples([

@@ -4,7 +4,6 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { parseStoreSetting } from "../support/config.ts"
 import { commandContext } from "../support/context.ts"
 import { Output } from "../support/output.ts"
 import { storeChoice } from "../support/sessionState.ts"
@@ -20,13 +19,10 @@ export const ui = Command.make(
     Effect.gen(function* () {
       const ctx = yield* commandContext()
       const output = yield* Output
-      const setting = parseStoreSetting(ctx.config.store)
       const { runUi } = yield* Effect.promise(() => import("@strata/ui"))
       yield* runUi({
         repoRoot: ctx.root,
         store: storeChoice(ctx).layer,
-        fileDirectory: setting?.kind === "file" ? setting.directory : null,
-        sessions: [ctx.config.session],
         port: flags.port,
         host: flags.host,
         open: flags.open,

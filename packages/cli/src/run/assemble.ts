@@ -91,7 +91,8 @@ export const recordCliTurn = (
         ...(outcome.reply === undefined ? {} : { reply: typeof outcome.reply === "string" ? [{ role: "assistant" as const, content: outcome.reply }] : outcome.reply }),
         usage: outcome.usage,
         usageSource: outcome.usageSource,
-        at: outcome.atMs
+        at: outcome.atMs,
+        source: "cli"
       },
       { retries: COMMIT_RETRIES }
     )

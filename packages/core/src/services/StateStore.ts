@@ -104,9 +104,46 @@ export const TurnCommit = Schema.Struct({
   turnId: TurnId,
   /** Messages this turn adds at the end of the history (may be empty). */
   append: Schema.Array(Message),
-  patch: StatePatch
+  patch: StatePatch,
+  /**
+   * A summary of the turn's request (the application's JSON: usage, blocks, what it cost),
+   * stored with the turn and read back page by page with `requests`, so it never has to
+   * ride in the session record that every commit rewrites.
+   */
+  request: Schema.optionalKey(Schema.Json)
 })
 export type TurnCommit = typeof TurnCommit.Type
+
+/** A turn's request summary as `requests` reads it back: the version its turn made, and the summary. */
+export const StoredRequest = Schema.Struct({
+  version: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)),
+  request: Schema.Json
+})
+export type StoredRequest = typeof StoredRequest.Type
+
+/** Which request summaries to read: those of turns at `from` (a version) and after, at most `limit`. */
+export interface RequestRange {
+  readonly from: number
+  readonly limit: number
+}
+
+/** One page of request summaries, oldest first; `next` is the `from` of the following page (absent: no more). */
+export interface RequestPage {
+  readonly requests: ReadonlyArray<StoredRequest>
+  readonly next: number | undefined
+}
+
+/** A session a store lists: its key and current version (the number of commits). */
+export const ListedSession = Schema.Struct({
+  key: SessionKey,
+  version: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
+})
+export type ListedSession = typeof ListedSession.Type
+
+/** Which sessions to list: those of one repository identity, or all the store holds. */
+export interface SessionFilter {
+  readonly repository?: string | undefined
+}
 
 /**
  * A history rewrite (compaction, clear): the whole history replaced, with the state that
@@ -246,6 +283,13 @@ export class StateStore extends Context.Service<StateStore, {
   readonly commit: (turn: TurnCommit) => Effect.Effect<CommitResult, StateConflict | StateStoreError | PathOutsideRepo>
   /** Replace the history (compaction, clear), with the same compare-and-set as `commit`. */
   readonly rewriteHistory: (rewrite: HistoryRewrite) => Effect.Effect<CommitResult, StateConflict | StateStoreError | PathOutsideRepo>
+  /**
+   * The request summaries committed turns carried (`TurnCommit.request`), oldest first, a
+   * page at a time: those of versions `from` and later, at most `limit`.
+   */
+  readonly requests: (session: SessionKey, range: RequestRange) => Effect.Effect<RequestPage, StateStoreError | PathOutsideRepo>
+  /** The sessions the store holds (at least one commit), by repository and name. */
+  readonly sessions: (filter?: SessionFilter) => Effect.Effect<ReadonlyArray<ListedSession>, StateStoreError | PathOutsideRepo>
 }>()("@strata/core/StateStore") {}
 
 /**
@@ -268,4 +312,24 @@ export interface StateStorePlugin {
   readonly layer: (repoRoot: string) => Layer.Layer<StateStore, StateStoreError | PathOutsideRepo>
   /** The key of session `name` of the repository at `repoRoot`. */
   readonly sessionKey: (repoRoot: string, name: string) => Effect.Effect<SessionKey, StateStoreError>
+}
+
+/**
+ * One page of request summaries from all of a session's, sorted by version: those at
+ * `range.from` and after, at most `range.limit`. Pure; the stores that hold every summary
+ * in one list (memory) page with it.
+ *
+ * @example
+ * ```ts
+ * import { requestPage } from "@strata/core/effect"
+ * requestPage([{ version: 1, request: {} }, { version: 2, request: {} }], { from: 1, limit: 1 }).next // 2
+ * ```
+ */
+export const requestPage = (all: ReadonlyArray<StoredRequest>, range: RequestRange): RequestPage => {
+  const limit = Math.max(0, Math.floor(range.limit))
+  const start = all.findIndex((r) => r.version >= range.from)
+  if (start < 0 || limit === 0) return { requests: [], next: start < 0 ? undefined : all[start]?.version }
+  const requests = all.slice(start, start + limit)
+  const after = all[start + limit]
+  return { requests, next: after?.version }
 }

@@ -8,9 +8,11 @@ import {
   applyTurn,
   emptyState,
   formatSessionKey,
+  requestPage,
   StateConflict,
   StateStore,
   type CommitResult,
+  type StoredRequest,
   type SessionKey,
   type StateSnapshot
 } from "../services/StateStore.ts"
@@ -19,6 +21,7 @@ import { Effect, Layer, Semaphore } from "effect"
 interface Entry {
   readonly state: StateSnapshot
   readonly turns: ReadonlySet<string>
+  readonly requests: ReadonlyArray<StoredRequest>
 }
 
 /**
@@ -34,8 +37,8 @@ interface Entry {
 export const makeMemoryStateStore: Effect.Effect<StateStore["Service"]> = Effect.sync(() => {
   const sessions = new Map<string, Entry>()
   const permit = Semaphore.makeUnsafe(1)
-  const entryOf = (key: SessionKey): Entry => sessions.get(formatSessionKey(key)) ?? { state: emptyState(key), turns: new Set() }
-  const step = (key: SessionKey, baseVersion: number, turnId: string, apply: (s: StateSnapshot) => StateSnapshot) =>
+  const entryOf = (key: SessionKey): Entry => sessions.get(formatSessionKey(key)) ?? { state: emptyState(key), turns: new Set(), requests: [] }
+  const step = (key: SessionKey, baseVersion: number, turnId: string, apply: (s: StateSnapshot) => StateSnapshot, request?: StoredRequest["request"]) =>
     permit.withPermit(
       Effect.suspend((): Effect.Effect<CommitResult, StateConflict> => {
         const entry = entryOf(key)
@@ -44,15 +47,24 @@ export const makeMemoryStateStore: Effect.Effect<StateStore["Service"]> = Effect
           return Effect.fail(new StateConflict({ session: formatSessionKey(key), expected: baseVersion, actual: entry.state.version }))
         }
         const state = apply(entry.state)
-        sessions.set(formatSessionKey(key), { state, turns: new Set([...entry.turns, turnId]) })
+        const requests = request === undefined ? entry.requests : [...entry.requests, { version: state.version, request }]
+        sessions.set(formatSessionKey(key), { state, turns: new Set([...entry.turns, turnId]), requests })
         return Effect.succeed({ version: state.version, duplicate: false })
       })
     )
   return {
     describe: "memory",
     load: (key) => Effect.sync(() => ({ snapshot: entryOf(key).state, warnings: [] })),
-    commit: (turn) => step(turn.session, turn.baseVersion, turn.turnId, (s) => applyTurn(s, turn)),
-    rewriteHistory: (rewrite) => step(rewrite.session, rewrite.baseVersion, rewrite.turnId, (s) => applyRewrite(s, rewrite))
+    commit: (turn) => step(turn.session, turn.baseVersion, turn.turnId, (s) => applyTurn(s, turn), turn.request),
+    rewriteHistory: (rewrite) => step(rewrite.session, rewrite.baseVersion, rewrite.turnId, (s) => applyRewrite(s, rewrite)),
+    requests: (key, range) => Effect.sync(() => requestPage(entryOf(key).requests, range)),
+    sessions: (filter) =>
+      Effect.sync(() =>
+        [...sessions.values()]
+          .filter((e) => e.state.version > 0 && (filter?.repository === undefined || e.state.session.repository === filter.repository))
+          .map((e) => ({ key: e.state.session, version: e.state.version }))
+          .sort((a, b) => a.key.repository.localeCompare(b.key.repository) || a.key.name.localeCompare(b.key.name))
+      )
   }
 })
 

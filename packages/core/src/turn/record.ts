@@ -69,6 +69,10 @@ export const RecordedBlock = Schema.Struct({
 })
 export type RecordedBlock = typeof RecordedBlock.Type
 
+/** What sent a request. */
+export const RequestSource = Schema.Literals(["cli", "api", "proxy"])
+export type RequestSource = typeof RequestSource.Type
+
 /**
  * One committed request, for the dashboard: when, which model, its usage, its tokens by
  * kind of content, its blocks in prefix order, what context editing cleared, and why it
@@ -85,11 +89,18 @@ export const RecordedRequest = Schema.Struct({
   content: TokenCategories,
   blocks: Schema.Array(RecordedBlock),
   cleared: Schema.optionalKey(ContextEditReport),
-  miss: Schema.optionalKey(Schema.String)
+  miss: Schema.optionalKey(Schema.String),
+  /** What sent it: the CLI, an application through the API, or the proxy (absent in older summaries). */
+  source: Schema.optionalKey(RequestSource),
+  /** The proxy: the usage the request as the agent sent it would have had (the provider's cache simulator, fed the original bodies). */
+  asSent: Schema.optionalKey(Usage)
 })
 export type RecordedRequest = typeof RecordedRequest.Type
 
-/** How many requests a record keeps (the latest); older ones still count in the totals. */
+/**
+ * How many requests records written before per-turn request summaries kept (the latest);
+ * such records still decode, and their `requests` stay readable.
+ */
 export const RECORDED_REQUESTS = 1000
 /** How many characters of each block's text the last request keeps. */
 export const RECORDED_TEXT_CHARS = 16_000
@@ -124,8 +135,14 @@ export const SessionRecord = Schema.Struct({
   last: Schema.NullOr(LastRequest),
   /** The symbol map's path aliases, fixed at the session's first turn so the legend never changes. */
   aliases: Schema.NullOr(Schema.Array(RecordedAlias)),
-  /** The latest `RECORDED_REQUESTS` requests, oldest first (absent in records written before it existed). */
-  requests: Schema.optionalKey(Schema.Array(RecordedRequest))
+  /**
+   * Records written before request summaries moved to the turns (`StateStore.requests`)
+   * kept the latest `RECORDED_REQUESTS` requests here, oldest first; kept as they are, never
+   * appended to any more.
+   */
+  requests: Schema.optionalKey(Schema.Array(RecordedRequest)),
+  /** The last request's blocks, with their texts (cut at `RECORDED_TEXT_CHARS`): its detail, and what the next request's blocks are compared with. */
+  lastBlocks: Schema.optionalKey(Schema.Array(RecordedBlock))
 })
 export type SessionRecord = typeof SessionRecord.Type
 
@@ -176,8 +193,10 @@ export interface RecordedTurn {
   /** The symbol map's aliases this turn rendered with; kept only when the record has none yet. */
   readonly aliases: ReadonlyArray<RecordedAlias> | undefined
   readonly lastMiss?: string | undefined
-  /** The request's shape, for `requests`: its content split, blocks and context editing. */
+  /** The request's shape, for its request summary: its content split, blocks and context editing. */
   readonly shape?: RequestShape | undefined
+  /** What sent the request; default `api`. */
+  readonly source?: RequestSource | undefined
 }
 
 /** A block as a turn hands it to the record: `text` is cut and kept for the last request only. */
@@ -240,11 +259,40 @@ export const requestShape = (request: NeutralRequest, report: TierReport): Reque
 const cut = (text: string): string =>
   text.length <= RECORDED_TEXT_CHARS ? text : `${text.slice(0, RECORDED_TEXT_CHARS)}\n… ${text.length - RECORDED_TEXT_CHARS} more characters not kept`
 
-/** The record's requests after one more: the previous last loses its texts, the list keeps the latest `RECORDED_REQUESTS`. */
-const appendRequest = (previous: ReadonlyArray<RecordedRequest>, turn: RecordedTurn, shape: RequestShape): ReadonlyArray<RecordedRequest> => {
-  const last = previous.at(-1)
-  const before = new Map((last?.blocks ?? []).map((b) => [b.tier, b.hash]))
-  const request: RecordedRequest = {
+/** The blocks a record compares the next request with: its `lastBlocks`, or the last of an older record's requests. */
+const previousBlocks = (record: SessionRecord): ReadonlyArray<RecordedBlock> => record.lastBlocks ?? record.requests?.at(-1)?.blocks ?? []
+
+const recordedBlocks = (record: SessionRecord, shape: RequestShape): ReadonlyArray<RecordedBlock> => {
+  const before = new Map(previousBlocks(record).map((b) => [b.tier, b.hash]))
+  return shape.blocks.map((b) => ({
+    tier: b.tier,
+    tokens: b.tokens,
+    items: b.items,
+    hash: b.hash,
+    changed: before.get(b.tier) !== b.hash,
+    ...(b.breakpoint === undefined ? {} : { breakpoint: b.breakpoint }),
+    text: cut(b.text)
+  }))
+}
+
+/**
+ * A turn's request summary, for `TurnCommit.request` (the store keeps it with the turn):
+ * its usage, content split, blocks (without texts; `changed` against `record`, the record
+ * before the turn), context editing and miss. Undefined when the turn knows no shape. Pure.
+ *
+ * @example
+ * ```ts
+ * import { EMPTY_RECORD, recordedRequest } from "@strata/core"
+ * recordedRequest(EMPTY_RECORD, {
+ *   provider: "openai", model: "gpt-4o", at: 0, promptTokens: 10, usage: undefined, usageSource: "provider",
+ *   changes: [], emptyTiers: 0, selected: [], aliases: undefined
+ * }) // undefined: no shape
+ * ```
+ */
+export const recordedRequest = (record: SessionRecord, turn: RecordedTurn): RecordedRequest | undefined => {
+  const shape = turn.shape
+  if (shape === undefined) return undefined
+  return {
     at: turn.at,
     provider: turn.provider,
     model: turn.model,
@@ -252,21 +300,11 @@ const appendRequest = (previous: ReadonlyArray<RecordedRequest>, turn: RecordedT
     ...(turn.usage === undefined ? {} : { usage: turn.usage }),
     usageSource: turn.usage === undefined ? "none" : turn.usageSource,
     content: shape.content,
-    blocks: shape.blocks.map((b) => ({
-      tier: b.tier,
-      tokens: b.tokens,
-      items: b.items,
-      hash: b.hash,
-      changed: before.get(b.tier) !== b.hash,
-      ...(b.breakpoint === undefined ? {} : { breakpoint: b.breakpoint }),
-      text: cut(b.text)
-    })),
+    blocks: recordedBlocks(record, shape).map(({ text: _text, ...b }) => b),
     ...(shape.cleared === undefined ? {} : { cleared: shape.cleared }),
-    ...(turn.lastMiss === undefined ? {} : { miss: turn.lastMiss })
+    ...(turn.lastMiss === undefined ? {} : { miss: turn.lastMiss }),
+    source: turn.source ?? "api"
   }
-  const kept = previous.length >= RECORDED_REQUESTS ? previous.slice(previous.length - RECORDED_REQUESTS + 1) : previous
-  const stripped = kept.map((r, i) => (i === kept.length - 1 ? { ...r, blocks: r.blocks.map(({ text: _text, ...b }) => b) } : r))
-  return [...stripped, request]
 }
 
 /**
@@ -300,7 +338,8 @@ export const recordTurn = (record: SessionRecord, turn: RecordedTurn): SessionRe
     ...(turn.lastMiss === undefined ? {} : { lastMiss: turn.lastMiss })
   },
   aliases: record.aliases ?? (turn.aliases === undefined ? null : turn.aliases.map((a) => ({ token: a.token, prefix: a.prefix }))),
+  ...(record.requests === undefined ? {} : { requests: record.requests }),
   ...(turn.shape === undefined
-    ? record.requests === undefined ? {} : { requests: record.requests }
-    : { requests: appendRequest(record.requests ?? [], turn, turn.shape) })
+    ? record.lastBlocks === undefined ? {} : { lastBlocks: record.lastBlocks }
+    : { lastBlocks: recordedBlocks(record, turn.shape) })
 })

@@ -34,7 +34,7 @@ import {
 import { SymbolIndex, type PathAlias } from "../services/SymbolIndex.ts"
 import { Tracker, TrackerState, type SeededTracker, type TrackerSnapshot } from "../services/Tracker.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
-import { decodeSessionRecord, recordTurn, requestShape, type SessionRecord, type UsageSource } from "./record.ts"
+import { decodeSessionRecord, RecordedRequest, recordedRequest, recordTurn, requestShape, type RecordedTurn, type RequestSource, type SessionRecord, type UsageSource } from "./record.ts"
 
 /**
  * `commit` was called on a turn that is already committed. A turn is stored once: the
@@ -115,6 +115,8 @@ export interface TurnOutcome {
   readonly at?: number | undefined
   /** Why the request read less from the cache than the one before left there, for the HUD. */
   readonly lastMiss?: string | undefined
+  /** What sent the request, for its summary (the dashboard's sessions list); default `api`. */
+  readonly source?: Exclude<RequestSource, "proxy"> | undefined
 }
 
 /** How a commit retries. */
@@ -374,6 +376,8 @@ const makePatch = (prepared: Prepared, result: AssemblyResult, record: SessionRe
     return { patch, next }
   })
 
+const encodeRecordedRequest = (request: RecordedRequest): Schema.Json => toJson(Schema.encodeSync(RecordedRequest)(request))
+
 /** Plain data as `Schema.Json`: the types say so; the identity keeps the compiler checking it. */
 const toJson = (value: Schema.Json): Schema.Json => value
 
@@ -419,7 +423,7 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
   const provider = placed.provider
   const aliases = yield* Ref.get(prepared.aliases)
   // Computed at most once, so a commit retried after a store error writes the same turn.
-  let prepatched: { readonly patch: StatePatch; readonly next: TrackerSnapshot | undefined; readonly record: SessionRecord; readonly append: ReadonlyArray<Message> } | undefined
+  let prepatched: { readonly patch: StatePatch; readonly next: TrackerSnapshot | undefined; readonly record: SessionRecord; readonly append: ReadonlyArray<Message>; readonly request: Schema.Json | undefined } | undefined
   // A turn is committed once: a commit under way or done refuses another.
   let committing: "open" | "running" | { readonly version: number } = "open"
   const assembly: TurnAssembly<Body> = {
@@ -459,7 +463,7 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
           const append = outcome.reply === undefined ? [] : [...promptMessages(request, prepared.tool), ...outcome.reply]
           const problem = historyProblems([...prepared.snapshot.history, ...append], { pending: true }).find((p) => p.index >= prepared.snapshot.history.length - 1)
           if (problem !== undefined) return yield* new InvalidInput({ what: "reply", issue: problem.issue })
-          const record = recordTurn(prepared.record, {
+          const recorded: RecordedTurn = {
             provider,
             model: request.input.model,
             at: outcome.at ?? (yield* Clock.currentTimeMillis),
@@ -471,16 +475,19 @@ const begin = Effect.fn("Strata.beginTurn")(function* <Body>(
             selected: (request.input.files ?? []).map((f) => f.path).sort(),
             aliases,
             lastMiss: outcome.lastMiss,
-            shape: requestShape(result.request, result.report)
-          })
+            shape: requestShape(result.request, result.report),
+            source: outcome.source ?? "api"
+          }
+          const record = recordTurn(prepared.record, recorded)
+          const summary = recordedRequest(prepared.record, recorded)
           const { patch, next } = yield* makePatch(prepared, result, record)
-          prepatched = { patch, next, record, append }
+          prepatched = { patch, next, record, append, request: summary === undefined ? undefined : encodeRecordedRequest(summary) }
         }
-        const { patch, next, record, append } = prepatched
+        const { patch, next, record, append, request: summary } = prepatched
         const store = yield* StateStore
         // The store's own schema: what this commit accepts is what a later load decodes.
         const commit = yield* Effect.mapError(
-          decodeTurnCommit({ session: request.session, baseVersion: prepared.snapshot.version, turnId, append, patch }),
+          decodeTurnCommit({ session: request.session, baseVersion: prepared.snapshot.version, turnId, append, patch, ...(summary === undefined ? {} : { request: summary }) }),
           (error) => new InvalidInput({ what: "turn commit", issue: error.message })
         )
         const committed = yield* Effect.exit(store.commit(commit))
