@@ -175,7 +175,7 @@ describe("replay of the example repository's first 10 commits", () => {
     const text = formatReport(first)
     expect(text).toContain("10 turns of")
     expect(text).toMatch(/strata-gated +10 +[\d,]+ +[\d,]+/)
-    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs bound +vs own bound +cleared +superseded$/)
+    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs bound +vs own bound +cleared +superseded +synthetic$/)
     const svg = plotSvg(first)
     expect(svg.startsWith("<svg")).toBe(true)
     expect(svg.trim().endsWith("</svg>")).toBe(true)

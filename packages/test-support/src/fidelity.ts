@@ -91,8 +91,8 @@ export interface RealTurns {
  * ```ts
  * import { fidelityProblems, type RealTurns } from "@strata/test-support/fidelity"
  * const real: RealTurns = { user: (t) => t.parts.some((p) => p.text.startsWith("Q:")), assistant: (t) => t.parts.some((p) => p.text.startsWith("A:")) }
- * fidelityProblems({ messages: [{ role: "user", content: "Q: hi" }, { role: "assistant", content: "Ok." }, { role: "user", content: "ctx" }] }, false, real)
- * // ["synthetic assistant turn 1 after the first real user message: ..."]
+ * // An "Ok." the model never wrote, after the first real prompt: one problem.
+ * fidelityProblems({ messages: [{ role: "user", content: "Q: hi" }, { role: "assistant", content: "Ok." }, { role: "user", content: "ctx" }] }, false, real).length // 1
  * ```
  */
 export const fidelityProblems = (body: unknown, afterTools: boolean, real: RealTurns): ReadonlyArray<string> => {
