@@ -14,7 +14,8 @@
 // Other flags: --model M, --turns N (tasks of each history), --gap-seconds S, --step-seconds S,
 // --plot-dir DIR (an SVG per history and session), --compaction-step N (the session's
 // compaction waits until N history tokens can go; core's default is a quarter of the
-// 24,000-token trigger), to measure that engine setting.
+// 24,000-token trigger), to measure that engine setting; --no-files replays the git
+// histories without the task's files in context (the agent replay's shape before issue 25).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -105,6 +106,7 @@ export const runAgentBench = async (args) => {
   const stepSeconds = flag(args, "--step-seconds")
   const plotDir = flag(args, "--plot-dir")
   const compactionStep = flag(args, "--compaction-step")
+  const noFiles = args.includes("--no-files")
   const common = {
     provider,
     ...(model === undefined ? {} : { model }),
@@ -130,9 +132,10 @@ export const runAgentBench = async (args) => {
         tasks: h.tasks,
         ...(gapSeconds === undefined ? {} : { gapSeconds: Number(gapSeconds) }),
         ...(compactionStep === undefined ? {} : { compaction: { minStepTokens: Number(compactionStep) } }),
+        ...(noFiles ? { filesInContext: false } : {}),
         onScore: parts.onScore
       })
-      console.log(`\n${h.name} (${((performance.now() - started) / 1000).toFixed(1)} s)${compactionStep === undefined ? "" : `, compaction minStepTokens ${compactionStep}`}`)
+      console.log(`\n${h.name} (${((performance.now() - started) / 1000).toFixed(1)} s)${compactionStep === undefined ? "" : `, compaction minStepTokens ${compactionStep}`}${noFiles ? ", no files in context" : ""}`)
       console.log(formatReport(report))
       console.log("")
       results.push({ name: h.name, ...explain(h.name, report, parts.of(report)) })

@@ -45,9 +45,15 @@ const SELF_TURNS = 121
 const TARGET = 1.15
 const userTurns = passThrough.includes("--turns")
 
+// `strata replay --turns N` replays the last N commits; the benchmark starts at the root
+// commit (the first N commits never change), unless --from is passed through.
+const rootOf = (repo) => execFileSync("git", ["-C", repo, "rev-list", "--max-parents=0", "--first-parent", "HEAD"], { encoding: "utf8" }).trim().split("\n")[0]
+const userFrom = passThrough.includes("--from")
+
 const replay = (repo, extra = []) => {
   const started = performance.now()
-  const out = execFileSync(process.execPath, [BIN, "replay", "--repo", repo, "--json", ...extra, ...passThrough], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
+  const from = userFrom ? [] : ["--from", rootOf(repo)]
+  const out = execFileSync(process.execPath, [BIN, "replay", "--repo", repo, "--json", ...from, ...extra, ...passThrough], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
   return { report: JSON.parse(out), seconds: (performance.now() - started) / 1000 }
 }
 

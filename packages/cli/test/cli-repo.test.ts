@@ -253,6 +253,12 @@ describe.concurrent("strata hud and breakdown", () => {
     expect(active.contents.find((c) => c.type === "files")?.files).toEqual([PRICING])
     // The selected file's symbol block is nowhere.
     expect(b.blocks.flatMap((x) => x.contents.filter((c) => c.type === "symbols").flatMap((c) => c.files ?? []))).not.toContain(PRICING)
+    // The synthetic turns ("Ok." acknowledgements) are counted, in the JSON and the readable form.
+    const synthetic: { synthetic_messages?: number; synthetic_tokens?: number } = JSON.parse(r.stdout)
+    expect(synthetic.synthetic_messages).toBeGreaterThan(0)
+    expect(synthetic.synthetic_tokens).toBeGreaterThanOrEqual(synthetic.synthetic_messages!)
+    const text = await runBin(["breakdown", "--repo", repo])
+    expect(text.stdout).toContain(`Synthetic turns ("Ok."): ${synthetic.synthetic_messages} (`)
   })
 
   it("hud and breakdown change no session state", async () => {

@@ -50,9 +50,12 @@ describe("strata replay (the binary)", () => {
     expect(notGit.code).toBe(1)
     expect(notGit.stderr).toMatch(/Replay failed/)
     expect(notGit.stderr).toMatch(/hint: pass --repo PATH naming a git repository/)
+    // A revision the history lacks is a wrong command line: exit 2, one line and its hint, no trace.
     const rev = await runBin(["replay", "--repo", demo.path, "--from", "no-such-rev"])
-    expect(rev.code).toBe(1)
-    expect(rev.stderr).toMatch(/hint: --from takes a commit/)
+    expect(rev.code).toBe(2)
+    const lines = rev.stderr.trim().split("\n")
+    expect(lines[0]).toMatch(/--from: unknown revision no-such-rev/)
+    expect(lines.slice(1).every((l) => /^\s*hint: --from takes a commit/.test(l))).toBe(true)
   }, 120_000)
 })
 

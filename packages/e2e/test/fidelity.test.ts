@@ -22,6 +22,7 @@ import {
 import { stateStore } from "@strata/store"
 import { symbolIndexLayer } from "@strata/symbols"
 import { TrackerLayer } from "@strata/tiers"
+import { bodyTurns as turnsOf, fidelityProblems as checkFidelity, type RealTurns } from "@strata/test-support/fidelity"
 import { json, sse, startServer } from "@strata/test-support/http"
 import { Layer } from "effect"
 import fc from "fast-check"
@@ -46,86 +47,15 @@ const READ_FILE: ToolDefinition = {
   inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
 }
 
-// ---------------------------------------------------------------------------------
-// Any provider's body as turns: role, and its parts in order (text, call, result).
-
-type Kind = "text" | "call" | "result"
-interface BodyTurn {
-  readonly role: "user" | "assistant"
-  readonly parts: ReadonlyArray<{ readonly kind: Kind; readonly text: string }>
-}
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 const str = (v: unknown): string => (typeof v === "string" ? v : "")
 
-/** One content item of any provider's message as a part, or undefined (images, cache points). */
-const partOf = (p: unknown): { kind: Kind; text: string } | undefined => {
-  if (typeof p === "string") return { kind: "text", text: p }
-  if (!isRecord(p)) return undefined
-  const type = str(p["type"])
-  if (type === "tool_use" || type === "tool-call" || "toolUse" in p || "functionCall" in p) return { kind: "call", text: "" }
-  if (type === "tool_result" || type === "tool-result" || "toolResult" in p || "functionResponse" in p) return { kind: "result", text: "" }
-  if (type === "text" || type === "input_text" || type === "output_text" || (type === "" && typeof p["text"] === "string")) return { kind: "text", text: str(p["text"]) }
-  return undefined
+// The session's real turns carry markers: prompts ⟦Q, replies ⟦R (a turn with a call is the model's too).
+const REAL: RealTurns = {
+  user: (t) => t.parts.some((p) => p.text.includes("⟦Q")),
+  assistant: (t) => t.parts.some((p) => p.text.includes("⟦R"))
 }
-
-/** The conversation of a body (system messages left out), consecutive same-role turns merged as every provider reads them. */
-const turnsOf = (body: unknown): ReadonlyArray<BodyTurn> => {
-  if (!isRecord(body)) throw new Error("body is not an object")
-  const list = body["messages"] ?? body["input"] ?? body["contents"]
-  if (!Array.isArray(list)) throw new Error(`no message list in ${Object.keys(body).join(",")}`)
-  const out: Array<{ role: "user" | "assistant"; parts: Array<{ kind: Kind; text: string }> }> = []
-  const push = (role: "user" | "assistant", parts: ReadonlyArray<{ kind: Kind; text: string }>) => {
-    const text = parts.filter((p) => p.kind !== "text" || p.text.trim() !== "")
-    if (text.length === 0) return
-    const last = out.at(-1)
-    if (last?.role === role) last.parts.push(...text)
-    else out.push({ role, parts: [...text] })
-  }
-  for (const item of list) {
-    if (!isRecord(item)) continue
-    const type = str(item["type"])
-    if (type === "function_call") { push("assistant", [{ kind: "call", text: "" }]); continue }
-    if (type === "function_call_output") { push("user", [{ kind: "result", text: "" }]); continue }
-    const role = str(item["role"])
-    if (role === "system" || role === "developer") continue
-    const content = item["content"] ?? item["parts"]
-    const parts = (Array.isArray(content) ? content : [content]).flatMap((p) => partOf(p) ?? [])
-    if (role === "tool") {
-      // Chat Completions: one result per tool message; the AI SDK: one part per result.
-      const results = parts.filter((p) => p.kind === "result")
-      push("user", results.length > 0 ? results : [{ kind: "result", text: "" }])
-      continue
-    }
-    const calls = Array.isArray(item["tool_calls"]) ? item["tool_calls"].map(() => ({ kind: "call" as const, text: "" })) : []
-    push(role === "assistant" || role === "model" ? "assistant" : "user", [...parts, ...calls])
-  }
-  return out
-}
-
-/** The rules, on one body. `afterTools`: the request carries the results of the last reply's calls. */
-const fidelityProblems = (body: unknown, afterTools: boolean): ReadonlyArray<string> => {
-  const turns = turnsOf(body)
-  const problems: Array<string> = []
-  const firstReal = turns.findIndex((t) => t.role === "user" && t.parts.some((p) => p.text.includes("⟦Q")))
-  turns.forEach((t, i) => {
-    if (t.role !== "assistant") return
-    const real = t.parts.some((p) => p.kind === "call" || p.text.includes("⟦R"))
-    if (firstReal >= 0 && i > firstReal && !real) problems.push(`synthetic assistant turn ${i} after the first real user message: ${JSON.stringify(t.parts)}`)
-    const calls = t.parts.filter((p) => p.kind === "call").length
-    if (calls === 0) return
-    const next = turns[i + 1]
-    const results = next?.parts.filter((p) => p.kind === "result").length ?? 0
-    const leading = next?.parts.findIndex((p) => p.kind !== "result") ?? 0
-    if (next?.role !== "user" || results !== calls || (leading !== -1 && leading < calls)) problems.push(`assistant turn ${i}'s ${calls} call(s) are not answered first in the next message`)
-  })
-  const last = turns.at(-1)
-  if (last?.role !== "user") problems.push("the request does not end with a user message")
-  const lastAssistant = turns.findLastIndex((t) => t.role === "assistant")
-  if (afterTools && lastAssistant !== turns.length - 2) problems.push("after tool results the request does not end with the message carrying them")
-  if (afterTools && last?.parts[0]?.kind !== "result") problems.push("the final message does not start with the tool results")
-  return problems
-}
+const fidelityProblems = (body: unknown, afterTools: boolean): ReadonlyArray<string> => checkFidelity(body, afterTools, REAL)
 
 // ---------------------------------------------------------------------------------
 // The property.

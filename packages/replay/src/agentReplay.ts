@@ -66,6 +66,13 @@ export interface AgentReplayOptions extends AgentReplayCommonOptions {
   readonly compactionTokens?: number | undefined
   /** Other compaction settings of the session (default: core's, as the CLI uses them), to measure alternatives. */
   readonly compaction?: Partial<Omit<CompactionConfig, "triggerTokens">> | undefined
+  /**
+   * Keep each task's files in context, as a coding agent's app does (default true): every
+   * strategy sends the files the task touches, as they were before it (Strata as Working
+   * Files, the transcripts attached to the task's prompt, the oracle as blocks). False
+   * sends the conversation, tools and map only.
+   */
+  readonly filesInContext?: boolean | undefined
 }
 
 export interface RecordedReplayOptions extends AgentReplayCommonOptions {
@@ -143,7 +150,8 @@ const sendRequest = (run: Run<AgentRequest>, request: AgentRequest, options: Age
 /**
  * Replay a repository's history as a coding agent's session under each agent strategy:
  * each commit one task (search, read the touched files, edit, run the tests, answer),
- * one request per step `stepSeconds` apart, tasks `gapSeconds` apart.
+ * one request per step `stepSeconds` apart, tasks `gapSeconds` apart, the task's files
+ * in context (`filesInContext`).
  *
  * @example
  * ```ts no-run
@@ -179,6 +187,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
       if (task.index > 0) t += gapSeconds
       run.tasks.push({ index: task.index, t, commit: task.commit.sha, subject: task.prompt.split("\n")[0] ?? "" })
       const prompt: Message = { role: "user", content: withReminder(task.prompt, prompts.reminder) }
+      const files = options.filesInContext === false ? [] : task.turn.selected.map((f) => ({ path: f.path, content: f.content }))
       const current: Array<Message> = [prompt]
       let appended: ReadonlyArray<Message> = [...pending, prompt]
       for (const [k, step] of task.steps.entries()) {
@@ -190,6 +199,7 @@ export const runAgentReplay = async (options: AgentReplayOptions): Promise<Repla
           tools: AGENT_TOOLS,
           systemPrompt: prompts.system,
           map,
+          files,
           conversation: [...conversation, ...current],
           conversationCompacted: k === 0 && compacted.compacted,
           appended,
@@ -292,6 +302,7 @@ export const runRecordedReplay = async (options: RecordedReplayOptions): Promise
         tools: line.tools,
         systemPrompt: line.systemPrompt,
         map,
+        files: [],
         conversation,
         conversationCompacted: !extendsPrevious,
         appended,

@@ -18,21 +18,22 @@ const costOf = (row: StrategyRow): string => (row.usd === undefined ? int(row.eq
  * The table of a replay, one row per strategy, columns right-aligned: requests, input
  * tokens, cache reads, writes and uncached tokens, hit rate, cost, cost relative to
  * `none`, to the content bound (the `oracle` row) and to the content bound over the
- * strategy's own requests, tokens cleared by context editing and superseded tokens
- * carried. A note under the table names the strategies that can go under the content
- * bound (they can send less content than the oracle).
+ * strategy's own requests, tokens cleared by context editing, superseded tokens
+ * carried and the tokens of synthetic turns (context acknowledgements such as "Ok.").
+ * A note under the table names the strategies that can go under the content bound
+ * (they can send less content than the oracle).
  *
  * @example
  * ```ts no-run
  * import { formatTable, runReplay } from "@strata/replay"
  * const report = await runReplay({ repo: "examples/demo-repo", turns: 10 })
  * console.log(formatTable(report.rows))
- * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs bound  vs own bound  cleared  superseded
+ * // strategy  requests  input  read  write  uncached  hit rate  cost (USD)  vs none  vs bound  vs own bound  cleared  superseded  synthetic
  * ```
  */
 export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
   const priced = rows.every((r) => r.usd !== undefined)
-  const header = ["strategy", "requests", "input", "read", "write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs bound", "vs own bound", "cleared", "superseded"]
+  const header = ["strategy", "requests", "input", "read", "write", "uncached", "hit rate", priced ? "cost (USD)" : "cost (tokens)", "vs none", "vs bound", "vs own bound", "cleared", "superseded", "synthetic"]
   const lines = rows.map((r) => [
     r.strategy,
     int(r.requests),
@@ -46,7 +47,8 @@ export const formatTable = (rows: ReadonlyArray<StrategyRow>): string => {
     ratio(r.vsOracle),
     ratio(r.vsOwnBound),
     int(r.clearedTokens),
-    int(r.supersededTokens)
+    int(r.supersededTokens),
+    int(r.syntheticTokens)
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
   const render = (cells: ReadonlyArray<string>) =>
@@ -64,7 +66,8 @@ const boundNote = (rows: ReadonlyArray<StrategyRow>): ReadonlyArray<string> => {
   return [
     "vs bound: cost / the content bound (the oracle row: the least any cache charges for the session's content as the oracle sends it).",
     ...(under.length === 0 ? [] : [`${under.join(", ")} can send less content (symbol diffs, cleared tool results) and so go under 1.`]),
-    "vs own bound: cost / the content bound over the strategy's own requests, the fair comparison."
+    "vs own bound: cost / the content bound over the strategy's own requests, the fair comparison.",
+    "synthetic: tokens of assistant turns no model wrote (context acknowledgements such as \"Ok.\"), summed over requests."
   ]
 }
 

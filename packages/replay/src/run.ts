@@ -10,6 +10,7 @@ import type { LayoutMode } from "@strata/core/effect"
 import { runAgentReplay, runRecordedReplay } from "./agentReplay.ts"
 import { runReplay, type ReplayReport, type SessionKind } from "./replay.ts"
 import { strategiesOf, type ReplayProvider, type StrategyName } from "./strategies.ts"
+import { recentStart } from "./internal/git.ts"
 
 export interface ReplayRunOptions {
   /** `chat` (default) or `agent`, for a git history; ignored with `transcript`. */
@@ -18,6 +19,11 @@ export interface ReplayRunOptions {
   readonly transcript?: string | undefined
   /** The repository replayed; with `transcript`, the one that supplies the symbol map (optional). */
   readonly repo?: string | undefined
+  /**
+   * Start revision; each later first-parent commit is a turn (task). Default: recent
+   * history, `turns` commits before HEAD, so `turns: 5` replays the last five commits
+   * (without `turns`, the whole history from the root commit).
+   */
   readonly from?: string | undefined
   /** Most turns (chat) or tasks (agent). */
   readonly turns?: number | undefined
@@ -39,8 +45,8 @@ export const sessionKindOf = (options: Pick<ReplayRunOptions, "session" | "trans
   options.transcript !== undefined ? "recorded" : (options.session ?? "chat")
 
 /**
- * Run one replay: a git history as a chat or an agent session, or a recorded session.
- * Throws an `Error` whose message says what was wrong (an unknown revision, a strategy
+ * Run one replay: a git history as a chat or an agent session (by default its last
+ * `turns` commits), or a recorded session. Throws an `Error` whose message says what was wrong (an unknown revision, a strategy
  * of the other session kind, an unreadable file).
  *
  * @example
@@ -66,10 +72,11 @@ export const replay = async (options: ReplayRunOptions): Promise<ReplayReport> =
       return await runRecordedReplay({ ...common, transcript: { path: resolve(options.transcript) }, repo: options.repo, stepSeconds: options.stepSeconds, onProgress: options.onProgress })
     }
     if (options.repo === undefined) throw new Error("no repository to replay")
+    const from = options.from ?? (options.turns === undefined ? undefined : await recentStart(options.repo, options.turns))
     if (kind === "agent") {
-      return await runAgentReplay({ ...common, repo: options.repo, from: options.from, tasks: options.turns, gapSeconds: options.gapSeconds, stepSeconds: options.stepSeconds, onProgress: options.onProgress })
+      return await runAgentReplay({ ...common, repo: options.repo, from, tasks: options.turns, gapSeconds: options.gapSeconds, stepSeconds: options.stepSeconds, onProgress: options.onProgress })
     }
-    return await runReplay({ ...common, repo: options.repo, from: options.from, turns: options.turns, gapSeconds: options.gapSeconds, onTurn: options.onProgress })
+    return await runReplay({ ...common, repo: options.repo, from, turns: options.turns, gapSeconds: options.gapSeconds, onTurn: options.onProgress })
   } finally {
     await dump?.close()
   }

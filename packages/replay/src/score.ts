@@ -16,10 +16,11 @@ import {
   type Simulator,
   type SimulatorOptions
 } from "@strata/providers"
-import { makeTokenCounter } from "@strata/core"
+import { estimateTokens, makeTokenCounter } from "@strata/core"
 import { Result, Schema } from "effect"
 import { contentBound, type BoundPricing, type BoundRequest, type BoundUsage } from "./bound.ts"
 import { STRATEGIES, type ReplayProvider, type StrategyCounts, type StrategyName } from "./strategies.ts"
+import { syntheticTurnsOf } from "./synthetic.ts"
 
 /** One scored request. */
 export interface RequestScore {
@@ -39,6 +40,10 @@ export interface RequestScore {
   readonly supersededTokens: number
   /** Tokens context editing cleared from the request (see `StrategyCounts`). */
   readonly clearedTokens: number
+  /** Synthetic assistant messages the request carries (context acknowledgements such as "Ok.", `syntheticTurnsOf`). */
+  readonly syntheticMessages: number
+  /** Tokens of their text. */
+  readonly syntheticTokens: number
   /**
    * The content bound over this strategy's own requests, for this request, in base-input
    * tokens and in USD (undefined without a price): the least any cache could charge for
@@ -80,6 +85,10 @@ export interface StrategyRow {
   readonly supersededTokens: number
   /** Tokens cleared by context editing, summed over requests. */
   readonly clearedTokens: number
+  /** Synthetic assistant messages (context acknowledgements such as "Ok."), summed over requests. */
+  readonly syntheticMessages: number
+  /** Tokens of their text, summed over requests. */
+  readonly syntheticTokens: number
 }
 
 export interface ScorerOptions {
@@ -139,7 +148,7 @@ export const boundPricing = (limits: ModelLimits): BoundPricing => {
   }
 }
 
-type Counts = { readonly supersededTokens: number; readonly clearedTokens: number }
+type Counts = { readonly supersededTokens: number; readonly clearedTokens: number; readonly syntheticMessages: number; readonly syntheticTokens: number }
 
 /** Scores requests strategy by strategy, in the order they were sent. */
 export interface Scorer {
@@ -190,6 +199,8 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
     return sim
   }
   const cold = makeSimulator(options.provider, simOptions) as Simulator
+  // The simulators' count when none is given.
+  const countText = options.countTokens ?? estimateTokens
   const limits = cold.limits
   const pricing = boundPricing(limits)
   const price = limits.price
@@ -219,13 +230,16 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
     equivalentTokens,
     usd: usdOf(usage, limits),
     supersededTokens: counts.supersededTokens,
-    clearedTokens: counts.clearedTokens
+    clearedTokens: counts.clearedTokens,
+    syntheticMessages: counts.syntheticMessages,
+    syntheticTokens: counts.syntheticTokens
   })
 
   return {
     limits,
     send: (strategy, body, t, counts) => {
-      const known = { supersededTokens: counts?.supersededTokens ?? 0, clearedTokens: counts?.clearedTokens ?? 0 }
+      const synthetic = syntheticTurnsOf(body, countText)
+      const known = { supersededTokens: counts?.supersededTokens ?? 0, clearedTokens: counts?.clearedTokens ?? 0, syntheticMessages: synthetic.messages, syntheticTokens: synthetic.tokens }
       const k = record(strategy, body, t)
       if (strategy === "oracle") {
         sent.push({ strategy, k, score: { counts: known } })
@@ -259,6 +273,8 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
           usd: ownBound.ownBoundUsd,
           supersededTokens: score.counts.supersededTokens,
           clearedTokens: score.counts.clearedTokens,
+          syntheticMessages: score.counts.syntheticMessages,
+          syntheticTokens: score.counts.syntheticTokens,
           ...ownBound
         }
       })
@@ -306,7 +322,9 @@ export const summarize = (scores: ReadonlyArray<RequestScore>): ReadonlyArray<St
       ownBound,
       vsOwnBound: ratio(cost, ownBound),
       supersededTokens: sum((s) => s.supersededTokens),
-      clearedTokens: sum((s) => s.clearedTokens)
+      clearedTokens: sum((s) => s.clearedTokens),
+      syntheticMessages: sum((s) => s.syntheticMessages),
+      syntheticTokens: sum((s) => s.syntheticTokens)
     }]
   })
 }

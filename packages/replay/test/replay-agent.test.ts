@@ -2,7 +2,8 @@
 // (deterministic tasks of tool steps, native bodies the real APIs accept, dumps that
 // re-score to the same table), the agent baselines, and recorded sessions (decoding,
 // malformed lines named and skipped).
-import { writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toolCalls, type Message } from "@strata/core/effect"
@@ -10,15 +11,18 @@ import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { agentTranscript, supersededSession } from "../../../bench/replay/sessions.mjs"
 import { validateAnthropic, validateChat, validateConverse, validateGemini } from "../../providers/test/wire-validators.ts"
 import { runAgentReplay, runRecordedReplay, startAtPrompt, transcriptWindow } from "../src/agentReplay.ts"
-import { agentSession } from "../src/internal/agentSession.ts"
+import { agentSession, type AgentTask } from "../src/internal/agentSession.ts"
 import { CLEARED_PLACEHOLDER, clearOldToolResults } from "../src/internal/agentStrategies.ts"
 import { AGENT_TOOLS, readPathOf } from "../src/agentTools.ts"
 import { parseRecordedSession } from "../src/recorded.ts"
+import { replay } from "../src/run.ts"
 import type { ReplayReport } from "../src/replay.ts"
 import { formatReport, formatTable, plotSvg } from "../src/report.ts"
 import { parseDump, rescoreDump } from "../src/score.ts"
 import { AGENT_STRATEGIES, type ReplayProvider } from "../src/strategies.ts"
 import { tempDir } from "@strata/test-support"
+import { bodyTurns, fidelityProblems, type RealTurns } from "@strata/test-support/fidelity"
+import { syntheticTurnsOf } from "../src/synthetic.ts"
 
 const demo = tempDir("strata-agent-demo-")
 const scratch = tempDir("strata-agent-out-")
@@ -35,6 +39,37 @@ const VALIDATORS: Readonly<Record<ReplayProvider, (body: unknown) => Array<strin
   gemini: validateGemini
 }
 const count = (t: string) => Math.ceil(t.length / 4)
+
+/**
+ * The rules of issue 25 on every dumped body of an agent replay of `tasks` tasks: the
+ * session's real turns are its task prompts and the model's replies (calls, "Done: ..."
+ * answers); a request after a task's first carries the previous step's tool results.
+ * Returns the problems by strategy and request, and each body's synthetic turns.
+ */
+const fidelityOfDump = async (lines: ReadonlyArray<string>, report: ReplayReport) => {
+  const session: Array<AgentTask> = []
+  for await (const task of agentSession(demo.path, { from: report.start, tasks: report.turns })) session.push(task)
+  const prompts = session.map((t) => t.prompt)
+  const real: RealTurns = {
+    user: (t) => t.parts.some((p) => prompts.some((prompt) => p.text.startsWith(prompt))),
+    assistant: (t) => t.parts.some((p) => p.text.startsWith("Done: "))
+  }
+  // Request i of the session follows tool results unless it starts a task.
+  const afterTools = session.flatMap((t) => t.steps.map((_, k) => k > 0))
+  const seen = new Map<string, number>()
+  const problems: Array<string> = []
+  const synthetic: Array<{ readonly strategy: string; readonly before: number; readonly counted: number }> = []
+  for (const { strategy, request } of parseDump(lines.join("\n"))) {
+    const i = seen.get(strategy) ?? 0
+    seen.set(strategy, i + 1)
+    for (const p of fidelityProblems(request, afterTools[i]!, real)) problems.push(`${strategy} request ${i}: ${p}`)
+    const turns = bodyTurns(request)
+    const firstReal = turns.findIndex((t) => t.role === "user" && real.user(t))
+    const before = turns.slice(0, firstReal).filter((t) => t.role === "assistant" && !real.assistant(t) && !t.parts.some((p) => p.kind === "call")).length
+    synthetic.push({ strategy, before, counted: syntheticTurnsOf(request, count).messages })
+  }
+  return { problems, synthetic, requests: afterTools.length, seen, session }
+}
 
 describe("the agent session of a git history", () => {
   it("turns each commit into a task: look around, read the touched files, edit with the diff, run the tests, answer", async () => {
@@ -147,12 +182,51 @@ describe("agent replay of the example repository's first 5 commits", () => {
   })
 })
 
+describe("agent replay of the demo's last 6 commits (strata replay --session agent --turns 6), files in context", () => {
+  let recent: ReplayReport
+  let lines: ReadonlyArray<string> = []
+  beforeAll(async () => {
+    const dump = join(scratch.path, "recent.jsonl")
+    recent = await replay({ repo: demo.path, session: "agent", turns: 6, provider: "anthropic", model: MODEL, dump })
+    lines = readFileSync(dump, "utf8").trim().split("\n")
+  }, 120_000)
+
+  it("starts 6 commits before HEAD", () => {
+    expect(recent.start).toBe(execFileSync("git", ["-C", demo.path, "rev-parse", "HEAD~6"], { encoding: "utf8" }).trim())
+    expect(recent.turns).toBe(6)
+  })
+
+  it("The replay's agent mode with files in context passes the same validation on every dumped body", async () => {
+    const { problems, synthetic, requests, seen, session } = await fidelityOfDump(lines, recent)
+    expect(problems).toEqual([])
+    // Every strategy that ran sent every request; the first, before any read, already carries the task's files.
+    for (const row of recent.rows) expect(seen.get(row.strategy)).toBe(requests)
+    const k = session.findIndex((t) => t.turn.selected.length > 0)
+    expect(k).toBeGreaterThanOrEqual(0)
+    const start = session.slice(0, k).reduce((n, t) => n + t.steps.length, 0)
+    const dump = parseDump(lines.join("\n"))
+    for (const row of recent.rows) {
+      const body = JSON.stringify(dump.filter((l) => l.strategy === row.strategy)[start]!.request)
+      for (const f of session[k]!.turn.selected) expect(body.includes(JSON.stringify(f.content).slice(1, -1)), `${row.strategy}: ${f.path}`).toBe(true)
+    }
+    // The synthetic turns counted are those before the first real user message, and the table adds them up.
+    for (const s of synthetic) expect(s.counted, s.strategy).toBe(s.before)
+    for (const row of recent.rows) {
+      expect(row.syntheticMessages, row.strategy).toBe(synthetic.filter((s) => s.strategy === row.strategy).reduce((n, s) => n + s.counted, 0))
+    }
+    expect(recent.rows.find((r) => r.strategy === "transcript")!.syntheticMessages).toBe(requests)
+    expect(formatTable(recent.rows).split("\n")[0]).toMatch(/superseded {2}synthetic$/)
+  })
+
+})
+
 describe("agent replay on every provider", () => {
   for (const provider of ["bedrock", "openai", "gemini"] as const) {
     it(`${provider}: native bodies the API accepts, a table that re-scores to itself`, async () => {
       const lines: Array<string> = []
       const report = await runAgentReplay({ repo: demo.path, tasks: 3, provider, onRequest: (l) => void lines.push(l) })
       for (const { strategy, request } of parseDump(lines.join("\n"))) expect(VALIDATORS[provider](request), strategy).toEqual([])
+      expect((await fidelityOfDump(lines, report)).problems).toEqual([])
       expect(report.rows.some((r) => r.strategy === "middleware")).toBe(provider === "bedrock")
       expect(await rescoredRows(lines, report)).toEqual(report.rows)
     }, 120_000)

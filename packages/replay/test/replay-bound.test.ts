@@ -334,6 +334,8 @@ const replaySyntheticAgent = async (provider: ReplayProvider, s: AgentSession) =
         compacted = true
       }
       const prompt: Message = { role: "user", content: task.prompt }
+      // The app keeps the files this task edits in context, as they are before it.
+      const files = versions.filter((_, i) => task.edits[i] !== undefined).map((v) => ({ path: v.path, content: v.content }))
       const current: Array<Message> = [prompt]
       let appended: ReadonlyArray<Message> = [...pending, prompt]
       const replies: ReadonlyArray<ReadonlyArray<Message>> = [
@@ -362,6 +364,7 @@ const replaySyntheticAgent = async (provider: ReplayProvider, s: AgentSession) =
           tools: AGENT_TOOLS,
           systemPrompt: prompts.system,
           map,
+          files,
           conversation: [...history, ...current],
           conversationCompacted: n === 0 && historyCompacted,
           appended,

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BlobReader, commitInfo, listCommits, listTree } from "../src/internal/git.ts"
 import { replaySession, type ReplayTurn } from "../src/internal/chatSession.ts"
+import { replay } from "../src/run.ts"
 
 // A small history with an add, a modify, a rename, a delete, a binary file and a merge.
 let repo = ""
@@ -100,5 +101,17 @@ describe("replay session", () => {
     const b = await collect({ turns: 3 })
     expect(a).toHaveLength(3)
     expect(JSON.stringify(a)).toBe(JSON.stringify(b))
+  })
+})
+
+describe("replay's default start (strata replay --turns N)", () => {
+  it("is recent history: --turns 2 replays the last two commits; --from picks the start; neither replays from the root", async () => {
+    const subjects = async (options: { readonly turns?: number; readonly from?: string }) =>
+      (await replay({ repo, strategy: "oracle", ...options })).perTurn.map((t) => t.subject)
+    expect(await subjects({ turns: 2 })).toEqual(["merge side", "delete the binary"])
+    expect(await subjects({ turns: 9 })).toEqual(["change a, add a binary", "rename a", "main work", "merge side", "delete the binary"])
+    const root = run("rev-list", "--max-parents=0", "HEAD").trim()
+    expect(await subjects({ from: root, turns: 2 })).toEqual(["change a, add a binary", "rename a"])
+    expect(await subjects({})).toHaveLength(5)
   })
 })

@@ -175,7 +175,7 @@ describe("replay of the example repository's first 10 commits", () => {
     const text = formatReport(first)
     expect(text).toContain("10 turns of")
     expect(text).toMatch(/strata-gated +10 +[\d,]+ +[\d,]+/)
-    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs bound +vs own bound +cleared +superseded$/)
+    expect(text.split("\n").find((l) => l.startsWith("strategy"))).toMatch(/requests +input +read +write +uncached +hit rate +cost \(USD\) +vs none +vs bound +vs own bound +cleared +superseded +synthetic$/)
     const svg = plotSvg(first)
     expect(svg.startsWith("<svg")).toBe(true)
     expect(svg.trim().endsWith("</svg>")).toBe(true)
@@ -254,7 +254,7 @@ describe("scoring", () => {
 
   it("summarize orders rows by strategy and relates costs to none, oracle and each strategy's own bound", () => {
     const score = (strategy: "none" | "oracle" | "segments", usd: number, supersededTokens = 0, ownBoundUsd = usd) =>
-      ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd, supersededTokens, clearedTokens: 0, ownBoundTokens: ownBoundUsd * 100, ownBoundUsd })
+      ({ t: 0, strategy, promptTokens: 10, uncached: 10, cacheRead: 0, cacheWrite: 0, equivalentTokens: usd * 100, usd, supersededTokens, clearedTokens: 0, syntheticMessages: 0, syntheticTokens: 0, ownBoundTokens: ownBoundUsd * 100, ownBoundUsd })
     const rows = summarize([score("oracle", 1), score("segments", 2, 5, 0.5), score("none", 4), score("segments", 2, 6, 0.5)])
     expect(rows.map((r) => [r.strategy, r.requests, r.vsNone, r.vsOracle, r.supersededTokens])).toEqual([["none", 1, 1, 4, 0], ["segments", 2, 1, 4, 11], ["oracle", 1, 0.25, 1, 0]])
     expect(rows.map((r) => [r.strategy, r.ownBound, r.vsOwnBound])).toEqual([["none", 4, 1], ["segments", 1, 4], ["oracle", 1, 1]])

@@ -16,7 +16,7 @@ export const replayCommand = Command.make(
   {
     from: Flag.String("from").pipe(
       Flag.withMetavar("REV"),
-      Flag.withDescription("Start at this revision (default: the root commit); every later first-parent commit is one turn"),
+      Flag.withDescription("Start at this revision; every later first-parent commit is one turn (default: recent history, N commits before HEAD with --turns N, so --turns 5 replays the last five commits; without --turns, the root commit)"),
       Flag.optional
     ),
     turns: Flag.Int("turns").pipe(Flag.withMetavar("N"), Flag.withDescription("Replay at most N turns, or N tasks with --session agent (default: all)"), Flag.optional),
@@ -68,11 +68,12 @@ export const replayCommand = Command.make(
   ),
   Command.withShortDescription("Measure cache hit rate and cost on a git history, per strategy"),
   Command.withExamples([
-    { command: "strata replay --turns 20", description: "The first 20 commits of this repository, every strategy" },
+    { command: "strata replay --turns 20", description: "The last 20 commits of this repository, every strategy" },
     { command: "strata replay --repo examples/demo-repo --provider openai --plot replay.svg", description: "The demo repository on OpenAI, with a plot" },
     { command: "strata replay --session agent --html replay.html --open", description: "An agent session as one page with charts, opened in the browser" },
     { command: "strata replay --strategy strata-gated --dump requests.jsonl --json", description: "One strategy, every native request body saved for re-scoring" },
-    { command: "strata replay --session agent --turns 20", description: "The first 20 commits as a coding agent's tasks, with tool calls" },
+    { command: "strata replay --session agent --turns 20", description: "The last 20 commits as a coding agent's tasks, with tool calls" },
+    { command: "strata replay --from v1.0 --turns 20", description: "The 20 commits after the tag v1.0" },
     { command: "strata replay --transcript session.jsonl --repo .", description: "A recorded session (request bodies a logging proxy wrote), with this repository's symbol map" }
   ])
 )

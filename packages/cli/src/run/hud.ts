@@ -76,6 +76,7 @@ export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
   lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cache_hit_rate * 100)}%)`)
   const edits = b.context_editing
   if (edits !== undefined) lines.push(`Context editing: ${edits.cleared_results} of ${edits.tool_results} tool results cleared (${formatTokens(edits.cleared_tokens)} tokens)`)
+  if (b.synthetic_messages !== undefined) lines.push(`Synthetic turns ("Ok."): ${b.synthetic_messages} (${formatTokens(b.synthetic_tokens ?? 0)} tokens), all before the conversation`)
   if (b.promotions.length > 0) lines.push(`Promoted last request: ${b.promotions.join(", ")}`)
   if (b.demotions.length > 0) lines.push(`Demoted last request: ${b.demotions.join(", ")}`)
   lines.push(`Empty tiers: ${b.empty_tiers_this_request} now, ${b.empty_tiers_session_total} this session`)

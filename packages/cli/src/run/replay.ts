@@ -47,10 +47,12 @@ const firstLine = (error: unknown): string => {
   return text.split("\n").find((l) => l.trim() !== "")?.trim() ?? text
 }
 
+const BAD_REVISION = /not on the first-parent line|unknown revision/i
+
 const hintFor = (reason: string): string =>
   /not a git repository/i.test(reason)
     ? "pass --repo PATH naming a git repository"
-    : /not on the first-parent line|unknown revision/i.test(reason)
+    : BAD_REVISION.test(reason)
       ? "--from takes a commit on the first-parent history of HEAD (git log --first-parent lists them)"
       : /ENOENT|holds no request/i.test(reason)
         ? "--transcript takes a file with one request body per line (docs/replay.md, Recorded sessions)"
@@ -99,9 +101,10 @@ export const runReplayCommand = (flags: ReplayFlags) =>
           dump: dumpPath,
           onProgress: (done, total) => Effect.runPromise(progress.update(done, total))
         }),
-      catch: (error) => {
+      catch: (error): ReplayError | UsageError => {
         const reason = firstLine(error)
-        return new ReplayError({ reason, hint: hintFor(reason) })
+        // A revision --from names that the history does not have is a wrong command line.
+        return BAD_REVISION.test(reason) ? new UsageError({ reason: `--from: ${reason}`, hint: hintFor(reason) }) : new ReplayError({ reason, hint: hintFor(reason) })
       }
     }).pipe(Effect.ensuring(progress.finish()))
     if (plotPath !== undefined) {

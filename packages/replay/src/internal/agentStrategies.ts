@@ -9,11 +9,15 @@
 import {
   ACK,
   FILE_TREE_HEADER,
+  FILES_ACTIVE_HEADER,
+  formatFile,
+  formatFiles,
   REPO_MAP_HEADER,
   summaryPair,
   toolOutputText,
   type AssemblyInput,
   type ContentPart,
+  type FileContent,
   type Message,
   type NeutralRequest,
   type SymbolMapSnapshot,
@@ -38,6 +42,11 @@ export interface AgentRequest {
   readonly systemPrompt: string
   /** The repository's symbol map and file tree; undefined when the session has none. */
   readonly map: SymbolMapSnapshot | undefined
+  /**
+   * The files the agent's app keeps in context for the current task (the task's files as
+   * they were before it, sorted by path); empty when it keeps none (a recorded session).
+   */
+  readonly files: ReadonlyArray<FileContent>
   /**
    * The conversation this request sends, as the session keeps it (compacted between
    * tasks): what `none`, Strata and the oracle lay out. Ends with the task's prompt or
@@ -153,7 +162,7 @@ const assemblyInput = (env: AgentEnv, request: AgentRequest): AssemblyInput => (
   model: env.model,
   prompt: "",
   systemPrompt: request.systemPrompt,
-  files: [],
+  files: request.files,
   history: request.conversation,
   useRepoMap: request.map !== undefined
 })
@@ -190,8 +199,10 @@ const firstLine = (m: Message | undefined): string => {
 /**
  * An append-only conversation as the leading coding agents keep it: the first request
  * holds the system prompt with the symbol map and the file tree as they were at the
- * start; each task appends what changed in the map since it was last shown (a user
- * message answered `Ok.`), then its prompt; each step appends the model's reply and the
+ * start; each task appends what changed in the map since it was last shown and the
+ * task's files new or changed since last attached (a user message the providers read
+ * with the prompt, as the agents attach files and reminders: no synthetic turn after the
+ * conversation starts), then its prompt; each step appends the model's reply and the
  * tool results. When the input passes `transcriptWindowTokens` the conversation is
  * compacted the way the agents do it: a summary of the earlier tasks replaces them, the
  * current task stays whole, and the map is shown afresh from the start.
@@ -204,6 +215,9 @@ class TranscriptLog {
   private delta: ReadonlyArray<Message> = []
   private task: Array<Message> = []
   private readonly shown: ShownMap
+  private shownFiles = new Map<string, string>()
+  // Superseded copies of files attached again (changed); the map's are `shown.superseded`.
+  private supersededFiles = 0
   private subjects: Array<string> = []
   private readonly tokens: (m: Message) => number
   private readonly env: AgentEnv
@@ -226,7 +240,7 @@ class TranscriptLog {
     } else if (request.taskStart) {
       this.task.push(...request.appended.slice(0, -1))
       this.past.push(...this.delta, ...this.task)
-      this.delta = this.deltaFor(request.map)
+      this.delta = this.deltaFor(request)
       this.task = request.appended.slice(-1)
       this.subjects.push(firstLine(request.appended.at(-1)))
     } else {
@@ -236,7 +250,7 @@ class TranscriptLog {
       const earlier = this.subjects.slice(0, -1)
       this.past = [...summaryPair(`Earlier in this session: ${earlier.length === 0 ? "work on this repository" : earlier.join("; ")}`.slice(0, 8_000))]
       this.resetShown()
-      this.delta = this.deltaFor(request.map)
+      this.delta = this.deltaFor(request)
       this.compactions++
     }
   }
@@ -246,9 +260,9 @@ class TranscriptLog {
     return [...this.head, ...this.past, ...this.delta, ...this.task]
   }
 
-  /** Superseded copies it carries: map blocks and file tree shown again, and files read again. */
+  /** Superseded copies it carries: map blocks and file tree shown again, files attached again changed, and files read again. */
   superseded(messages: ReadonlyArray<Message>): number {
-    return this.shown.superseded + supersededReadTokens(messages, (t) => this.env.counter.count(t))
+    return this.shown.superseded + this.supersededFiles + supersededReadTokens(messages, (t) => this.env.counter.count(t))
   }
 
   private inputTokens(tools: ReadonlyArray<ToolDefinition>): number {
@@ -271,13 +285,25 @@ class TranscriptLog {
 
   private resetShown(): void {
     this.shown.reset(this.start)
+    this.shownFiles = new Map()
+    this.supersededFiles = 0
   }
 
-  /** The map changes since last shown, as a user message and its `Ok.`; records them as shown. */
-  private deltaFor(map: SymbolMapSnapshot | undefined): ReadonlyArray<Message> {
-    if (map === undefined) return []
-    const sections = this.shown.delta(map, new Set())
-    return sections.length === 0 ? [] : [{ role: "user", content: sections.join("\n\n") }, { role: "assistant", content: ACK }]
+  /**
+   * The map changes since last shown and the task's files new or changed since last
+   * attached, as one user message before the task's prompt (no acknowledgement: the
+   * providers read it as part of the prompt's message); records them as shown.
+   */
+  private deltaFor(request: AgentRequest): ReadonlyArray<Message> {
+    const map = request.map === undefined ? [] : this.shown.delta(request.map, new Set())
+    const changed = request.files.filter((f) => this.shownFiles.get(f.path) !== f.content)
+    for (const f of changed) {
+      const old = this.shownFiles.get(f.path)
+      if (old !== undefined) this.supersededFiles += this.env.counter.count(old)
+      this.shownFiles.set(f.path, f.content)
+    }
+    const sections = [...map, formatFiles(changed, FILES_ACTIVE_HEADER)].filter((section) => section !== "")
+    return sections.length === 0 ? [] : [{ role: "user", content: sections.join("\n\n") }]
   }
 }
 
@@ -455,7 +481,8 @@ export const agentStrataStrategy = (env: AgentEnv, name: StrataStrategyName): St
 /**
  * The oracle's layout of an agent request: every item in its own block (each tool,
  * the system prompt, the map header with the legend, each symbol block, the file tree,
- * each message part of the conversation), for the bound to price one by one.
+ * each file in context, each message part of the conversation), for the bound to price
+ * one by one.
  */
 export const agentOracleRequest = (env: AgentEnv, request: AgentRequest): NeutralRequest => {
   const text = (t: string) => ({ type: "text" as const, text: t })
@@ -464,12 +491,16 @@ export const agentOracleRequest = (env: AgentEnv, request: AgentRequest): Neutra
     ...(request.systemPrompt === "" ? [] : [text(request.systemPrompt)]),
     ...(map === undefined ? [] : [text(REPO_MAP_HEADER + map.legend), ...mapBlocks(map, new Set()).map(text)])
   ]
+  const context = [
+    ...(map === undefined || map.fileTree === "" ? [] : [text(FILE_TREE_HEADER + map.fileTree)]),
+    ...(request.files.length === 0 ? [] : [text(FILES_ACTIVE_HEADER), ...request.files.map((f) => text(formatFile(f.path, f.content)))])
+  ]
   return withTools(requestOf(env.model, [
     {
       tier: "active",
       messages: [
         ...(system.length === 0 ? [] : [{ role: "system" as const, content: system }]),
-        ...(map === undefined || map.fileTree === "" ? [] : [{ role: "user" as const, content: [text(FILE_TREE_HEADER + map.fileTree)] }, { role: "assistant" as const, content: ACK }]),
+        ...(context.length === 0 ? [] : [{ role: "user" as const, content: context }, { role: "assistant" as const, content: ACK }]),
         ...request.conversation
       ]
     }

@@ -66,6 +66,16 @@ export const listCommits = async (repo: string, options: { readonly from?: strin
   return { start, commits: all.slice(index + 1) }
 }
 
+/**
+ * Where a replay of the last `turns` commits starts: the first-parent commit `turns`
+ * commits before HEAD (the root commit when the history is shorter).
+ */
+export const recentStart = async (repo: string, turns: number): Promise<string> => {
+  const head = await resolveRev(repo, "HEAD")
+  const all = (await git(repo, ["rev-list", "--first-parent", "--reverse", head])).split("\n").filter(Boolean)
+  return all[Math.max(0, all.length - 1 - turns)]!
+}
+
 /** Message, parents, time and file changes (renames detected) of one commit. */
 export const commitInfo = async (repo: string, sha: string): Promise<CommitInfo> => {
   const header = await git(repo, ["show", "-s", "--format=%P%x00%ct%x00%B", sha])
