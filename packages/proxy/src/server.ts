@@ -19,7 +19,7 @@ import { storeLayer } from "@strata/store"
 import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
 import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
-import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode } from "./transform.ts"
+import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
 
 /** The providers' public endpoints. */
 export const DEFAULT_UPSTREAMS = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com" } as const
@@ -109,6 +109,7 @@ interface Planned {
   readonly parent: string | undefined
   readonly changed: ReadonlyArray<string>
   readonly ttl: string | undefined
+  readonly ledger: SessionLedger
   readonly blocks: number
   readonly model: string
   readonly at: number
@@ -181,7 +182,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       protocol,
       mode,
       body,
-      session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0 }
+      session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0, ledger: resolved.found?.ledger }
     })
     const model = typeof body["model"] === "string" ? body["model"] : ""
     return {
@@ -193,6 +194,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       parent: resolved.parent,
       changed: out.changed,
       ttl: out.ttl,
+      ledger: out.ledger,
       blocks: protocol === "anthropic" ? anthropicBlockCount(body) : 0,
       model,
       at
@@ -232,6 +234,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       lastBlocks: Math.max(p.blocks, before !== undefined && p.chain.length < before.chain.length ? before.lastBlocks : 0),
       lastPrompt: u === undefined ? (before?.lastPrompt ?? 0) : u.input + u.cacheRead + u.write5m + u.write1h,
       gaps: before === undefined ? [] : [...before.gaps, Math.max(0, p.at - before.lastAt)].slice(-MAX_GAPS),
+      ledger: p.ledger,
       totals: {
         requests: totals.requests + 1,
         input: totals.input + (u?.input ?? 0),
