@@ -17,6 +17,7 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
+import { clearSuperseded } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 export type { Protocol }
 
@@ -349,7 +350,16 @@ export const transformRequest = (input: TransformInput): TransformResult => {
     case "anthropic": {
       if (!Array.isArray(body["messages"])) return { body, changed: [], ledger }
       const model = typeof body["model"] === "string" ? body["model"] : ""
-      return anthropicCache(input, body, input.limits ?? lookupModel("anthropic", model))
+      const limits = input.limits ?? lookupModel("anthropic", model)
+      if (mode !== "edit") return anthropicCache(input, body, limits)
+      const edit = clearSuperseded({ body, gap: session.gaps.at(-1), lastBet: ledger.lastBet, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+      const out = anthropicCache(input, edit.body, limits)
+      return {
+        body: out.body,
+        changed: [...edit.changed, ...out.changed],
+        ttl: out.ttl,
+        ledger: edit.cleared.length === 0 ? out.ledger : { ...out.ledger, cleared: edit.cleared }
+      }
     }
     case "openai-responses":
     case "openai-chat": {

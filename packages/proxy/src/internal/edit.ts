@@ -1,0 +1,154 @@
+/**
+ * Edit mode's change to an Anthropic Messages body: tool results the session has
+ * superseded (the same file read again or edited since, the same command or search run
+ * again) replaced by a short placeholder that says what was cleared and how to get it back.
+ *
+ * - Stable: a result cleared once is cleared in every later request with the same bytes
+ *   (the ledger keeps `[tool-use id, placeholder]`), so the new prefix stays cached.
+ * - Cache-aware: a new clearing rewrites the cached conversation after the system prompt,
+ *   so it happens only when that prefix is lost anyway (the gap outlived the entry's
+ *   lifetime), or when the reads it saves over the session's expected remaining requests
+ *   pay for writing the conversation again.
+ * - Never a result of the last few steps, never a thinking block, never the system
+ *   prompt, tools, model, `max_tokens` or sampling fields: only the `content` of a
+ *   `tool_result` block changes (its id, `is_error` and `cache_control` stay).
+ */
+type Json = Record<string, unknown>
+const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/** Steps (assistant messages) at the end of the conversation whose results are never cleared. */
+export const KEEP_STEPS = 3
+const WRITE_5M = 1.25
+const READ = 0.1
+const FIVE_MINUTES = 300
+const ONE_HOUR = 3600
+/** Results smaller than this (rough tokens) are not worth a placeholder. */
+const MIN_RESULT_TOKENS = 40
+
+const roughTokens = (v: unknown): number => Math.ceil((JSON.stringify(v ?? "") ?? "").length / 4)
+
+const READS = new Set(["Read", "read_file", "View"])
+const WRITES = new Set(["Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool", "write_file"])
+const RERUNS = new Set(["Bash", "Grep", "Glob", "LS", "bash"])
+
+interface Use {
+  readonly id: string
+  readonly name: string
+  readonly input: Json
+  readonly step: number
+}
+
+const pathOf = (input: Json): string | undefined => {
+  const p = input["file_path"] ?? input["path"] ?? input["notebook_path"]
+  return typeof p === "string" ? p : undefined
+}
+
+/** Why `u`'s result is superseded by the later use `v`, or undefined. */
+const supersedes = (u: Use, v: Use): string | undefined => {
+  if (READS.has(u.name)) {
+    const path = pathOf(u.input)
+    if (path === undefined || pathOf(v.input) !== path) return undefined
+    if (WRITES.has(v.name)) return `${path} was edited since; read it again to see it`
+    if (READS.has(v.name) && v.input["offset"] === u.input["offset"] && v.input["limit"] === u.input["limit"]) return `${path} was read again later; read it again to see it`
+    return undefined
+  }
+  if (RERUNS.has(u.name) && v.name === u.name && JSON.stringify(v.input) === JSON.stringify(u.input)) {
+    return `${u.name} ran again later with the same input; run it again to see it`
+  }
+  return undefined
+}
+
+const placeholderOf = (u: Use, why: string): string => `[strata proxy: cleared the superseded result of ${u.name} (${u.id}): ${why}]`
+
+export interface EditInput {
+  readonly body: Json
+  /** Seconds since the session's previous request (undefined: first request). */
+  readonly gap: number | undefined
+  /** The previous request's entry was bought with a 1h lifetime. */
+  readonly lastBet: boolean
+  /** Requests the session has made before this one. */
+  readonly requestsBefore: number
+  readonly cleared: ReadonlyArray<readonly [string, string]>
+}
+
+export interface EditResult {
+  readonly body: Json
+  readonly changed: ReadonlyArray<string>
+  readonly cleared: ReadonlyArray<readonly [string, string]>
+}
+
+/**
+ * Clear superseded tool results (see the module comment). Pure: the same input gives the
+ * same bytes.
+ */
+export const clearSuperseded = (input: EditInput): EditResult => {
+  const { body } = input
+  const messages = body["messages"]
+  if (!Array.isArray(messages)) return { body, changed: [], cleared: input.cleared }
+  const uses: Array<Use> = []
+  const results = new Map<string, { readonly message: number; readonly index: number; readonly block: Json }>()
+  const steps: Array<number> = []
+  messages.forEach((m, message) => {
+    if (!isRecord(m) || !Array.isArray(m["content"])) return
+    if (m["role"] === "assistant") steps.push(message)
+    m["content"].forEach((block, index) => {
+      if (!isRecord(block)) return
+      if (m["role"] === "assistant" && block["type"] === "tool_use" && typeof block["id"] === "string" && typeof block["name"] === "string") {
+        uses.push({ id: block["id"], name: block["name"], input: isRecord(block["input"]) ? block["input"] : {}, step: message })
+      }
+      if (m["role"] === "user" && block["type"] === "tool_result" && typeof block["tool_use_id"] === "string") results.set(block["tool_use_id"], { message, index, block })
+    })
+  })
+  const recent = steps.length > KEEP_STEPS ? steps[steps.length - KEEP_STEPS]! : -1
+  const known = new Map(input.cleared)
+
+  // New candidates: superseded by a later use, older than the last few steps.
+  const fresh: Array<readonly [string, string]> = []
+  let saved = 0
+  for (const [i, u] of uses.entries()) {
+    if (known.has(u.id) || recent < 0 || u.step >= recent) continue
+    const r = results.get(u.id)
+    if (r === undefined) continue
+    const tokens = roughTokens(r.block["content"])
+    if (tokens < MIN_RESULT_TOKENS) continue
+    let why: string | undefined
+    for (const v of uses.slice(i + 1)) {
+      if (v.step <= u.step) continue
+      why = supersedes(u, v)
+      if (why !== undefined) break
+    }
+    if (why === undefined) continue
+    const placeholder = placeholderOf(u, why)
+    fresh.push([u.id, placeholder])
+    saved += tokens - roughTokens(placeholder)
+  }
+
+  // Worth it? The conversation after the system prompt is written again (at worst); the
+  // reads it saves come back on every later request.
+  let take = fresh
+  if (fresh.length > 0) {
+    const lost = input.gap !== undefined && (input.gap > ONE_HOUR || (input.gap > FIVE_MINUTES && !input.lastBet))
+    const remaining = Math.min(50, Math.max(1, input.requestsBefore)) / 2
+    const rewrite = (WRITE_5M - READ) * roughTokens(messages)
+    if (!lost && READ * saved * remaining <= rewrite) take = []
+  }
+  const all = [...input.cleared, ...take]
+  if (all.length === 0) return { body, changed: [], cleared: input.cleared }
+
+  const byMessage = new Map<number, Map<number, string>>()
+  for (const [id, placeholder] of all) {
+    const r = results.get(id)
+    if (r === undefined || r.block["content"] === placeholder) continue
+    const inMessage = byMessage.get(r.message) ?? new Map<number, string>()
+    inMessage.set(r.index, placeholder)
+    byMessage.set(r.message, inMessage)
+  }
+  if (byMessage.size === 0) return { body, changed: [], cleared: all }
+  const out = messages.map((m, message) => {
+    const edits = byMessage.get(message)
+    if (edits === undefined || !isRecord(m) || !Array.isArray(m["content"])) return m
+    return { ...m, content: m["content"].map((block, index) => (edits.has(index) && isRecord(block) ? { ...block, content: edits.get(index)! } : block)) }
+  })
+  const changed = take.length > 0 ? [`cleared ${take.length} superseded tool result${take.length === 1 ? "" : "s"} (${Math.round(saved)} tokens)`] : []
+  return { body: { ...body, messages: out }, changed, cleared: all }
+}
