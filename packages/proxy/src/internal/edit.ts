@@ -27,9 +27,12 @@ const MIN_RESULT_TOKENS = 40
 
 const roughTokens = (v: unknown): number => Math.ceil((JSON.stringify(v ?? "") ?? "").length / 4)
 
-const READS = new Set(["Read", "read_file", "View"])
-const WRITES = new Set(["Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool", "write_file"])
-const RERUNS = new Set(["Bash", "Grep", "Glob", "LS", "bash"])
+/** File reads (Claude Code's `Read`, the names other agents give theirs). */
+const READS = new Set(["Read", "View", "read_file", "view_file", "open_file"])
+/** File writes: a read of the same path before one is stale. */
+const WRITES = new Set(["Edit", "MultiEdit", "Write", "NotebookEdit", "edit_file", "write_file"])
+/** Commands and searches: the same input run again supersedes the older output. */
+const RERUNS = new Set(["Bash", "Grep", "Glob", "LS", "bash", "search", "list_files", "run_tests"])
 
 interface Use {
   readonly id: string
