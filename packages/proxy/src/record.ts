@@ -62,6 +62,10 @@ export const SessionLedgerRecord = Schema.Struct({
   credit: Schema.Number,
   lastTokens: Schema.Number,
   lastBet: Schema.Boolean,
+  lastSteps: Schema.optionalKey(Schema.Number),
+  tasks: Schema.optionalKey(Schema.Array(Schema.Number)),
+  answers: Schema.optionalKey(Schema.Number),
+  pauses: Schema.optionalKey(Schema.Number),
   /** Edit mode: tool results cleared so far (tool-use id -> the placeholder sent), oldest first. */
   cleared: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String])))
 })

@@ -52,6 +52,13 @@ export interface SessionLedger {
   readonly lastTokens: number
   /** The previous request went out with a 1h lifetime the client did not ask for. */
   readonly lastBet: boolean
+  /** Tool rounds since the person's prompt in the previous request. */
+  readonly lastSteps?: number
+  /** The session's rhythm: tool rounds of its latest finished tasks (at most 16). */
+  readonly tasks?: ReadonlyArray<number>
+  /** Answers seen (a person's prompt followed them), and how many the person answered 5-60 minutes later. */
+  readonly answers?: number
+  readonly pauses?: number
   /** Edit mode: tool results cleared so far, `[tool-use id, placeholder sent]`, oldest first. */
   readonly cleared?: ReadonlyArray<readonly [string, string]>
 }
@@ -103,6 +110,32 @@ const LOSS_MARGIN = 1.3
 
 /** Rough tokens of a JSON value (4 characters a token): only for the rent-or-buy ratio. */
 const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").length / 4)
+
+/** Is this message a person's prompt (a user message that answers no tool call)? */
+const isPrompt = (m: unknown): boolean =>
+  isRecord(m) && m["role"] === "user" && (typeof m["content"] === "string" || (Array.isArray(m["content"]) && !m["content"].some((b) => isRecord(b) && b["type"] === "tool_result")))
+
+/** Tool rounds (assistant messages) since the conversation's latest prompt. */
+const stepsSincePrompt = (messages: ReadonlyArray<unknown>): number => {
+  let steps = 0
+  for (let k = messages.length - 1; k >= 0; k--) {
+    const m = messages[k]
+    if (isPrompt(m)) break
+    if (isRecord(m) && m["role"] === "assistant") steps++
+  }
+  return steps
+}
+
+/**
+ * The session's rhythm: an agent's tool steps come seconds apart, its answer waits for a
+ * person. A request that has taken as many tool rounds as the session's shortest finished
+ * task looks like a task's last step; when the person usually paused 5-60 minutes after
+ * an answer, its entry is worth 1h. Undefined until the session finished a task.
+ */
+export const rhythmTtl = (rhythm: { readonly tasks: ReadonlyArray<number>; readonly answers: number; readonly pauses: number }, steps: number): "5m" | "1h" | undefined => {
+  if (rhythm.tasks.length === 0) return undefined
+  return rhythm.pauses * 2 >= rhythm.answers && steps >= Math.min(...rhythm.tasks) ? "1h" : "5m"
+}
 
 /**
  * Rent or buy: a 1h entry costs `2 - 1.25` more per written token than a 5m one, and
@@ -282,12 +315,23 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
   if (bridged && gap !== undefined && gap <= FIVE_MINUTES) {
     credit += BRIDGE_SHARE * (WRITE_5M - READ) * Math.max(0, shared - roughTokens(body["tools"]) - roughTokens(body["system"]))
   }
+  // The rhythm: a prompt now means the previous request's reply was an answer.
+  const msgs: ReadonlyArray<unknown> = Array.isArray(body["messages"]) ? body["messages"] : []
+  const steps = stepsSincePrompt(msgs)
+  const answered = gap !== undefined && isPrompt(msgs[msgs.length - 1])
+  const rhythm = {
+    lastSteps: steps,
+    tasks: answered ? [...(ledger.tasks ?? []), ledger.lastSteps ?? 0].slice(-16) : (ledger.tasks ?? []),
+    answers: (ledger.answers ?? 0) + (answered ? 1 : 0),
+    pauses: (ledger.pauses ?? 0) + (answered && gap > FIVE_MINUTES && gap <= ONE_HOUR ? 1 : 0)
+  }
+  const predicted = rhythmTtl(rhythm, steps)
   let ttl: "5m" | "1h" = "5m"
   let betCost = 0
-  if (supports1h && (input.lifetime !== undefined || session.gaps.length >= MIN_GAPS)) {
-    const lastMsg = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 1] : undefined
-    const assistantBefore = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 2] : undefined
-    const want = input.lifetime ?? chooseTtl(session.gaps, prefix, roughTokens(lastMsg) + roughTokens(assistantBefore))
+  if (supports1h && (input.lifetime !== undefined || predicted !== undefined || session.gaps.length >= MIN_GAPS)) {
+    const lastMsg = msgs[msgs.length - 1]
+    const assistantBefore = msgs[msgs.length - 2]
+    const want = input.lifetime ?? predicted ?? chooseTtl(session.gaps, prefix, roughTokens(lastMsg) + roughTokens(assistantBefore))
     // What the bet costs at worst: every token this request writes, at 2x instead of 1.25x.
     const cached = gap !== undefined && (gap <= FIVE_MINUTES || (ledger.lastBet && gap <= ONE_HOUR)) ? shared : 0
     const worst = LOSS_MARGIN * (WRITE_1H - WRITE_5M) * Math.max(prefix - cached, 1)
@@ -322,12 +366,12 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
   if (added.length > 0 && changed.length === 0) changed.push(`${added.length} marker(s) added`)
   if (automatic && edits.size > 0) {
     // The automatic marker takes a slot and must not conflict: leave the body alone.
-    return { body, changed: [], ttl: undefined, ledger: { credit: ledger.credit, lastTokens: prefix, lastBet: false } }
+    return { body, changed: [], ttl: undefined, ledger: { ...ledger, ...rhythm, lastTokens: prefix, lastBet: false } }
   }
   // A bet is one only when a marker the client sent as 5m (or none) now says 1h.
   const bet = ttl === "1h" && (raised > 0 || added.length > 0)
   if (!bet) credit += betCost
-  return { body: rewriteBlocks(body, edits), changed, ttl: supports1h ? ttl : undefined, ledger: { credit: Math.max(0, credit), lastTokens: prefix, lastBet: bet } }
+  return { body: rewriteBlocks(body, edits), changed, ttl: supports1h ? ttl : undefined, ledger: { ...ledger, ...rhythm, credit, lastTokens: prefix, lastBet: bet } }
 }
 
 /**
@@ -353,13 +397,10 @@ export const transformRequest = (input: TransformInput): TransformResult => {
       const limits = input.limits ?? lookupModel("anthropic", model)
       if (mode !== "edit") return anthropicCache(input, body, limits)
       const edit = clearSuperseded({ body, gap: session.gaps.at(-1), lastBet: ledger.lastBet, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
-      const out = anthropicCache(input, edit.body, limits)
-      return {
-        body: out.body,
-        changed: [...edit.changed, ...out.changed],
-        ttl: out.ttl,
-        ledger: edit.cleared.length === 0 ? out.ledger : { ...out.ledger, cleared: edit.cleared }
-      }
+      // What clearing saved funds the lifetimes (the same credit).
+      const funded: SessionLedger = { ...ledger, credit: ledger.credit + (edit.saving > 0 ? WIN_SHARE * edit.saving : edit.saving), ...(edit.cleared.length === 0 ? {} : { cleared: edit.cleared }) }
+      const out = anthropicCache({ ...input, session: { ...session, ledger: funded } }, edit.body, limits)
+      return { body: out.body, changed: [...edit.changed, ...out.changed], ttl: out.ttl, ledger: out.ledger }
     }
     case "openai-responses":
     case "openai-chat": {

@@ -11,7 +11,7 @@ type Json = Record<string, unknown>
 const SYSTEM = [{ type: "text", text: "You are a coding agent. ".repeat(300), cache_control: { type: "ephemeral" } }]
 const TOOLS = ["Read", "Edit", "Bash"].map((name) => ({ name, description: name, input_schema: { type: "object", properties: {} } }))
 
-type Step = { readonly tool: "Read" | "Edit" | "Bash"; readonly arg: number; readonly size: number }
+type Step = { readonly tool: "Read" | "Edit" | "Bash" | "Answer"; readonly arg: number; readonly size: number }
 
 /** A Claude Code-like loop: one tool call a step, its result appended; the agent marks its last block. */
 const session = (steps: ReadonlyArray<Step>): Array<Json> => {
@@ -25,6 +25,12 @@ const session = (steps: ReadonlyArray<Step>): Array<Json> => {
   }
   steps.forEach((step, i) => {
     bodies.push({ model: "claude-sonnet-4-5", max_tokens: 4096, temperature: 0, system: SYSTEM, tools: TOOLS, messages: marked() })
+    if (step.tool === "Answer") {
+      // The agent answers; the person writes the next task's prompt.
+      messages.push({ role: "assistant", content: [{ type: "text", text: `Done with task ${i}.` }] })
+      messages.push({ role: "user", content: [{ type: "text", text: `Next: task ${i + 1}.` }] })
+      return
+    }
     const input = step.tool === "Bash" ? { command: `make test${step.arg}` } : step.tool === "Read" ? { file_path: `/r/f${step.arg}.ts` } : { file_path: `/r/f${step.arg}.ts`, old_string: "a", new_string: "b" }
     messages.push({ role: "assistant", content: [{ type: "thinking", thinking: `step ${i}`, signature: "sig" }, { type: "tool_use", id: `toolu_${i}`, name: step.tool, input }] })
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: `${step.tool} ${step.arg} #${i}\n` + "line of output\n".repeat(step.size) }] })
@@ -32,7 +38,7 @@ const session = (steps: ReadonlyArray<Step>): Array<Json> => {
   return bodies
 }
 
-const arbStep = fc.record({ tool: fc.constantFrom("Read" as const, "Read" as const, "Edit" as const, "Bash" as const), arg: fc.integer({ min: 0, max: 3 }), size: fc.integer({ min: 5, max: 400 }) })
+const arbStep = fc.record({ tool: fc.constantFrom("Read" as const, "Read" as const, "Edit" as const, "Bash" as const, "Answer" as const), arg: fc.integer({ min: 0, max: 3 }), size: fc.integer({ min: 5, max: 400 }) })
 const arbGap = fc.oneof(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 301, max: 5000 }))
 
 const drive = (bodies: ReadonlyArray<Json>, times: ReadonlyArray<number>) => {
@@ -68,7 +74,7 @@ describe("edit mode", () => {
     let clearedSessions = 0
     let ratios: Array<number> = []
     fc.assert(
-      fc.property(fc.array(arbStep, { minLength: 4, maxLength: 24 }), fc.array(arbGap, { minLength: 24, maxLength: 24 }), (steps, gapList) => {
+      fc.property(fc.array(arbStep, { minLength: 4, maxLength: 30 }), fc.array(arbGap, { minLength: 30, maxLength: 30 }), (steps, gapList) => {
         const bodies = session(steps)
         const times = bodies.map((_, i) => gapList.slice(0, i).reduce((a, b) => a + b, 0))
         const outs = drive(bodies, times)

@@ -78,6 +78,12 @@ export interface EditResult {
   readonly body: Json
   readonly changed: ReadonlyArray<string>
   readonly cleared: ReadonlyArray<readonly [string, string]>
+  /**
+   * Base-input tokens this request is estimated to save against the body as sent (the
+   * cleared tokens not read again; on a lost prefix, not written again), net of the
+   * rewrite a new clearing causes when the prefix was still cached.
+   */
+  readonly saving: number
 }
 
 /**
@@ -87,7 +93,7 @@ export interface EditResult {
 export const clearSuperseded = (input: EditInput): EditResult => {
   const { body } = input
   const messages = body["messages"]
-  if (!Array.isArray(messages)) return { body, changed: [], cleared: input.cleared }
+  if (!Array.isArray(messages)) return { body, changed: [], cleared: input.cleared, saving: 0 }
   const uses: Array<Use> = []
   const results = new Map<string, { readonly message: number; readonly index: number; readonly block: Json }>()
   const steps: Array<number> = []
@@ -129,14 +135,14 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   // Worth it? The conversation after the system prompt is written again (at worst); the
   // reads it saves come back on every later request.
   let take = fresh
+  const lost = input.gap !== undefined && (input.gap > ONE_HOUR || (input.gap > FIVE_MINUTES && !input.lastBet))
+  const rewrite = (WRITE_5M - READ) * roughTokens(messages)
   if (fresh.length > 0) {
-    const lost = input.gap !== undefined && (input.gap > ONE_HOUR || (input.gap > FIVE_MINUTES && !input.lastBet))
     const remaining = Math.min(50, Math.max(1, input.requestsBefore)) / 2
-    const rewrite = (WRITE_5M - READ) * roughTokens(messages)
     if (!lost && READ * saved * remaining <= rewrite) take = []
   }
   const all = [...input.cleared, ...take]
-  if (all.length === 0) return { body, changed: [], cleared: input.cleared }
+  if (all.length === 0) return { body, changed: [], cleared: input.cleared, saving: 0 }
 
   const byMessage = new Map<number, Map<number, string>>()
   for (const [id, placeholder] of all) {
@@ -146,12 +152,21 @@ export const clearSuperseded = (input: EditInput): EditResult => {
     inMessage.set(r.index, placeholder)
     byMessage.set(r.message, inMessage)
   }
-  if (byMessage.size === 0) return { body, changed: [], cleared: all }
+  if (byMessage.size === 0) return { body, changed: [], cleared: all, saving: 0 }
+  let clearedTokens = 0
   const out = messages.map((m, message) => {
     const edits = byMessage.get(message)
     if (edits === undefined || !isRecord(m) || !Array.isArray(m["content"])) return m
-    return { ...m, content: m["content"].map((block, index) => (edits.has(index) && isRecord(block) ? { ...block, content: edits.get(index)! } : block)) }
+    return {
+      ...m,
+      content: m["content"].map((block, index) => {
+        if (!edits.has(index) || !isRecord(block)) return block
+        clearedTokens += Math.max(0, roughTokens(block["content"]) - roughTokens(edits.get(index)))
+        return { ...block, content: edits.get(index)! }
+      })
+    }
   })
   const changed = take.length > 0 ? [`cleared ${take.length} superseded tool result${take.length === 1 ? "" : "s"} (${Math.round(saved)} tokens)`] : []
-  return { body: { ...body, messages: out }, changed, cleared: all }
+  const saving = (lost ? WRITE_5M : READ) * clearedTokens - (take.length > 0 && !lost ? rewrite : 0)
+  return { body: { ...body, messages: out }, changed, cleared: all, saving }
 }
