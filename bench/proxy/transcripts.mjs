@@ -6,8 +6,9 @@
 // 1. `strata replay --transcript` with the `transcript`, `proxy` and `proxy-edit` strategies
 //    (the replay lab's own scorer): proxy and proxy-edit relative to transcript.
 // 2. The agent's own bodies through the proxy's transform (`priceTranscript`, the
-//    provider's simulator), with the saving split into breakpoint placement (cache mode
-//    with every lifetime 5m), lifetimes (cache mode as shipped) and clearing (edit mode),
+//    provider's simulator), with edit mode's saving split into breakpoint placement (cache
+//    mode, every lifetime 5m), clearing (edit mode, every lifetime 5m) and lifetimes (the
+//    rest: the 1h lifetimes the session's credit paid for),
 //    and where the cache-only saving lies: a perfect lifetime per request (1h exactly
 //    where the next request comes 5-60 minutes later) and a prediction from the session's
 //    rhythm (1h when the request looks like a task's last step: the agent's tool steps
@@ -111,7 +112,7 @@ try {
   console.log(`  mean: proxy ${x(mean(replayRatios.proxy))} (worst ${x(Math.max(...replayRatios.proxy))}), proxy-edit ${x(mean(replayRatios["proxy-edit"]))} (worst ${x(Math.max(...replayRatios["proxy-edit"]))})`)
   console.log("")
   console.log("2. the agent's own bodies through the proxy's transform (priceTranscript), relative to as sent")
-  console.log("   placement: cache mode, every lifetime 5m; lifetimes: cache mode as shipped; clearing: edit mode;")
+  console.log("   placement: cache mode, every lifetime 5m; cache / edit: the modes as shipped;")
   console.log("   perfect: 1h exactly where the next gap is 5-60 min; rhythm: 1h on a task's predicted last step (neither bounded by credit)")
   const shares = []
   for (const s of sessions) {
@@ -120,6 +121,7 @@ try {
     const placement = priceTranscript(lines, { mode: "cache", lifetime: () => "5m" })
     const cache = priceTranscript(lines, { mode: "cache" })
     const edit = priceTranscript(lines, { mode: "edit" })
+    const clearOnly = priceTranscript(lines, { mode: "edit", lifetime: () => "5m" })
     const best = priceTranscript(lines, { mode: "cache", lifetime: perfect(lines) })
     const predicted = priceTranscript(lines, { mode: "cache", lifetime: rhythm(lines) })
     const a = sent.asSent
@@ -127,7 +129,7 @@ try {
     const part = (v) => (saved <= 0 ? "  -  " : `${((100 * v) / saved).toFixed(0).padStart(3)}%`)
     shares.push(edit.forwarded / a)
     console.log(`  ${s.name.padEnd(44)} as sent ${fmt(a).padStart(12)}  placement ${x(placement.forwarded / a)}  cache ${x(cache.forwarded / a)}  edit ${x(edit.forwarded / a)}  | perfect lifetimes ${x(best.forwarded / a)}  rhythm ${x(predicted.forwarded / a)}`)
-    console.log(`  ${"".padEnd(44)} saving split: placement ${part(a - placement.forwarded)}, lifetimes ${part(placement.forwarded - cache.forwarded)}, clearing ${part(cache.forwarded - edit.forwarded)}`)
+    console.log(`  ${"".padEnd(44)} edit's saving split: placement ${part(a - placement.forwarded)}, clearing ${part(placement.forwarded - clearOnly.forwarded)}, lifetimes ${part(clearOnly.forwarded - edit.forwarded)}`)
   }
   console.log(`  mean edit ${x(mean(shares))}`)
 } finally {
