@@ -71,6 +71,13 @@ export interface ProxyServer {
   readonly port: number
   /** The sessions this process has seen, latest first. */
   readonly sessions: () => ReadonlyArray<SessionRecord>
+  /**
+   * Reply bytes the proxy holds right now, over the replies in flight: what its client
+   * sockets have queued (`writableLength`) and what it read from upstream and has not
+   * passed on (`readableLength`). Backpressure keeps this near the streams' high-water
+   * marks however slowly a client reads.
+   */
+  readonly buffered: () => { readonly writable: number; readonly readable: number; readonly replies: number }
   /** Stop accepting, let the streams in flight finish, commit, release the store. */
   readonly close: () => Promise<void>
 }
@@ -161,6 +168,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
 
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
   const inFlight = new Set<Promise<void>>()
+  // Replies being piped (client response, upstream response), for `buffered()`.
+  const piping = new Set<{ readonly res: ServerResponse; readonly ur: IncomingMessage }>()
   const track = (p: Promise<void>) => {
     inFlight.add(p)
     void p.finally(() => inFlight.delete(p))
@@ -419,6 +428,9 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
         const tap = makeTap(protocol, sse)
         res.writeHead(ur.statusCode ?? 502, ur.statusMessage, filterResponseHeaders(ur.headers))
         ur.on("data", (c: Buffer) => tap.push(c))
+        const pair = { res, ur }
+        piping.add(pair)
+        res.on("close", () => piping.delete(pair))
         ur.pipe(res)
         const cut = () => {
           if (finished || clientGone || res.writableFinished) return
@@ -501,6 +513,15 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
     sessions: sessionsList,
+    buffered: () => {
+      let writable = 0
+      let readable = 0
+      for (const { res, ur } of piping) {
+        writable += res.writableLength
+        readable += ur.readableLength
+      }
+      return { writable, readable, replies: piping.size }
+    },
     close: () => {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
