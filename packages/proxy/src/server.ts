@@ -491,6 +491,10 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       })
     )
   })
+  // Keep idle client connections longer than the agents' own keep-alive: a client that
+  // reuses a connection the server has just closed sees ECONNRESET (Node's default is 5 s).
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
   const sockets = new Set<Socket>()
   server.on("connection", (s) => {
     s.setNoDelay(true)
