@@ -17,7 +17,7 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
-import { clearSuperseded } from "./internal/edit.ts"
+import { clearSuperseded, roughTokens } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 export type { Protocol }
 
@@ -107,9 +107,6 @@ const WIN_SHARE = 0.7
 const BRIDGE_SHARE = 0.5
 /** Margin on the worst case of a 1h bet. */
 const LOSS_MARGIN = 1.3
-
-/** Rough tokens of a JSON value (4 characters a token): only for the rent-or-buy ratio. */
-const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").length / 4)
 
 /** Is this message a person's prompt (a user message that answers no tool call)? */
 const isPrompt = (m: unknown): boolean =>

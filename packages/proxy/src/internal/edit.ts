@@ -25,7 +25,28 @@ const ONE_HOUR = 3600
 /** Results smaller than this (rough tokens) are not worth a placeholder. */
 const MIN_RESULT_TOKENS = 40
 
-const roughTokens = (v: unknown): number => Math.ceil((JSON.stringify(v ?? "") ?? "").length / 4)
+/**
+ * Rough tokens of a JSON value (4 characters a token), from the lengths of its strings and
+ * keys without serialising it (a 200k-token body is walked in well under a millisecond).
+ * Only for the rent-or-buy and clearing estimates.
+ */
+export const roughTokens = (v: unknown): number => Math.ceil(jsonChars(v) / 4)
+const jsonChars = (v: unknown): number => {
+  if (typeof v === "string") return v.length + 2
+  if (typeof v === "number" || typeof v === "boolean") return 6
+  if (v === null || v === undefined) return 4
+  if (Array.isArray(v)) {
+    let n = 2
+    for (const x of v) n += jsonChars(x) + 1
+    return n
+  }
+  if (typeof v === "object") {
+    let n = 2
+    for (const [k, x] of Object.entries(v)) n += k.length + 4 + jsonChars(x)
+    return n
+  }
+  return 0
+}
 
 /** File reads (Claude Code's `Read`, the names other agents give theirs). */
 const READS = new Set(["Read", "View", "read_file", "view_file", "open_file"])
