@@ -17,7 +17,7 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
-import { clearSuperseded, roughTokens } from "./internal/edit.ts"
+import { clearSuperseded, clearSupersededResponses, roughTokens, SURELY_EXPIRED } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 export type { Protocol }
 
@@ -307,7 +307,7 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
   let credit = ledger.credit
   // A 1h entry the proxy bought, read after an idle gap the client's 5m entry would not
   // have survived: the prefix read instead of written again.
-  if (gap !== undefined && ledger.lastBet && gap > FIVE_MINUTES && gap <= ONE_HOUR) credit += WIN_SHARE * (WRITE_5M - READ) * shared
+  if (gap !== undefined && ledger.lastBet && gap > SURELY_EXPIRED && gap <= ONE_HOUR) credit += WIN_SHARE * (WRITE_5M - READ) * shared
   // A bridged read: the client's markers would have reached no further than the system prompt.
   if (bridged && gap !== undefined && gap <= FIVE_MINUTES) {
     credit += BRIDGE_SHARE * (WRITE_5M - READ) * Math.max(0, shared - roughTokens(body["tools"]) - roughTokens(body["system"]))
@@ -401,8 +401,14 @@ export const transformRequest = (input: TransformInput): TransformResult => {
     }
     case "openai-responses":
     case "openai-chat": {
-      if (body["prompt_cache_key"] !== undefined) return { body, changed: [], ledger }
-      return { body: { ...body, prompt_cache_key: `strata-${session.id}` }, changed: ["prompt_cache_key set to the session's id"], ledger }
+      const edit = mode === "edit" && protocol === "openai-responses"
+        ? clearSupersededResponses({ body, gap: session.gaps.at(-1), lastBet: false, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+        : undefined
+      const edited = edit?.body ?? body
+      const next = edit === undefined || edit.cleared.length === 0 ? ledger : { ...ledger, cleared: edit.cleared }
+      const changed = edit?.changed ?? []
+      if (body["prompt_cache_key"] !== undefined) return { body: edited, changed, ledger: next }
+      return { body: { ...edited, prompt_cache_key: `strata-${session.id}` }, changed: [...changed, "prompt_cache_key set to the session's id"], ledger: next }
     }
   }
 }

@@ -4,7 +4,7 @@
 // than what the agent sent, over random sessions and gaps.
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { makeAnthropicSimulator } from "@strata/providers"
+import { makeAnthropicSimulator, makeOpenAISimulator } from "@strata/providers"
 import { transformRequest, withoutCacheControls, type SessionLedger } from "@strata/proxy"
 
 type Json = Record<string, unknown>
@@ -136,5 +136,68 @@ describe("edit mode", () => {
     expect(last.get("toolu_0")).toBe("[strata proxy: cleared the superseded result of Read (toolu_0): /r/f1.ts was read again later; read it again to see it]")
     expect(String(last.get("toolu_2"))).toContain("Read 1 #2")
     expect(outs[6]!.ledger.cleared?.map(([id]) => id)).toEqual(["toolu_0"])
+  })
+
+  it("Responses (Codex): only superseded command outputs become placeholders, stable, never the last 3 calls, never dearer (property)", () => {
+    const CMDS = ["cat src/a.ts", "sed -n '1,80p' src/b.ts", "ls -la", "cargo test"]
+    type CodexStep = { readonly kind: "exec" | "patch"; readonly arg: number; readonly size: number }
+    const arbCodex = fc.record({ kind: fc.constantFrom("exec" as const, "exec" as const, "patch" as const), arg: fc.integer({ min: 0, max: 3 }), size: fc.integer({ min: 5, max: 1500 }) })
+    const codexSession = (steps: ReadonlyArray<CodexStep>): Array<Json> => {
+      const input: Array<Json> = [{ type: "message", role: "user", content: [{ type: "input_text", text: "Fix the bug." }] }]
+      const bodies: Array<Json> = []
+      steps.forEach((step, i) => {
+        bodies.push({ model: "gpt-5.4", instructions: "You are Codex. ".repeat(400), tools: [{ type: "function", name: "exec_command" }], input: [...input], stream: true })
+        if (step.kind === "patch") {
+          const file = step.arg % 2 === 0 ? "src/a.ts" : "src/b.ts"
+          input.push({ type: "custom_tool_call", call_id: `call_${i}`, name: "apply_patch", input: `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch` })
+          input.push({ type: "custom_tool_call_output", call_id: `call_${i}`, output: "Success." })
+        } else {
+          input.push({ type: "function_call", call_id: `call_${i}`, name: "exec_command", arguments: JSON.stringify({ cmd: CMDS[step.arg] }) })
+          input.push({ type: "function_call_output", call_id: `call_${i}`, output: `${CMDS[step.arg]} #${i}\n` + "output line\n".repeat(step.size) })
+        }
+      })
+      return bodies
+    }
+    let cleared = 0
+    fc.assert(
+      fc.property(fc.array(arbCodex, { minLength: 4, maxLength: 24 }), fc.array(arbGap, { minLength: 24, maxLength: 24 }), (steps, gapList) => {
+        const bodies = codexSession(steps)
+        const times = bodies.map((_, i) => gapList.slice(0, i).reduce((a, b) => a + b, 0))
+        const gaps: Array<number> = []
+        let ledger: SessionLedger | undefined
+        const placeholders = new Map<string, unknown>()
+        const sent = makeOpenAISimulator({ model: "gpt-5.4" })
+        const fwd = makeOpenAISimulator({ model: "gpt-5.4" })
+        let a = 0
+        let f = 0
+        bodies.forEach((body, i) => {
+          if (i > 0) gaps.push(times[i]! - times[i - 1]!)
+          const out = transformRequest({ protocol: "openai-responses", mode: "edit", body, session: { id: "c", gaps: [...gaps], lastBlocks: 0, ledger } })
+          ledger = out.ledger
+          const got = (out.body as { input: Array<Json> }).input
+          const orig = body["input"] as Array<Json>
+          expect(got).toHaveLength(orig.length)
+          const calls = orig.filter((x) => x["type"] === "function_call" || x["type"] === "custom_tool_call").length
+          got.forEach((item, k) => {
+            if (item === orig[k] || JSON.stringify(item) === JSON.stringify(orig[k])) {
+              expect(placeholders.has(String(item["call_id"])) && item["type"] === "function_call_output").toBe(false)
+              return
+            }
+            expect({ ...item, output: "" }).toEqual({ ...orig[k], output: "" })
+            expect(String(item["output"])).toMatch(/^\[strata proxy: cleared the superseded output of exec_command \(call_\d+\): .*(run it again|print it again) to see it\]$/)
+            expect(Number(String(item["call_id"]).slice("call_".length))).toBeLessThan(calls - 3)
+            if (placeholders.has(String(item["call_id"]))) expect(item["output"]).toBe(placeholders.get(String(item["call_id"])))
+            placeholders.set(String(item["call_id"]), item["output"])
+          })
+          expect({ ...(out.body as Json), input: [] }).toEqual({ ...body, input: [], prompt_cache_key: "strata-c" })
+          a += sent.send(body, times[i]!).cost.inputEquivalentTokens
+          f += fwd.send(out.body, times[i]!).cost.inputEquivalentTokens
+        })
+        if (placeholders.size > 0) cleared++
+        expect(f).toBeLessThanOrEqual(a * 1.0000001)
+      }),
+      { numRuns: 60 }
+    )
+    expect(cleared).toBeGreaterThan(5)
   })
 })

@@ -21,6 +21,11 @@ export const KEEP_STEPS = 3
 const WRITE_5M = 1.25
 const READ = 0.1
 const FIVE_MINUTES = 300
+/**
+ * A gap after which a 5-minute entry is surely gone: the lifetime counts from when the
+ * reply was ready, not from when the request was sent (30 s of margin).
+ */
+export const SURELY_EXPIRED = FIVE_MINUTES + 30
 const ONE_HOUR = 3600
 /** Results smaller than this (rough tokens) are not worth a placeholder. */
 const MIN_RESULT_TOKENS = 40
@@ -156,7 +161,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   // Worth it? The conversation after the system prompt is written again (at worst); the
   // reads it saves come back on every later request.
   let take = fresh
-  const lost = input.gap !== undefined && (input.gap > ONE_HOUR || (input.gap > FIVE_MINUTES && !input.lastBet))
+  const lost = input.gap !== undefined && (input.gap > ONE_HOUR + 30 || (input.gap > SURELY_EXPIRED && !input.lastBet))
   const rewrite = (WRITE_5M - READ) * roughTokens(messages)
   if (fresh.length > 0) {
     const remaining = Math.min(50, Math.max(1, input.requestsBefore)) / 2
@@ -190,4 +195,90 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   const changed = take.length > 0 ? [`cleared ${take.length} superseded tool result${take.length === 1 ? "" : "s"} (${Math.round(saved)} tokens)`] : []
   const saving = (lost ? WRITE_5M : READ) * clearedTokens - (take.length > 0 && !lost ? rewrite : 0)
   return { body: { ...body, messages: out }, changed, cleared: all, saving }
+}
+
+/** The least a new clearing of a Responses body removes (tokens; see `clearSupersededResponses`). */
+const RESPONSES_MIN_CLEARED = 1500
+
+/** Codex's shell commands that print a file: `cat F`, `sed -n 'a,bp' F`, `nl -ba F`, `head`/`tail` F. */
+const shellReadPath = (cmd: string): string | undefined => {
+  const m = /^\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|sed\s+-n\s+(?:'[^']*'|"[^"]*"|\S+))\s+([^\s|;&<>]+)\s*$/.exec(cmd)
+  return m?.[1]
+}
+/** Files an `apply_patch` input touches. */
+const patchedPaths = (patch: string): ReadonlyArray<string> =>
+  [...patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/gm)].map((m) => m[1]!.trim())
+
+const commandOf = (args: unknown): string | undefined => {
+  if (typeof args !== "string") return undefined
+  try {
+    const parsed: unknown = JSON.parse(args)
+    if (!isRecord(parsed)) return undefined
+    const cmd = parsed["cmd"] ?? parsed["command"]
+    return typeof cmd === "string" ? cmd : Array.isArray(cmd) && cmd.every((c) => typeof c === "string") ? cmd.join(" ") : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Edit mode for an OpenAI Responses body (Codex: `exec_command` function calls and
+ * `apply_patch` custom tool calls): a command's output superseded by the same command run
+ * again later, or a file printed (`cat`, `sed -n`, `nl`, `head`, `tail`) before a patch
+ * touched it, replaced by a placeholder in its `function_call_output`. OpenAI charges no
+ * write premium but reads the cached prefix at a tenth, so a new clearing only happens
+ * when the cache is lost anyway (a pause past the in-memory retention of 5 minutes, and
+ * the client did not ask for 24h). Stable like the Anthropic form; never the last 3 calls.
+ */
+export const clearSupersededResponses = (input: EditInput): EditResult => {
+  const { body } = input
+  const items = body["input"]
+  if (!Array.isArray(items)) return { body, changed: [], cleared: input.cleared, saving: 0 }
+  interface Call { readonly id: string; readonly name: string; readonly cmd: string | undefined; readonly patched: ReadonlyArray<string>; readonly order: number }
+  const calls: Array<Call> = []
+  const outputs = new Map<string, number>()
+  items.forEach((item, index) => {
+    if (!isRecord(item) || typeof item["call_id"] !== "string") return
+    const id = item["call_id"]
+    if (item["type"] === "function_call" && typeof item["name"] === "string") calls.push({ id, name: item["name"], cmd: commandOf(item["arguments"]), patched: [], order: calls.length })
+    if (item["type"] === "custom_tool_call" && typeof item["name"] === "string") calls.push({ id, name: item["name"], cmd: undefined, patched: typeof item["input"] === "string" ? patchedPaths(item["input"]) : [], order: calls.length })
+    if (item["type"] === "function_call_output" && typeof item["output"] === "string") outputs.set(id, index)
+  })
+  const known = new Map(input.cleared)
+  const lost = input.gap !== undefined && input.gap > SURELY_EXPIRED && body["prompt_cache_retention"] !== "24h"
+  const fresh: Array<readonly [string, string]> = []
+  if (lost) {
+    for (const c of calls.slice(0, Math.max(0, calls.length - KEEP_STEPS))) {
+      if (known.has(c.id) || c.cmd === undefined || !outputs.has(c.id)) continue
+      const output = (items[outputs.get(c.id)!] as Json)["output"]
+      if (roughTokens(output) < MIN_RESULT_TOKENS) continue
+      const later = calls.slice(c.order + 1)
+      const path = shellReadPath(c.cmd)
+      const why = later.some((v) => v.cmd === c.cmd)
+        ? `\`${c.cmd}\` ran again later; run it again to see it`
+        : path !== undefined && later.some((v) => v.patched.some((p) => p === path || p.endsWith(`/${path}`) || path.endsWith(`/${p}`)))
+          ? `${path} was patched since; print it again to see it`
+          : undefined
+      if (why !== undefined) fresh.push([c.id, `[strata proxy: cleared the superseded output of ${c.name} (${c.id}): ${why}]`])
+    }
+  }
+  // OpenAI reads its cache in 128-token steps: a shorter prefix can read up to 127 tokens
+  // less on every later request. Clear only when the reads saved outweigh that (at a tenth
+  // of the price, 1,500 tokens or more at once).
+  const freshTokens = fresh.reduce((n, [id, placeholder]) => n + roughTokens((items[outputs.get(id)!] as Json)["output"]) - roughTokens(placeholder), 0)
+  if (freshTokens < RESPONSES_MIN_CLEARED) fresh.length = 0
+  const all = [...input.cleared, ...fresh]
+  let clearedTokens = 0
+  let touched = false
+  const out = items.map((item, index) => {
+    if (!isRecord(item) || item["type"] !== "function_call_output" || typeof item["call_id"] !== "string") return item
+    const placeholder = known.get(item["call_id"]) ?? fresh.find(([id]) => id === item["call_id"])?.[1]
+    if (placeholder === undefined || item["output"] === placeholder || outputs.get(item["call_id"]) !== index) return item
+    touched = true
+    clearedTokens += Math.max(0, roughTokens(item["output"]) - roughTokens(placeholder))
+    return { ...item, output: placeholder }
+  })
+  if (!touched) return { body, changed: [], cleared: all, saving: 0 }
+  const changed = fresh.length > 0 ? [`cleared ${fresh.length} superseded command output${fresh.length === 1 ? "" : "s"}`] : []
+  return { body: { ...body, input: out }, changed, cleared: all, saving: READ * clearedTokens }
 }
