@@ -133,7 +133,12 @@ async function main() {
   console.log(`proxy CPU per request (mean over ${n}) ${ms(cpuPerRequest)}   (target p50 < 10 ms)`)
   console.log(`proxy memory after each tenth of the requests (MB rss / heap):`)
   console.log("  " + memory.map(([k, rss, heap]) => `${k}: ${(rss / 1e6).toFixed(0)}/${(heap / 1e6).toFixed(0)}`).join("  "))
-  await ask("stop").catch(() => {})
-  child.kill()
+  // The child answers "stop" by exiting (after the proxy's graceful close).
+  agent.destroy()
+  await new Promise((r) => {
+    child.once("exit", r)
+    child.send("stop")
+  })
   upstream.close()
+  upstream.closeAllConnections()
 }

@@ -57,6 +57,20 @@ export const SessionTotals = Schema.Struct({
 })
 export type SessionTotals = typeof SessionTotals.Type
 
+/** The transform's own state for the session's next request (`SessionLedger` of transform.ts). */
+export const SessionLedgerRecord = Schema.Struct({
+  credit: Schema.Number,
+  lastTokens: Schema.Number,
+  lastBet: Schema.Boolean,
+  lastSteps: Schema.optionalKey(Schema.Number),
+  tasks: Schema.optionalKey(Schema.Array(Schema.Number)),
+  answers: Schema.optionalKey(Schema.Number),
+  pauses: Schema.optionalKey(Schema.Number),
+  /** Edit mode: tool results cleared so far (tool-use id -> the placeholder sent), oldest first. */
+  cleared: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String])))
+})
+export type SessionLedgerRecord = typeof SessionLedgerRecord.Type
+
 /** A proxied session. */
 export const SessionRecord = Schema.Struct({
   kind: Schema.Literal("strata-proxy-session"),
@@ -77,6 +91,8 @@ export const SessionRecord = Schema.Struct({
   /** Seconds between consecutive requests (the latest 64). */
   gaps: Schema.Array(Schema.Number),
   totals: SessionTotals,
+  /** The transform's state for the next request (absent in records written before it existed). */
+  ledger: Schema.optionalKey(SessionLedgerRecord),
   /** The latest 200 exchanges, oldest first. */
   exchanges: Schema.Array(ExchangeRecord)
 })

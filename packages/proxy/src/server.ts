@@ -20,7 +20,7 @@ import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecor
 import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
 import { makeAsSentSimulators, proxyRequestSummary } from "./internal/requestSummary.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
-import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode } from "./transform.ts"
+import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
 
 /** The providers' public endpoints. */
 export const DEFAULT_UPSTREAMS = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com" } as const
@@ -72,6 +72,13 @@ export interface ProxyServer {
   readonly port: number
   /** The sessions this process has seen, latest first. */
   readonly sessions: () => ReadonlyArray<SessionRecord>
+  /**
+   * Reply bytes the proxy holds right now, over the replies in flight: what its client
+   * sockets have queued (`writableLength`) and what it read from upstream and has not
+   * passed on (`readableLength`). Backpressure keeps this near the streams' high-water
+   * marks however slowly a client reads.
+   */
+  readonly buffered: () => { readonly writable: number; readonly readable: number; readonly replies: number }
   /** Stop accepting, let the streams in flight finish, commit, release the store. */
   readonly close: () => Promise<void>
 }
@@ -110,6 +117,7 @@ interface Planned {
   readonly parent: string | undefined
   readonly changed: ReadonlyArray<string>
   readonly ttl: string | undefined
+  readonly ledger: SessionLedger
   readonly blocks: number
   readonly model: string
   readonly at: number
@@ -162,6 +170,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
   const asSentSims = makeAsSentSimulators()
   const inFlight = new Set<Promise<void>>()
+  // Replies being piped (client response, upstream response), for `buffered()`.
+  const piping = new Set<{ readonly res: ServerResponse; readonly ur: IncomingMessage }>()
   const track = (p: Promise<void>) => {
     inFlight.add(p)
     void p.finally(() => inFlight.delete(p))
@@ -183,7 +193,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       protocol,
       mode,
       body,
-      session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0 }
+      session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0, ledger: resolved.found?.ledger }
     })
     const model = typeof body["model"] === "string" ? body["model"] : ""
     return {
@@ -195,6 +205,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       parent: resolved.parent,
       changed: out.changed,
       ttl: out.ttl,
+      ledger: out.ledger,
       blocks: protocol === "anthropic" ? anthropicBlockCount(body) : 0,
       model,
       at
@@ -234,6 +245,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       lastBlocks: Math.max(p.blocks, before !== undefined && p.chain.length < before.chain.length ? before.lastBlocks : 0),
       lastPrompt: u === undefined ? (before?.lastPrompt ?? 0) : u.input + u.cacheRead + u.write5m + u.write1h,
       gaps: before === undefined ? [] : [...before.gaps, Math.max(0, p.at - before.lastAt)].slice(-MAX_GAPS),
+      ledger: p.ledger,
       totals: {
         requests: totals.requests + 1,
         input: totals.input + (u?.input ?? 0),
@@ -423,6 +435,9 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
         const tap = makeTap(protocol, sse)
         res.writeHead(ur.statusCode ?? 502, ur.statusMessage, filterResponseHeaders(ur.headers))
         ur.on("data", (c: Buffer) => tap.push(c))
+        const pair = { res, ur }
+        piping.add(pair)
+        res.on("close", () => piping.delete(pair))
         ur.pipe(res)
         const cut = () => {
           if (finished || clientGone || res.writableFinished) return
@@ -486,6 +501,10 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       })
     )
   })
+  // Keep idle client connections longer than the agents' own keep-alive: a client that
+  // reuses a connection the server has just closed sees ECONNRESET (Node's default is 5 s).
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
   const sockets = new Set<Socket>()
   server.on("connection", (s) => {
     s.setNoDelay(true)
@@ -508,6 +527,15 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
     sessions: sessionsList,
+    buffered: () => {
+      let writable = 0
+      let readable = 0
+      for (const { res, ur } of piping) {
+        writable += res.writableLength
+        readable += ur.readableLength
+      }
+      return { writable, readable, replies: piping.size }
+    },
     close: () => {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()))

@@ -6,7 +6,7 @@
  * `strata replay --transcript` measures; nothing else is added.
  */
 import { makeAnthropicSimulator, makeOpenAISimulator } from "@strata/providers"
-import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode } from "./transform.ts"
+import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
 
 /** One recorded request: its body and its send time in seconds. */
 export interface TranscriptLine {
@@ -44,7 +44,15 @@ const protocolOf = (body: Json): Protocol => (Array.isArray(body["messages"]) ? 
  * price.requests // 2
  * ```
  */
-export const priceTranscript = (lines: ReadonlyArray<TranscriptLine>, options: { readonly mode: ProxyMode; readonly model?: string }): TranscriptPrice => {
+export const priceTranscript = (
+  lines: ReadonlyArray<TranscriptLine>,
+  options: {
+    readonly mode: ProxyMode
+    readonly model?: string
+    /** Per request (by index), force a marker lifetime instead of the rent-or-buy choice (benchmarks: a perfect or a predicted choice). */
+    readonly lifetime?: (index: number) => "5m" | "1h" | undefined
+  }
+): TranscriptPrice => {
   const first = lines.find((l) => isRecord(l.request))?.request
   const model = options.model ?? (isRecord(first) && typeof first["model"] === "string" ? first["model"] : "claude-sonnet-4-5")
   const protocol = isRecord(first) ? protocolOf(first) : "anthropic"
@@ -53,6 +61,7 @@ export const priceTranscript = (lines: ReadonlyArray<TranscriptLine>, options: {
   const forwardedSim = make()
   const gaps: Array<number> = []
   let lastBlocks = 0
+  let ledger: SessionLedger | undefined
   let lastT: number | undefined
   let asSent = 0
   let forwarded = 0
@@ -61,7 +70,8 @@ export const priceTranscript = (lines: ReadonlyArray<TranscriptLine>, options: {
   for (const line of lines) {
     if (!isRecord(line.request)) continue
     if (lastT !== undefined) gaps.push(Math.max(0, line.t - lastT))
-    const out = transformRequest({ protocol, mode: options.mode, body: line.request, session: { id: "transcript", gaps: gaps.slice(-64), lastBlocks } })
+    const out = transformRequest({ protocol, mode: options.mode, body: line.request, lifetime: options.lifetime?.(requests), session: { id: "transcript", gaps: gaps.slice(-64), lastBlocks, ledger } })
+    ledger = out.ledger
     if (out.changed.length > 0) changed++
     asSent += asSentSim.send(line.request, line.t).cost.inputEquivalentTokens
     forwarded += forwardedSim.send(out.body, line.t).cost.inputEquivalentTokens

@@ -17,6 +17,7 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
+import { clearSuperseded, clearSupersededResponses, roughTokens, SURELY_EXPIRED } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 export type { Protocol }
 
@@ -31,7 +32,38 @@ export interface TransformSession {
   readonly lastBlocks: number
   /** The session's id (`prompt_cache_key` for OpenAI when the client sent none). */
   readonly id: string
+  /** What the transform carried over from the session's previous request (absent: a new session). */
+  readonly ledger?: SessionLedger | undefined
 }
+
+/**
+ * The transform's own session state, returned with every request and handed back with the
+ * next one (the proxy keeps it in the session record; the replay in memory).
+ */
+export interface SessionLedger {
+  /**
+   * Base-input tokens the proxy's changes are estimated to have saved this session so far
+   * (bridged reads, 1h entries read after an idle gap), net of what its 1h lifetimes cost.
+   * A 1h lifetime is only bought when this credit covers its worst case: the rent-or-buy
+   * bet is paid from savings already made, so the session is never dearer than sent.
+   */
+  readonly credit: number
+  /** Rough tokens of the previous request. */
+  readonly lastTokens: number
+  /** The previous request went out with a 1h lifetime the client did not ask for. */
+  readonly lastBet: boolean
+  /** Tool rounds since the person's prompt in the previous request. */
+  readonly lastSteps?: number
+  /** The session's rhythm: tool rounds of its latest finished tasks (at most 16). */
+  readonly tasks?: ReadonlyArray<number>
+  /** Answers seen (a person's prompt followed them), and how many the person answered 5-60 minutes later. */
+  readonly answers?: number
+  readonly pauses?: number
+  /** Edit mode: tool results cleared so far, `[tool-use id, placeholder sent]`, oldest first. */
+  readonly cleared?: ReadonlyArray<readonly [string, string]>
+}
+
+export const emptyLedger: SessionLedger = { credit: 0, lastTokens: 0, lastBet: false }
 
 export interface TransformInput {
   readonly protocol: Protocol
@@ -41,6 +73,11 @@ export interface TransformInput {
   readonly session: TransformSession
   /** Use these limits instead of the model table's row for the body's `model`. */
   readonly limits?: ModelLimits | undefined
+  /**
+   * Force this lifetime on the markers instead of the rent-or-buy choice (benchmarks
+   * measure a perfect or a predicted choice with it; the proxy never sets it).
+   */
+  readonly lifetime?: "5m" | "1h" | undefined
 }
 
 export interface TransformResult {
@@ -50,6 +87,8 @@ export interface TransformResult {
   readonly changed: ReadonlyArray<string>
   /** The lifetime chosen for the markers (Anthropic), when the transform chose one. */
   readonly ttl?: "5m" | "1h" | undefined
+  /** The session state to hand back with the session's next request. */
+  readonly ledger: SessionLedger
 }
 
 type Json = Record<string, unknown>
@@ -63,9 +102,37 @@ const FIVE_MINUTES = 300
 const ONE_HOUR = 3600
 /** Gaps a session must have shown before the transform bets on a 1h lifetime. */
 const MIN_GAPS = 3
+/** Share of an estimated saving the credit takes (the estimate counts JSON, the bill tokens). */
+const WIN_SHARE = 0.7
+const BRIDGE_SHARE = 0.5
+/** Margin on the worst case of a 1h bet. */
+const LOSS_MARGIN = 1.3
 
-/** Rough tokens of a JSON value (4 characters a token): only for the rent-or-buy ratio. */
-const roughTokens = (v: unknown): number => Math.ceil(JSON.stringify(v ?? "").length / 4)
+/** Is this message a person's prompt (a user message that answers no tool call)? */
+const isPrompt = (m: unknown): boolean =>
+  isRecord(m) && m["role"] === "user" && (typeof m["content"] === "string" || (Array.isArray(m["content"]) && !m["content"].some((b) => isRecord(b) && b["type"] === "tool_result")))
+
+/** Tool rounds (assistant messages) since the conversation's latest prompt. */
+const stepsSincePrompt = (messages: ReadonlyArray<unknown>): number => {
+  let steps = 0
+  for (let k = messages.length - 1; k >= 0; k--) {
+    const m = messages[k]
+    if (isPrompt(m)) break
+    if (isRecord(m) && m["role"] === "assistant") steps++
+  }
+  return steps
+}
+
+/**
+ * The session's rhythm: an agent's tool steps come seconds apart, its answer waits for a
+ * person. A request that has taken as many tool rounds as the session's shortest finished
+ * task looks like a task's last step; when the person usually paused 5-60 minutes after
+ * an answer, its entry is worth 1h. Undefined until the session finished a task.
+ */
+export const rhythmTtl = (rhythm: { readonly tasks: ReadonlyArray<number>; readonly answers: number; readonly pauses: number }, steps: number): "5m" | "1h" | undefined => {
+  if (rhythm.tasks.length === 0) return undefined
+  return rhythm.pauses * 2 >= rhythm.answers && steps >= Math.min(...rhythm.tasks) ? "1h" : "5m"
+}
 
 /**
  * Rent or buy: a 1h entry costs `2 - 1.25` more per written token than a 5m one, and
@@ -165,7 +232,8 @@ const ttlOf = (block: Json): "5m" | "1h" | undefined => {
   return cc["ttl"] === "1h" ? "1h" : "5m"
 }
 
-const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimits): TransformResult => {
+const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits): TransformResult => {
+  const session = input.session
   const { tools, system, messages } = anthropicSlots(body)
   const all = [...tools, ...system, ...messages]
   const marked = all.filter((s) => isRecord(s.block["cache_control"]))
@@ -216,6 +284,7 @@ const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimi
   }
   const newest = lastMarkedMessageSlot.reduce((a, s) => Math.max(a, lastBlockIndex(s)), -1)
   const previousEnd = session.lastBlocks - 1
+  let bridged = false
   if (previousEnd >= 0 && previousEnd < total && newest - previousEnd >= lookback && used < slotsMax) {
     // The previous request's last block, or the nearest markable block before it that the
     // window of a marker placed there still reaches.
@@ -223,24 +292,54 @@ const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimi
     const bridge = candidates[candidates.length - 1]
     const alreadyMarked = bridge !== undefined && (isRecord(bridge.block["cache_control"]) || added.includes(bridge))
     if (bridge !== undefined && !alreadyMarked) {
+      bridged = true
       added.push(bridge)
       used++
       changed.push(`bridging marker at block ${lastBlockIndex(bridge)}: this step appended ${newest - previousEnd} blocks, past the ${lookback}-block lookback`)
     }
   }
 
-  // 3. Lifetimes: rent or buy, from the session's gaps.
+  // 3. Lifetimes: rent or buy, from the session's gaps, paid from the session's credit.
+  const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
+  const ledger = session.ledger ?? emptyLedger
+  const gap = session.gaps.at(-1)
+  const shared = Math.min(ledger.lastTokens, prefix)
+  let credit = ledger.credit
+  // A 1h entry the proxy bought, read after an idle gap the client's 5m entry would not
+  // have survived: the prefix read instead of written again.
+  if (gap !== undefined && ledger.lastBet && gap > SURELY_EXPIRED && gap <= ONE_HOUR) credit += WIN_SHARE * (WRITE_5M - READ) * shared
+  // A bridged read: the client's markers would have reached no further than the system prompt.
+  if (bridged && gap !== undefined && gap <= FIVE_MINUTES) {
+    credit += BRIDGE_SHARE * (WRITE_5M - READ) * Math.max(0, shared - roughTokens(body["tools"]) - roughTokens(body["system"]))
+  }
+  // The rhythm: a prompt now means the previous request's reply was an answer.
+  const msgs: ReadonlyArray<unknown> = Array.isArray(body["messages"]) ? body["messages"] : []
+  const steps = stepsSincePrompt(msgs)
+  const answered = gap !== undefined && isPrompt(msgs[msgs.length - 1])
+  const rhythm = {
+    lastSteps: steps,
+    tasks: answered ? [...(ledger.tasks ?? []), ledger.lastSteps ?? 0].slice(-16) : (ledger.tasks ?? []),
+    answers: (ledger.answers ?? 0) + (answered ? 1 : 0),
+    pauses: (ledger.pauses ?? 0) + (answered && gap > FIVE_MINUTES && gap <= ONE_HOUR ? 1 : 0)
+  }
+  const predicted = rhythmTtl(rhythm, steps)
   let ttl: "5m" | "1h" = "5m"
-  if (supports1h && session.gaps.length >= MIN_GAPS) {
-    const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
-    const lastMsg = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 1] : undefined
-    const assistantBefore = Array.isArray(body["messages"]) ? body["messages"][body["messages"].length - 2] : undefined
-    ttl = chooseTtl(session.gaps, prefix, roughTokens(lastMsg) + roughTokens(assistantBefore))
+  let betCost = 0
+  if (supports1h && (input.lifetime !== undefined || predicted !== undefined || session.gaps.length >= MIN_GAPS)) {
+    const lastMsg = msgs[msgs.length - 1]
+    const assistantBefore = msgs[msgs.length - 2]
+    const want = input.lifetime ?? predicted ?? chooseTtl(session.gaps, prefix, roughTokens(lastMsg) + roughTokens(assistantBefore))
+    // What the bet costs at worst: every token this request writes, at 2x instead of 1.25x.
+    const cached = gap !== undefined && (gap <= FIVE_MINUTES || (ledger.lastBet && gap <= ONE_HOUR)) ? shared : 0
+    const worst = LOSS_MARGIN * (WRITE_1H - WRITE_5M) * Math.max(prefix - cached, 1)
+    ttl = want === "1h" && (input.lifetime !== undefined || credit >= worst) ? "1h" : "5m"
+    if (ttl === "1h" && input.lifetime === undefined) credit -= worst
+    betCost = ttl === "1h" && input.lifetime === undefined ? worst : 0
   }
   for (const s of added) setMarker(s, ttl)
+  let raised = 0
   if (ttl === "1h") {
     // Every marker 1h (TTLs may not increase along the prefix; all equal is valid).
-    let raised = 0
     for (const s of marked) {
       if (ttlNow(s) !== "1h") {
         setMarker(s, "1h")
@@ -264,9 +363,12 @@ const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimi
   if (added.length > 0 && changed.length === 0) changed.push(`${added.length} marker(s) added`)
   if (automatic && edits.size > 0) {
     // The automatic marker takes a slot and must not conflict: leave the body alone.
-    return { body, changed: [], ttl: undefined }
+    return { body, changed: [], ttl: undefined, ledger: { ...ledger, ...rhythm, lastTokens: prefix, lastBet: false } }
   }
-  return { body: rewriteBlocks(body, edits), changed, ttl: supports1h ? ttl : undefined }
+  // A bet is one only when a marker the client sent as 5m (or none) now says 1h.
+  const bet = ttl === "1h" && (raised > 0 || added.length > 0)
+  if (!bet) credit += betCost
+  return { body: rewriteBlocks(body, edits), changed, ttl: supports1h ? ttl : undefined, ledger: { ...ledger, ...rhythm, credit, lastTokens: prefix, lastBet: bet } }
 }
 
 /**
@@ -283,17 +385,30 @@ const anthropicCache = (body: Json, session: TransformSession, limits: ModelLimi
  */
 export const transformRequest = (input: TransformInput): TransformResult => {
   const { body, mode, protocol, session } = input
-  if (mode === "observe" || !isRecord(body)) return { body, changed: [] }
+  const ledger = session.ledger ?? emptyLedger
+  if (mode === "observe" || !isRecord(body)) return { body, changed: [], ledger }
   switch (protocol) {
     case "anthropic": {
-      if (!Array.isArray(body["messages"])) return { body, changed: [] }
+      if (!Array.isArray(body["messages"])) return { body, changed: [], ledger }
       const model = typeof body["model"] === "string" ? body["model"] : ""
-      return anthropicCache(body, session, input.limits ?? lookupModel("anthropic", model))
+      const limits = input.limits ?? lookupModel("anthropic", model)
+      if (mode !== "edit") return anthropicCache(input, body, limits)
+      const edit = clearSuperseded({ body, gap: session.gaps.at(-1), lastBet: ledger.lastBet, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+      // What clearing saved funds the lifetimes (the same credit).
+      const funded: SessionLedger = { ...ledger, credit: ledger.credit + (edit.saving > 0 ? WIN_SHARE * edit.saving : edit.saving), ...(edit.cleared.length === 0 ? {} : { cleared: edit.cleared }) }
+      const out = anthropicCache({ ...input, session: { ...session, ledger: funded } }, edit.body, limits)
+      return { body: out.body, changed: [...edit.changed, ...out.changed], ttl: out.ttl, ledger: out.ledger }
     }
     case "openai-responses":
     case "openai-chat": {
-      if (body["prompt_cache_key"] !== undefined) return { body, changed: [] }
-      return { body: { ...body, prompt_cache_key: `strata-${session.id}` }, changed: ["prompt_cache_key set to the session's id"] }
+      const edit = mode === "edit" && protocol === "openai-responses"
+        ? clearSupersededResponses({ body, gap: session.gaps.at(-1), lastBet: false, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+        : undefined
+      const edited = edit?.body ?? body
+      const next = edit === undefined || edit.cleared.length === 0 ? ledger : { ...ledger, cleared: edit.cleared }
+      const changed = edit?.changed ?? []
+      if (body["prompt_cache_key"] !== undefined) return { body: edited, changed, ledger: next }
+      return { body: { ...edited, prompt_cache_key: `strata-${session.id}` }, changed: [...changed, "prompt_cache_key set to the session's id"], ledger: next }
     }
   }
 }

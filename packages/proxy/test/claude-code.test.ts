@@ -3,7 +3,7 @@
 // prices its cache with the provider's simulator: once directly and once through the proxy.
 // Same file edits, same final answer; every forwarded request is the agent's own modulo
 // cache controls; the forwarded requests cost no more than what the agent sent.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,9 +16,11 @@ const KEY = "sk-ant-test-KEY-4c1d9e77f0a2"
 const work = mkdtempSync(join(tmpdir(), "strata-proxy-claude-"))
 const repo = join(work, "repo")
 
+// Big enough that a superseded read is worth clearing in edit mode.
+const HEADER = Array.from({ length: 60 }, (_, i) => `// ${i}: this module is part of the greeting example and has a long header comment.`).join("\n") + "\n"
 const FILES: Record<string, string> = {
-  "src/greet.ts": 'export const greet = (name: string) => "hello " + name\n',
-  "src/math.ts": "export const add = (a: number, b: number) => a + b\nexport const sub = (a: number, b: number) => a - b\n",
+  "src/greet.ts": HEADER + 'export const greet = (name: string) => "hello " + name\n',
+  "src/math.ts": HEADER + "export const add = (a: number, b: number) => a + b\nexport const sub = (a: number, b: number) => a - b\n",
   "NOTES.md": "# Notes\n\nTODO: rename greet\n"
 }
 
@@ -91,8 +93,11 @@ const runClaude = async (baseUrl: (upstream: string) => Promise<{ url: string; c
 
 const sent: Array<{ sent: unknown; forwarded: unknown }> = []
 const logs: Array<string> = []
+const editSent: Array<{ sent: unknown; forwarded: unknown }> = []
+const editLogs: Array<string> = []
 let direct: Outcome
 let proxied: Outcome
+let edited: Outcome
 
 beforeAll(async () => {
   direct = await runClaude(async (url) => ({ url, close: async () => {} }), join(work, "home-direct"))
@@ -107,7 +112,26 @@ beforeAll(async () => {
     })
     return { url: proxy.url, close: proxy.close }
   }, join(work, "home-proxy"))
-}, 240_000)
+  // Edit mode, on a clock where the person steps away for 15 minutes every 8 requests (so
+  // the cache is lost anyway and clearing superseded reads is free).
+  let calls = 0
+  edited = await runClaude(async (upstream) => {
+    const proxy = await startProxy({
+      port: 0,
+      upstream,
+      store: "memory",
+      mode: "edit",
+      recordDir: join(work, "record-edit"),
+      now: () => {
+        const k = calls++
+        return 1_000_000 + k * 2 + 900 * Math.floor(k / 8)
+      },
+      log: (line) => editLogs.push(JSON.stringify(line)),
+      onForward: (e) => editSent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")) })
+    })
+    return { url: proxy.url, close: proxy.close }
+  }, join(work, "home-edit"))
+}, 360_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
@@ -148,6 +172,42 @@ describe("Claude Code through the proxy", () => {
     })
     expect(a).toBeGreaterThan(0)
     expect(f / a).toBeLessThanOrEqual(1)
+  })
+
+  it("--mode edit: same edits, same answer; only cache controls and superseded tool results (placeholders) change; no dearer than sent", () => {
+    expect(edited.run.code).toBe(0)
+    expect(edited.result).toBe(direct.result)
+    expect(edited.files).toEqual(direct.files)
+    const blank = (body: unknown): unknown => {
+      const b = withoutCacheControls(body) as { messages?: Array<{ content?: unknown }> }
+      return { ...b, messages: (b.messages ?? []).map((m) => ({ ...m, content: Array.isArray(m.content) ? m.content.map((c: { type?: string }) => (c.type === "tool_result" ? { ...c, content: "" } : c)) : m.content })) }
+    }
+    let placeholders = 0
+    for (const s of editSent) {
+      expect(blank(s.forwarded)).toEqual(blank(s.sent))
+      const text = JSON.stringify(s.forwarded)
+      placeholders += (text.match(/\[strata proxy: cleared the superseded result of /g) ?? []).length
+    }
+    expect(placeholders).toBeGreaterThan(0)
+    // Priced at the times the proxy saw (its clock), main session only.
+    const record = readdirSync(join(work, "record-edit")).map((f) => readFileSync(join(work, "record-edit", f), "utf8")).sort((a, b) => b.length - a.length)[0]!
+    const times = new Map(record.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { t: number; request: unknown }).map((l) => [JSON.stringify(l.request), l.t]))
+    const asSent = makeAnthropicSimulator({ model: "claude-sonnet-4-5" })
+    const forwarded = makeAnthropicSimulator({ model: "claude-sonnet-4-5" })
+    let a = 0
+    let f = 0
+    let n = 0
+    for (const s of editSent) {
+      const t = times.get(JSON.stringify(s.sent))
+      if (t === undefined) continue
+      n++
+      a += asSent.send(s.sent, t).cost.inputEquivalentTokens
+      f += forwarded.send(s.forwarded, t).cost.inputEquivalentTokens
+    }
+    expect(n).toBeGreaterThanOrEqual(SCRIPT.length)
+    console.log(`claude code --mode edit: ${n} requests, ${placeholders} placeholders sent, forwarded/as-sent ${(f / a).toFixed(4)}`)
+    expect(f / a).toBeLessThanOrEqual(1)
+    expect(f / a).toBeLessThan(0.999)
   })
 
   it("keeps the agent's loop as one session, and never writes the key", () => {

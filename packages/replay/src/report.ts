@@ -130,6 +130,8 @@ export const STRATEGY_COLORS: Readonly<Record<StrategyName, string>> = {
   transcript: "#ff7f0e",
   "transcript-clear": "#d62728",
   middleware: "#bcbd22",
+  proxy: "#aec7e8",
+  "proxy-edit": "#ff9896",
   segments: "#9467bd",
   "strata-threshold": "#17becf",
   "strata-gated": "#2ca02c",

@@ -2,12 +2,13 @@
  * The replay's strategies: one table, one entry per strategy, saying which session kinds
  * it runs in and how to build its session for each. Chat mode's baselines (`none`,
  * `trailing`, `transcript`, `segments`), agent mode's (`none`, `transcript`,
- * `transcript-clear`, `middleware`), Strata's pipeline under each promotion policy
+ * `transcript-clear`, `middleware`), the proxy's transform (`proxy`, `proxy-edit`), Strata's pipeline under each promotion policy
  * (`strata-*`) and the `oracle` layout the content bound is scored on. Every strategy
  * returns the provider's native body; the layouts live in `internal/chatStrategies.ts`
  * and `internal/agentStrategies.ts`, what they share in `internal/strategyParts.ts`.
  */
 import { agentNoneStrategy, agentOracleStrategy, agentStrataStrategy, agentTranscriptStrategy, middlewareStrategy, transcriptClearStrategy, type AgentRequest } from "./internal/agentStrategies.ts"
+import { proxyStrategy } from "./internal/proxyStrategies.ts"
 import { chatFlatStrategy, chatOracleStrategy, chatSegmentsStrategy, chatStrataStrategy, chatTranscriptStrategy } from "./internal/chatStrategies.ts"
 export { STRATEGIES, CHAT_STRATEGIES, AGENT_STRATEGIES, strategiesOf, REPLAY_PROVIDERS, DEFAULT_REPLAY_MODELS, DEFAULT_COMPACTION_TOKENS, type StrategyName, type ChatStrategyName, type AgentStrategyName, type ReplayProvider, type TurnInput, type SessionEnv, type StrategyCounts, type StrategyRequest, type Strategy, type AgentEnv } from "./internal/strategyTypes.ts"
 import { type StrategyName, type ChatStrategyName, type AgentStrategyName, type TurnInput, type SessionEnv, type Strategy, type AgentEnv } from "./internal/strategyTypes.ts"
@@ -43,6 +44,8 @@ export const STRATEGY_TABLE: ReadonlyArray<StrategyEntry> = [
   { name: "transcript", summary: "an append-only conversation with one trailing breakpoint", reducesContent: false, chat: chatTranscriptStrategy, agent: agentTranscriptStrategy },
   { name: "transcript-clear", summary: "the transcript with old tool results cleared past a trigger", reducesContent: true, agent: transcriptClearStrategy },
   { name: "middleware", summary: "the transcript through the strataCache() AI SDK middleware", reducesContent: false, agent: middlewareStrategy },
+  { name: "proxy", summary: "the transcript as `strata proxy` forwards it (cache controls and lifetimes only)", reducesContent: false, agent: (env) => proxyStrategy(env, "cache") },
+  { name: "proxy-edit", summary: "the transcript as `strata proxy --mode edit` forwards it (superseded tool results cleared)", reducesContent: true, agent: (env) => proxyStrategy(env, "edit") },
   { name: "segments", summary: "Aider's fixed segments, each closed by a breakpoint", reducesContent: false, chat: chatSegmentsStrategy },
   ...(["strata-threshold", "strata-gated", "strata-flux", "strata-seed"] as const).map((name): StrategyEntry => ({
     name,

@@ -19,8 +19,9 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   store: ["core"],
   // The MCP server builds on the index, the price tables and the session store.
   mcp: ["core", "symbols", "providers", "store"],
-  // The benchmark lab replays sessions through the tracker, the index and the simulators.
-  replay: ["core", "tiers", "symbols", "providers"],
+  // The benchmark lab replays sessions through the tracker, the index and the simulators,
+  // and the proxy's transform (its `proxy` strategies measure what the proxy sends).
+  replay: ["core", "tiers", "symbols", "providers", "proxy"],
   // The proxy and the dashboard read and write sessions through the store, priced by providers.
   proxy: ["core", "providers", "store"],
   ui: ["core", "providers", "store"],

@@ -20,7 +20,7 @@ export const proxy = Command.make(
     upstream: Flag.String("upstream").pipe(Flag.withMetavar("URL"), Flag.withDescription("Send every provider path to this base URL (a gateway, a test server)"), Flag.optional),
     anthropicUpstream: Flag.String("anthropic-upstream").pipe(Flag.withMetavar("URL"), Flag.withDescription("Base URL for Anthropic paths (default https://api.anthropic.com)"), Flag.optional),
     openaiUpstream: Flag.String("openai-upstream").pipe(Flag.withMetavar("URL"), Flag.withDescription("Base URL for OpenAI paths (default https://api.openai.com)"), Flag.optional),
-    mode: Flag.Literals("mode", MODES).pipe(Flag.withDescription("observe: change nothing, measure everything; cache (default): change only cache controls; edit: cache, and clear superseded tool results (not available yet: runs as cache)"), Flag.withDefault("cache" as const)),
+    mode: Flag.Literals("mode", MODES).pipe(Flag.withDescription("observe: change nothing, measure everything; cache (default): change only cache controls; edit: cache, and replace superseded tool results (a file read again or edited since, a command run again) by a placeholder (Anthropic Messages, OpenAI Responses)"), Flag.withDefault("cache" as const)),
     record: Flag.String("record").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Write each session's requests as a recorded transcript DIR/<session>.jsonl (for strata replay --transcript)"), Flag.optional),
     quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("No line per request"), Flag.withDefault(false))
   },
