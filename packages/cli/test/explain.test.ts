@@ -1,6 +1,6 @@
 // `strata explain` and the HUD's last-miss line: the pure parts, then the built binary
 // on a copy of the demo repository.
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
@@ -79,6 +79,11 @@ describe.concurrent("strata explain (binary)", () => {
     expect(none.code).toBe(2)
     expect(none.stderr).toMatch(/^strata: the session has fewer than two recorded requests\nhint: run `strata assemble`/)
     for (const prompt of ["Where is pricing done?", "And the taxes?"]) expect((await runBin(["assemble", "--repo", repo, "--prompt", prompt])).code).toBe(0)
+    // In-process runs come within a second of each other, which the simulator rightly calls
+    // too soon for the first request's cache to be readable: date the first 30 s earlier.
+    const previousPath = join(repo, ".strata", "previous-request.json")
+    const previous = JSON.parse(readFileSync(previousPath, "utf8")) as { at: number }
+    writeFileSync(previousPath, JSON.stringify({ ...previous, at: previous.at - 30 }))
     const r = await runBin(["explain", "--repo", repo])
     expect(r.code, r.stderr).toBe(0)
     // A new prompt in place of the previous one: everything cached before it is read.
