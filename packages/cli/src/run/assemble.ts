@@ -129,7 +129,7 @@ export const runAssemble = (flags: AssembleFlags) =>
       const turn = yield* beginCliTurn(prepared, flags.prompt, selected)
       const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
-      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
+      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, { body: result.placed.body, promptTokens: result.report.totalTokens, breakpoints: result.placed.breakpoints.map((b) => b.prefixTokens) }, Math.floor(atMs / 1000))
       const committed = flags.dryRun ? undefined : yield* recordCliTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
       if (ctx.json) {
         yield* output.out(JSON.stringify(result.placed.body, null, 2))

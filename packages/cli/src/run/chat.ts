@@ -289,7 +289,7 @@ const chatTurn = (
       const atMs = yield* Clock.currentTimeMillis
       if (llm === undefined) {
         const at = Math.floor(atMs / 1000)
-        const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
+        const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, { body: result.placed.body, promptTokens: result.report.totalTokens, breakpoints: result.placed.breakpoints.map((b) => b.prefixTokens) }, at, lastDry)
         if (ctx.json) {
           yield* output.out(jsonDocument({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
         } else {

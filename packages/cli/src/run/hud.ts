@@ -73,7 +73,7 @@ export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
       lines.push(`         ${`${c.type}${count}`.padEnd(16)} ${formatTokens(c.tokens).padStart(9)}${files}`)
     }
   }
-  lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cache_hit_rate * 100)}%)`)
+  lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cached_share * 100)}%)`)
   const edits = b.context_editing
   if (edits !== undefined) lines.push(`Context editing: ${edits.cleared_results} of ${edits.tool_results} tool results cleared (${formatTokens(edits.cleared_tokens)} tokens)`)
   if (b.promotions.length > 0) lines.push(`Promoted last request: ${b.promotions.join(", ")}`)

@@ -24,7 +24,8 @@ import {
   type StageServices,
   type Placement,
   type StateStoreError,
-  type Usage
+  type Usage,
+  usageInPromptTokens
 } from "@strata/core/effect"
 import { makeSimulator, placementLayerFor, type SimProvider } from "@strata/providers"
 import { makeSymbolIndex, type SymbolMap } from "@strata/symbols"
@@ -147,12 +148,22 @@ const decodeStoredRequest = Schema.decodeUnknownOption(Schema.fromJsonString(Sto
  * Predict the usage the provider would report for `body` sent at `atSeconds`, with the
  * provider's prompt-cache simulator primed by the previous request of the session.
  * `undefined` for providers without a simulator.
+ *
+ * One count per request: the simulator counts with the session's tokenizer and its split
+ * (where reads and writes end) is expressed in `promptTokens`, the request's tokens as
+ * the report counts them, so read + write + uncached is the number `assemble`, the HUD,
+ * the breakdown and the session record show (`usageInPromptTokens`).
  */
 export const simulateUsage = (
   root: string,
   provider: ProviderName,
   model: string,
-  body: unknown,
+  request: {
+    readonly body: unknown
+    readonly promptTokens: number
+    /** The prefix tokens of the request's breakpoints, where a marker-based cache's reads and writes end. */
+    readonly breakpoints: ReadonlyArray<number>
+  },
   atSeconds: number,
   /** Score against this request instead of the session's last one (chat --dry-run's previous turn). */
   before?: StoredRequest
@@ -160,6 +171,8 @@ export const simulateUsage = (
   Effect.gen(function* () {
     const sim = simulatorFor(provider)
     if (sim === undefined) return undefined
+    const tokenizer = yield* Tokenizer
+    const body = request.body
     let previous: StoredRequest | undefined = before
     if (previous === undefined) {
       const text = yield* readTextIfExists(root, LAST_REQUEST_PATH).pipe(Effect.orElseSucceed(() => undefined))
@@ -167,7 +180,7 @@ export const simulateUsage = (
     }
     return yield* Effect.try({
       try: (): Usage => {
-        const simulator = makeSimulator(sim, { model })
+        const simulator = makeSimulator(sim, { model, countTokens: (text) => tokenizer.count(text) })
         let at = atSeconds
         if (previous !== undefined && previous.provider === provider && previous.model === model && previous.at <= atSeconds) {
           simulator.send(previous.body, previous.at)
@@ -176,7 +189,7 @@ export const simulateUsage = (
           at = Math.max(atSeconds, previous.at + 2)
         }
         const r = simulator.send(body, at)
-        return { input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }
+        return usageInPromptTokens({ input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }, request.promptTokens, sim === "anthropic" || sim === "bedrock" ? request.breakpoints : [])
       },
       catch: (error) => error
     }).pipe(Effect.orElseSucceed(() => undefined))

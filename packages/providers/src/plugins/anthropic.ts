@@ -24,7 +24,7 @@ import {
   placedFrom,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type PluginResult
@@ -292,7 +292,7 @@ export const planAnthropic = (
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     toolMarker: options.cacheTools === true && tools.length > 0,
     reservedSlots: useAutomatic ? 1 : 0,
     reservedFor: "the automatic marker",

@@ -25,7 +25,7 @@ import {
   placementLayer,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type PluginResult
@@ -180,7 +180,7 @@ export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOp
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     toolMarker: options.cacheTools === true && tools.length > 0,
     mode: "markers",
     spacing: "stacked",
