@@ -75,4 +75,22 @@ describe("one token count per request", () => {
     // L0 holds the tools, the system prompt and L0's symbols: its breakpoint's prefix is L0's tokens.
     expect(chat.breakpoints[0]).toBe(report.report.tiers["L0"]!.tokens)
   })
+
+  it("chat and assemble build the same prefix: the first chat after assemble reads it; adding a file keeps it", async () => {
+    const assembled = JSON.parse(await run("assemble", "--prompt", "Where are labels printed?", "--json")) as { tools?: unknown; system?: unknown }
+    expect(assembled.tools).toBeDefined()
+    type Dry = { request: { tools?: unknown; system?: unknown }; report: { tiers: Record<string, { tokens: number }> }; simulatedUsage: { cacheRead: number } }
+    const chat = JSON.parse(await run("chat", "--dry-run", "--once", "And the queue?", "--json")) as Dry
+    expect(chat.request.tools).toEqual(assembled.tools)
+    expect(chat.request.system).toEqual(assembled.system)
+    const frozen = (d: Dry) => ["L0", "L1", "L2"].reduce((n, t) => n + (d.report.tiers[t]?.tokens ?? 0), 0)
+    expect(chat.simulatedUsage.cacheRead).toBeGreaterThanOrEqual(frozen(chat))
+
+    // Adding a file whose symbol block sits in a cached tier does not move that block: the prefix is read.
+    const breakdown = JSON.parse(await run("breakdown", "--json")) as { blocks: Array<{ tier: string; contents: Array<{ type: string; files?: Array<string> }> }> }
+    const inL1 = breakdown.blocks.find((b) => b.tier === "L1")?.contents.find((c) => c.type === "symbols")?.files?.[0]
+    expect(inL1).toBeDefined()
+    const added = summary(await run("assemble", "--prompt", "Look at this file", "--file", inL1!))
+    expect(added.read).toBeGreaterThanOrEqual(frozen(chat))
+  })
 })

@@ -10,6 +10,7 @@ import { UsageError } from "../support/errors.ts"
 import { opt } from "../support/flags.ts"
 import { Output, type Style } from "../support/output.ts"
 import { normalizeSelection, rememberRequest, simulateUsage } from "../support/wiring.ts"
+import { REPO_TOOLS } from "../tools/index.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
 import type { PolicyName, ProviderName } from "../support/config.ts"
@@ -107,6 +108,8 @@ export interface AssembleFlags {
   readonly prompt: string
   readonly file: ReadonlyArray<string>
   readonly noFiles: boolean
+  /** Leave out the repository tools chat offers (they lead the prefix: chat's cache is then not shared). */
+  readonly noTools: boolean
   readonly reply: Option.Option<string>
   readonly provider: Option.Option<ProviderName>
   readonly model: Option.Option<string>
@@ -126,7 +129,7 @@ export const runAssemble = (flags: AssembleFlags) =>
     yield* Effect.gen(function* () {
       const selected = flags.noFiles ? [] : flags.file.length > 0 ? yield* normalizeSelection(flags.file) : state.record.selected
       yield* engine.symbolMap
-      const turn = yield* beginCliTurn(prepared, flags.prompt, selected)
+      const turn = yield* beginCliTurn(prepared, flags.prompt, selected, flags.noTools ? undefined : REPO_TOOLS)
       const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
       const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, { body: result.placed.body, promptTokens: result.report.totalTokens, breakpoints: result.placed.breakpoints.map((b) => b.prefixTokens) }, Math.floor(atMs / 1000))

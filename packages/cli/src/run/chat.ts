@@ -18,7 +18,7 @@ import { jsonDocument, Output, terminalSafe } from "../support/output.ts"
 import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordCliTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
-import { prepare, type Prepared } from "./shared.ts"
+import { prepare, SESSION_PROMPT_PACK, type Prepared } from "./shared.ts"
 import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
 import { addLine, CHAT_HELP, costLines, dropLine, modelLines, sumUsage, tokenLines, type TurnUsage } from "./chatCommands.ts"
 
@@ -91,7 +91,7 @@ export const runChat = (flags: ChatFlags) =>
     const session = flags.session === undefined ? undefined : opt(flags.session)
     const prepared = yield* prepare(
       { provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs, ...(session === undefined ? {} : { session }) },
-      { dryRun: flags.dryRun, promptPack: "read-only" }
+      { dryRun: flags.dryRun, promptPack: SESSION_PROMPT_PACK }
     )
     const { ctx } = prepared
     const tools: ChatTools | undefined = flags.noTools
