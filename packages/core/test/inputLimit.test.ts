@@ -58,11 +58,14 @@ const limited = (...layers: ReadonlyArray<Layer.Layer<Tracker> | Layer.Layer<Sym
 const requestText = (messages: ReadonlyArray<Message>): string => JSON.stringify(messages)
 
 describe("the map budget's defaults", () => {
-  it("half of what a request may hold under the 90% line after the output reserve", () => {
-    expect(defaultMapTokens(200_000, 8_192)).toBe(85_904)
-    expect(resolveRequestLimits("claude-sonnet-4-5")).toMatchObject({ maxInputTokens: 200_000, outputReserveTokens: 8_192, shedLimitTokens: 180_000, mapTokens: 85_904, mapBudget: "model" })
+  it("a tenth of what a request may hold under the 90% line after the output reserve, at most 16,384 tokens", () => {
+    expect(defaultMapTokens(200_000, 8_192)).toBe(16_384)
+    expect(defaultMapTokens(128_000, 8_192)).toBe(10_700)
+    // Never more than a tenth of the input limit: the rest is left for files, history and the prompt.
+    for (const limit of [8_192, 32_000, 128_000, 200_000, 1_000_000]) expect(defaultMapTokens(limit, Math.min(8_192, limit / 8))).toBeLessThanOrEqual(limit / 10)
+    expect(resolveRequestLimits("claude-sonnet-4-5")).toMatchObject({ maxInputTokens: 200_000, outputReserveTokens: 8_192, shedLimitTokens: 180_000, mapTokens: 16_384, mapBudget: "model" })
     // A small window keeps most of itself for the request: the reserve is at most an eighth.
-    expect(resolveRequestLimits("gpt-4")).toMatchObject({ maxInputTokens: 8_192, outputReserveTokens: 1_024, mapTokens: 3_174 })
+    expect(resolveRequestLimits("gpt-4")).toMatchObject({ maxInputTokens: 8_192, outputReserveTokens: 1_024, mapTokens: 634 })
     expect(resolveRequestLimits("gpt-4o", { mapTokens: 500 })).toMatchObject({ mapTokens: 500, mapBudget: "configured" })
   })
 

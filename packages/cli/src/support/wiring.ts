@@ -79,6 +79,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
     const { root, config } = ctx
     const index = yield* makeSymbolIndex(root, {
       maxFileBytes: config.budgets.maxFileBytes,
+      ...(config.map.include.length === 0 ? {} : { include: config.map.include }),
+      ...(config.map.exclude.length === 0 ? {} : { exclude: config.map.exclude }),
       cache: !dryRun,
       ...(aliases === null ? {} : { aliases }),
       // A command is short-lived: write the symbol cache's index now rather than lazily.
@@ -103,7 +105,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
       requestLimits({
         ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
-        ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens })
+        ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens }),
+        mapRanking: config.map.ranking
       }),
       // Each turn brings its own session bookkeeping (from the store's snapshot).
       AssemblySession.layer,
