@@ -190,7 +190,7 @@ const assistantPart = (provider: string, target: AiSdkTarget, m: CleanMessage, p
  * declare const request: NeutralRequest // from assemble()
  * const { body } = placeAiSdk(request, { target: "anthropic" })
  * // body: { system: [{ role: "system", content, providerOptions }], messages: [...] }
- * await generateText({ model: anthropic("claude-sonnet-4-5"), ...body })
+ * await generateText({ model: anthropic("claude-sonnet-4-6"), ...body })
  * ```
  */
 export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}): PluginResult<AiSdkBody> => {

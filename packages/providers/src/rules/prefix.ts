@@ -60,7 +60,7 @@ export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> =>
  * import type { NeutralRequest } from "@strata/core"
  * import { prefixTokens } from "@strata/providers"
  * const request: NeutralRequest = {
- *   model: "claude-sonnet-4-5",
+ *   model: "claude-sonnet-4-6",
  *   blocks: [],
  *   messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }],
  *   breakpoints: [{ tier: "L0", messageIndex: 0 }]

@@ -118,8 +118,8 @@ export const defaultMapTokens = (maxInputTokens: number, outputReserveTokens: nu
  * @example
  * ```ts
  * import { resolveRequestLimits } from "@strata/core"
- * resolveRequestLimits("claude-sonnet-4-5")
- * // { model: "claude-sonnet-4-5", maxInputTokens: 200000, outputReserveTokens: 8192,
+ * resolveRequestLimits("claude-sonnet-4-6")
+ * // { model: "claude-sonnet-4-6", maxInputTokens: 200000, outputReserveTokens: 8192,
  * //   shedLimitTokens: 180000, mapTokens: 16384, mapBudget: "model" }
  * ```
  */
