@@ -28,7 +28,7 @@ describe("prefix tokens", () => {
 
   it("tools assembly counted (toolTokens, inside the first block's tokens) lead the prefix once", () => {
     const req = seedRequest("m", { L0: { tokens: 1234 }, L1: { tokens: 777 } })
-    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }]
+    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const } }]
     const withTools: NeutralRequest = { ...req, tools, toolTokens: 200 }
     // The plugin's leading tokens are the request's own count of the tools: L0 ends where its block does.
     const prefix = prefixTokens(withTools, 200)

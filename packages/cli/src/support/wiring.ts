@@ -34,8 +34,15 @@ import type { ProviderName } from "./config.ts"
 import type { CommandContext } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
 import { Output } from "./output.ts"
-/** The placement plugin for a provider (the providers package's registry). */
-export const providerPlacementLayer = (provider: ProviderName): Layer.Layer<Placement> => placementLayerFor(provider)
+/**
+ * The placement plugin for a provider (the providers package's registry). `chat` streams
+ * every reply, so the Anthropic body asks for the model's whole output limit
+ * (`defaultMaxTokens(model, { stream: true })`, 64,000 for Claude 4 models); `assemble
+ * --json` prints the same body (send it streamed, or set a `max_tokens` of at most 21,333
+ * for a non-streaming call).
+ */
+export const providerPlacementLayer = (provider: ProviderName): Layer.Layer<Placement> =>
+  provider === "anthropic" ? placementLayerFor("anthropic", { stream: true }) : placementLayerFor(provider)
 
 /** The prompt-cache simulator that scores a provider's bodies, when there is one. */
 export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
