@@ -33,7 +33,7 @@ export const chat = Command.make(
     ),
     session: Flag.String("session").pipe(
       Flag.withMetavar("NAME"),
-      Flag.withDescription("The session to continue or start (default: session in .strata/config.json, $STRATA_SESSION, or default)"),
+      Flag.withDescription("The session to continue or start (default: session in .strata/config.json, $STRATA_SESSION, or cli)"),
       Flag.optional
     ),
     continue: Flag.Boolean("continue").pipe(

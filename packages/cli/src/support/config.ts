@@ -139,7 +139,7 @@ export const ConfigFile = Schema.Struct({
   timeoutMs: Schema.optionalKey(PositiveInt),
   /** Where session state is kept (see `parseStoreSetting`); default the file store under `.strata/state/`. */
   store: Schema.optionalKey(StoreSettingText),
-  /** The session's name in the store (default `default`). */
+  /** The session's name in the store (default `cli`). */
   session: Schema.optionalKey(SessionNameText),
   /** Let chat's read-only tools read gitignored and secret files (`.env*`, `*.pem`, ...). Default false. */
   allowIgnored: Schema.optionalKey(Schema.Boolean)
