@@ -30,7 +30,7 @@ const server = createServer((req, res) => {
     received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
     res.writeHead(200, { "content-type": "application/json" })
     res.end(JSON.stringify({
-      id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5",
+      id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6",
       content: [{ type: "text", text: "add returns a + b." }], stop_reason: "end_turn", stop_sequence: null,
       usage: { input_tokens: 20, output_tokens: 6, cache_creation_input_tokens: 1500, cache_read_input_tokens: 0 }
     }))
@@ -42,7 +42,7 @@ const { port } = server.address() as AddressInfo
 // The repository is no git checkout, so the session's key takes a configured identity.
 const open = () =>
   createContextEngine({
-    model: "claude-sonnet-4-5",
+    model: "claude-sonnet-4-6",
     repoRoot: repo,
     tracker: TrackerLayer.memory(),
     symbols: symbolIndexLayer(repo, { git: false, cache: false }),

@@ -221,7 +221,7 @@ describe.concurrent("strata hud and breakdown", () => {
     expect(r.stdout).toMatch(/Cache Blocks/)
     expect(r.stdout).toMatch(/L0 \(12\+\):/)
     expect(r.stdout).toMatch(/Total: [\d,]+ tokens \| In cached blocks: \d+%/)
-    expect(r.stdout).toMatch(/^ {2}Cache hit rate \d+% \(read: [\d,]+, write: [\d,]+\)$/m)
+    expect(r.stdout).toMatch(/^ {2}Cache hit rate \d+% \(read [\d,]+, write [\d,]+, uncached [\d,]+\)$/m)
     expect(r.stdout).toMatch(/Model: claude-sonnet-5/)
     expect(r.stdout).toMatch(/Session total: .* over 3 requests/)
     expect(r.stdout).not.toMatch(ANSI)
@@ -238,7 +238,7 @@ describe.concurrent("strata hud and breakdown", () => {
       blocks: Array<{ tier: string; name: string; tokens: number; cached: boolean; contents: Array<{ type: string; tokens: number; files?: Array<string> }> }>
       total_tokens: number
       cached_tokens: number
-      cache_hit_rate: number
+      cached_share: number
       promotions: Array<string>
       demotions: Array<string>
       empty_tiers_this_request: number
@@ -247,7 +247,7 @@ describe.concurrent("strata hud and breakdown", () => {
     expect(b.blocks.map((x) => x.tier)).toEqual(["L0", "L1", "L2", "L3", "active"].filter((t) => b.blocks.some((x) => x.tier === t)))
     expect(b.blocks.reduce((n, x) => n + x.tokens, 0)).toBe(b.total_tokens)
     expect(b.blocks.filter((x) => x.cached).reduce((n, x) => n + x.tokens, 0)).toBe(b.cached_tokens)
-    expect(b.cache_hit_rate).toBeCloseTo(b.cached_tokens / b.total_tokens, 5)
+    expect(b.cached_share).toBeCloseTo(b.cached_tokens / b.total_tokens, 5)
     for (const block of b.blocks) expect(block.contents.reduce((n, c) => n + c.tokens, 0)).toBe(block.tokens)
     const active = b.blocks.find((x) => x.tier === "active")!
     expect(active.contents.find((c) => c.type === "files")?.files).toEqual([PRICING])

@@ -43,6 +43,7 @@ describe("getContextBreakdown", () => {
         "blocks",
         "total_tokens",
         "cached_tokens",
+        "cached_share",
         "cache_hit_rate",
         "promotions",
         "demotions",
@@ -68,7 +69,9 @@ describe("getContextBreakdown", () => {
       // The synthetic turns: the acknowledgements of the sections before the conversation (a cached tier, the tree).
       expect(breakdown.synthetic_messages).toBe(2)
       expect(breakdown.synthetic_tokens).toBeGreaterThan(0)
-      expect(breakdown.cache_hit_rate).toBeCloseTo(breakdown.cached_tokens / breakdown.total_tokens, 10)
+      expect(breakdown.cached_share).toBeCloseTo(breakdown.cached_tokens / breakdown.total_tokens, 10)
+      // The deprecated name carries the same figure.
+      expect(breakdown.cache_hit_rate).toBe(breakdown.cached_share)
       for (const b of breakdown.blocks) expect(b.contents.reduce((n, c) => n + c.tokens, 0)).toBe(b.tokens)
       expect(breakdown.blocks.reduce((n, b) => n + b.tokens, 0)).toBe(breakdown.total_tokens)
       // Initial placement ran for the view, but nothing reached the tracker.

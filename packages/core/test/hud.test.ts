@@ -63,10 +63,10 @@ describe("HUD", () => {
     expect(figures.reduce((a, b) => a + b, 0)).toBe(report.totalTokens)
     expect(lines).toContain("Symbol Map:      9,300")
     expect(lines).toContain("Total:          21,325 / 200,000 (11%)")
-    expect(lines).toContain("Last request: 74,708 in, 34 out")
-    expect(lines).toContain("  Cache hit rate 29% (read: 21,640, write: 48,070)")
-    expect(lines).toContain("Session total: 150,000 in, 2,000 out over 3 requests")
-    expect(lines).toContain("  Cache hit rate 60% (read: 90,000, write: 50,000)")
+    expect(lines).toContain("Last request: 74,708 prompt tokens, 34 output")
+    expect(lines).toContain("  Cache hit rate 29% (read 21,640, write 48,070, uncached 4,998)")
+    expect(lines).toContain("Session total: 150,000 prompt tokens, 2,000 output over 3 requests")
+    expect(lines).toContain("  Cache hit rate 60% (read 90,000, write 50,000, uncached 10,000)")
   })
 
   it("the cache hit rate is what the provider billed as reads over the whole prompt (uncached + read + written)", () => {
@@ -75,11 +75,11 @@ describe("HUD", () => {
       return lines[lines.findIndex((l) => l.startsWith("Session total:")) + 1]
     }
     // 3,000 of 4,000 prompt tokens came from the cache: 75%, not 3,000 / 1,000 uncached.
-    expect(cacheLine({ input: 1000, cacheRead: 3000, cacheWrite: 0 })).toBe("  Cache hit rate 75% (read: 3,000, write: 0)")
+    expect(cacheLine({ input: 1000, cacheRead: 3000, cacheWrite: 0 })).toBe("  Cache hit rate 75% (read 3,000, write 0, uncached 1,000)")
     expect(cacheLine({ input: 1000, cacheRead: 2000, cacheWrite: 1000 })).toContain("hit rate 50%")
     // A fully cached prompt has no uncached input and still gets a rate.
     expect(cacheLine({ input: 0, cacheRead: 5000, cacheWrite: 0 })).toContain("hit rate 100%")
-    expect(cacheLine({ input: 0, cacheRead: 0, cacheWrite: 0 })).toBe("  Cache (read: 0, write: 0)")
+    expect(cacheLine({ input: 0, cacheRead: 0, cacheWrite: 0 })).toBe("  Cache (read 0, write 0, uncached 0)")
     expect(cacheHitShare({ input: 1000, cacheRead: 3000, cacheWrite: 0, output: 9 })).toBe(0.75)
     expect(cacheHitShare({ input: 0, cacheRead: 0, cacheWrite: 0, output: 9 })).toBeUndefined()
   })

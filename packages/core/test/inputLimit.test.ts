@@ -26,11 +26,13 @@ import { it } from "@strata/test-support"
 
 // gpt-4o with a 20,000-token window (one token per character with the test counter):
 // 2,500 tokens kept for the reply (an eighth of the window), shedding under 18,000, and
-// a map budget of (18,000 - 2,500) / 2 = 7,750.
+// a map budget of (18,000 - 2,500) / 10 = 1,550. The journal tests set a map of half the
+// room, 7,750 tokens (`BIG_MAP`), so a large frozen map rides in every request.
 const MODEL = "gpt-4o"
 const MAX_IN = 20_000
 const LIMITS = resolveRequestLimits(MODEL, { maxInputTokens: MAX_IN })
 const ALLOWED = LIMITS.shedLimitTokens - LIMITS.outputReserveTokens
+const BIG_MAP = 7_750
 
 /** A repository of `n` files whose block sizes and reference counts are given per index. */
 const repoOf = (blocks: ReadonlyArray<{ readonly size: number; readonly refs: number }>): StubRepo => {
@@ -58,11 +60,14 @@ const limited = (...layers: ReadonlyArray<Layer.Layer<Tracker> | Layer.Layer<Sym
 const requestText = (messages: ReadonlyArray<Message>): string => JSON.stringify(messages)
 
 describe("the map budget's defaults", () => {
-  it("half of what a request may hold under the 90% line after the output reserve", () => {
-    expect(defaultMapTokens(200_000, 8_192)).toBe(85_904)
-    expect(resolveRequestLimits("claude-sonnet-4-5")).toMatchObject({ maxInputTokens: 200_000, outputReserveTokens: 8_192, shedLimitTokens: 180_000, mapTokens: 85_904, mapBudget: "model" })
+  it("a tenth of what a request may hold under the 90% line after the output reserve, at most 16,384 tokens", () => {
+    expect(defaultMapTokens(200_000, 8_192)).toBe(16_384)
+    expect(defaultMapTokens(128_000, 8_192)).toBe(10_700)
+    // Never more than a tenth of the input limit: the rest is left for files, history and the prompt.
+    for (const limit of [8_192, 32_000, 128_000, 200_000, 1_000_000]) expect(defaultMapTokens(limit, Math.min(8_192, limit / 8))).toBeLessThanOrEqual(limit / 10)
+    expect(resolveRequestLimits("claude-sonnet-4-5")).toMatchObject({ maxInputTokens: 200_000, outputReserveTokens: 8_192, shedLimitTokens: 180_000, mapTokens: 16_384, mapBudget: "model" })
     // A small window keeps most of itself for the request: the reserve is at most an eighth.
-    expect(resolveRequestLimits("gpt-4")).toMatchObject({ maxInputTokens: 8_192, outputReserveTokens: 1_024, mapTokens: 3_174 })
+    expect(resolveRequestLimits("gpt-4")).toMatchObject({ maxInputTokens: 8_192, outputReserveTokens: 1_024, mapTokens: 634 })
     expect(resolveRequestLimits("gpt-4o", { mapTokens: 500 })).toMatchObject({ mapTokens: 500, mapBudget: "configured" })
   })
 
@@ -104,7 +109,7 @@ describe("the symbolData stage cuts the map to the model's budget", () => {
       expect(shown.length + cut!.files).toBe(BIG_REPO.files.length)
       expect(result.warnings.some((w) => w.includes(`${LIMITS.mapTokens.toLocaleString("en-US")}-token budget`) && w.includes("least referenced"))).toBe(true)
       expect(result.breakdown.left_out?.map).toMatchObject({ budget_tokens: LIMITS.mapTokens, budget: "model", files: cut!.files })
-      expect(renderLeftOut(result.report.leftOut!)[0]).toMatch(/^Map budget: +7,750 \(from the model's limit\); left out: blocks of \d+ files/)
+      expect(renderLeftOut(result.report.leftOut!)[0]).toMatch(/^Map budget: +1,550 \(from the model's limit\); left out: file tree [\d,]+, blocks of \d+ files/)
       expect(result.report.totalTokens + LIMITS.outputReserveTokens).toBeLessThanOrEqual(MAX_IN)
     }).pipe(Effect.provide(limited(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)))))
 
@@ -242,7 +247,7 @@ describe("the journal layout keeps its frozen tiers while the map is cut", () =>
       expect(frozen(second)).toEqual(frozen(first))
       expect(frozen(third)).toEqual(frozen(first))
       expect(frozen(first).join("").length).toBeGreaterThan(5_000)
-    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN })))))
+    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN, mapTokens: BIG_MAP })))))
 })
 
 describe("the journal layout over the limit", () => {
@@ -255,7 +260,7 @@ describe("the journal layout over the limit", () => {
       expect(second.journal?.rebuild).toBe("over the input limit")
       expect(second.report.leftOut?.symbols.length).toBeGreaterThan(0)
       expect(second.report.totalTokens + LIMITS.outputReserveTokens).toBeLessThanOrEqual(LIMITS.shedLimitTokens)
-    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN })))))
+    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN, mapTokens: BIG_MAP })))))
 
   it.effect("a selected file over the line is shed from the Working Files without a rebuild", () =>
     Effect.gen(function* () {
@@ -265,7 +270,7 @@ describe("the journal layout over the limit", () => {
       expect(second.journal?.rebuild).toBeUndefined()
       expect(second.report.leftOut?.files.map((f) => f.path)).toEqual(["src/huge.ts"])
       expect(second.report.leftOut?.symbols).toEqual([])
-    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN })))))
+    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN, mapTokens: BIG_MAP })))))
 })
 
 describe("property: no request over the model's input limit leaves the pipeline", () => {

@@ -34,7 +34,7 @@ export interface AnthropicMessageStream<Message> {
  * import { AnthropicPlacement, streamAnthropicTurn } from "@strata/providers"
  *
  * const client = new Anthropic()
- * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AnthropicPlacement })
+ * await using engine = createContextEngine({ model: "claude-sonnet-4-6", provider: AnthropicPlacement })
  * const turn = await engine.assemble({ prompt: "What does src/a.ts do?" })
  * const { message } = await streamAnthropicTurn(turn, client.messages.stream(turn.request), {
  *   onText: (delta) => process.stdout.write(delta)
@@ -74,9 +74,9 @@ export interface AiSdkTextStream {
  * import { createContextEngine } from "@strata/core"
  * import { AiSdkPlacement, streamAiSdkTurn } from "@strata/providers"
  *
- * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AiSdkPlacement })
+ * await using engine = createContextEngine({ model: "claude-sonnet-4-6", provider: AiSdkPlacement })
  * const turn = await engine.assemble({ prompt: "What does src/a.ts do?" })
- * const { text } = await streamAiSdkTurn(turn, streamText({ model: anthropic("claude-sonnet-4-5"), ...turn.request }), {
+ * const { text } = await streamAiSdkTurn(turn, streamText({ model: anthropic("claude-sonnet-4-6"), ...turn.request }), {
  *   onText: (delta) => process.stdout.write(delta)
  * })
  * ```

@@ -309,7 +309,7 @@ export interface CostOptions {
  * @example
  * ```ts
  * import { computeCost, lookupModel } from "@strata/providers"
- * const limits = lookupModel("anthropic", "claude-sonnet-4-5")
+ * const limits = lookupModel("anthropic", "claude-sonnet-4-6")
  * computeCost({ input: 1_000, cacheRead: 100_000, cacheWrite: 0, output: 500 }, limits)?.total
  * // 0.003 + 0.03 + 0.0075 = 0.0405
  * ```

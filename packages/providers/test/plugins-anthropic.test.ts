@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Placement, type NeutralRequest } from "@strata/core"
 import { describe, expect } from "vitest"
-import { AnthropicPlacement, placeAnthropic, serializeBody, type AnthropicBody, type ToolDefinition } from "../src/index.ts"
+import { AnthropicPlacement, defaultMaxTokens, NON_STREAMING_MAX_TOKENS, placeAnthropic, serializeBody, type AnthropicBody, type ToolDefinition } from "../src/index.ts"
 import { bigRequest, seedRequest, textOf } from "./plugins-fixtures.ts"
 import { it } from "@strata/test-support"
 
@@ -25,7 +25,12 @@ describe("anthropic plugin", () => {
     const r = placeAnthropic(bigRequest(SONNET))
     expect(r.provider).toBe("anthropic")
     expect(r.body.model).toBe(SONNET)
-    expect(r.body.max_tokens).toBe(4096)
+    // The model table's output limit, capped for a non-streaming call; the whole limit when streamed.
+    expect(r.body.max_tokens).toBe(NON_STREAMING_MAX_TOKENS)
+    expect(placeAnthropic(bigRequest(SONNET), { stream: true }).body.max_tokens).toBe(64_000)
+    expect(placeAnthropic(bigRequest("claude-opus-4-1@20250805")).body.max_tokens).toBe(8_192)
+    expect(placeAnthropic(bigRequest("gpt-3.5-turbo"), { maxTokens: 77 }).body.max_tokens).toBe(77)
+    expect(defaultMaxTokens("claude-3-haiku-20240307")).toBeLessThanOrEqual(NON_STREAMING_MAX_TOKENS)
     expect(r.body.system).toHaveLength(1)
     expect(r.body.system![0]!.cache_control).toEqual({ type: "ephemeral" })
     expect(r.body.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "user"])
@@ -123,7 +128,7 @@ describe("anthropic plugin", () => {
     const a = serializeBody(placeAnthropic(bigRequest(SONNET), { tools }).body)
     const b = serializeBody(placeAnthropic(bigRequest(SONNET), { tools: reordered }).body)
     expect(a).toBe(b)
-    expect(a.startsWith('{"model":"claude-sonnet-4-5-20250929","max_tokens":4096,"system":[')).toBe(true)
+    expect(a.startsWith('{"model":"claude-sonnet-4-5-20250929","max_tokens":21333,"system":[')).toBe(true)
   })
 
   it.effect("provides core's Placement service", () =>

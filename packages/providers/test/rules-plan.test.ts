@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { NeutralRequest } from "@strata/core"
-import { canonicalize, cleanParts, lookupModel, messageTokens, parseDataUrl, planBreakpoints, prefixTokens, serializeBody } from "../src/index.ts"
+import { canonicalize, cleanParts, lookupModel, messageTokens, parseDataUrl, placeAnthropic, planBreakpoints, prefixTokens, serializeBody } from "../src/index.ts"
 import { seedRequest } from "./plugins-fixtures.ts"
 
 const limits = lookupModel("anthropic", "claude-sonnet-4-5")
@@ -24,6 +24,18 @@ describe("prefix tokens", () => {
     expect(prefix[0]).toBe(1334)
     expect(prefix[2]).toBe(1334 + 777)
     expect(messageTokens(req).reduce((a, b) => a + b, 0)).toBe(req.blocks.reduce((a, b) => a + b.tokens, 0))
+  })
+
+  it("tools assembly counted (toolTokens, inside the first block's tokens) lead the prefix once", () => {
+    const req = seedRequest("m", { L0: { tokens: 1234 }, L1: { tokens: 777 } })
+    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const } }]
+    const withTools: NeutralRequest = { ...req, tools, toolTokens: 200 }
+    // The plugin's leading tokens are the request's own count of the tools: L0 ends where its block does.
+    const prefix = prefixTokens(withTools, 200)
+    expect(prefix[0]).toBe(1234)
+    expect(prefix[2]).toBe(1234 + 777)
+    const placed = placeAnthropic(withTools)
+    expect(placed.breakpoints.map((b) => b.prefixTokens)).toEqual([1234, 1234 + 777])
   })
 
   it("estimates when blocks do not line up with messages", () => {

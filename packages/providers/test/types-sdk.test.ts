@@ -53,7 +53,7 @@ describe("SDK request types", () => {
     // The InvokeModel payload is the Messages body without `model`.
     const payload: Omit<MessageCreateParamsBase, "model"> = invoke.body
     const command: InvokeModelCommandInput = invokeModelInput(invoke, "anthropic.claude-sonnet-4-5-20250929-v1:0")
-    expect(payload.max_tokens).toBe(4096)
+    expect(payload.max_tokens).toBe(21_333)
     expect(JSON.parse(command.body as string)).toMatchObject({ anthropic_version: "bedrock-2023-05-31" })
   })
 

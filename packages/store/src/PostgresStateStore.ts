@@ -24,7 +24,9 @@ import {
   type TurnCommit
 } from "@strata/core/effect"
 import { Effect, Layer, Schema } from "effect"
-import pg from "pg"
+// Types only: the driver is an optional peer dependency, loaded when a PostgreSQL store opens
+// (`loadDriver`), so users of the file or memory store never install or load it.
+import type pg from "pg"
 
 /** Every statement of a commit, in order; fault-injection tests kill the process before each. */
 export type PostgresWritePoint =
@@ -182,11 +184,33 @@ interface SessionRow {
 /** The store's tables, as a quoted schema name, e.g. `"strata"`. */
 type Tables = string
 
+/** What to install when the driver is missing. */
+export const PG_INSTALL_HINT = "npm install pg"
+
+/**
+ * The `pg` driver, imported on first use: an optional peer dependency of this package.
+ * Missing, it fails with a `StateStoreError` that says to run `npm install pg`.
+ */
+const loadDriver = (describe: string): Effect.Effect<typeof pg, StateStoreError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const module: { readonly default?: typeof pg } & typeof pg = await import("pg")
+      return module.default ?? module
+    },
+    catch: (error) =>
+      new StateStoreError({
+        store: describe,
+        operation: "open",
+        reason: `the PostgreSQL store needs the \`pg\` package, which is not installed (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); run \`${PG_INSTALL_HINT}\` in your project (it is an optional peer dependency of @strata/store)`,
+        retryable: false
+      })
+  })
+
 /** The pool, closed with the scope; idle connections the server dropped are discarded. */
-const openPool = (options: PostgresStateStoreOptions) =>
+const openPool = (driver: typeof pg, options: PostgresStateStoreOptions) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const created = new pg.Pool({
+      const created = new driver.Pool({
         connectionString: options.url,
         max: options.poolSize ?? 4,
         connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
@@ -450,7 +474,8 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     }
     const s: Tables = `"${schema}"`
 
-    const onClient = clientRunner(yield* openPool(options))
+    const driver = yield* loadDriver(describe)
+    const onClient = clientRunner(yield* openPool(driver, options))
     const withClient = <A>(operation: string, body: (client: pg.PoolClient) => Promise<A>): Effect.Effect<A, StateStoreError> =>
       announced(operation, Effect.tryPromise({ try: () => onClient(body), catch: (error) => failure(operation, error) }))
 

@@ -7,7 +7,8 @@
  */
 import { estimateTokens, PathOutsideRepo, sha256, unsafeNameCharacter, type SymbolMapDelta, type SymbolMapSnapshot } from "@strata/core"
 import { isAbsolute, join, resolve } from "node:path"
-import { renderMap, selectMapFiles } from "./mapBudget.ts"
+import ignore, { type Ignore } from "ignore"
+import { budgetedMap, renderMap } from "./mapBudget.ts"
 import { SymbolCache, objectKey } from "./cache.ts"
 import {
   type FileStat,
@@ -92,6 +93,16 @@ export interface IndexOptions {
   readonly git?: boolean
   /** Extra ignore patterns when walking outside git. Default `["node_modules/"]`. */
   readonly walkIgnore?: ReadonlyArray<string>
+  /**
+   * Only files matching one of these patterns are in the map (its symbol blocks and file
+   * tree), in `.gitignore` syntax (`src/`, `*.ts`, `/lib/`). Default: every file.
+   */
+  readonly include?: ReadonlyArray<string>
+  /**
+   * Files matching one of these patterns are left out of the map (`bench/`, `fixtures/`,
+   * `*.test.ts`), in `.gitignore` syntax; applied after `include`. Default: none.
+   */
+  readonly exclude?: ReadonlyArray<string>
   /** Use these path aliases instead of computing them (to restore a session's legend). */
   readonly aliases?: ReadonlyArray<PathAlias>
   readonly aliasOptions?: AliasOptions
@@ -142,7 +153,7 @@ export interface IndexStats {
 
 /** Options of `SymbolMap.budgeted`. */
 export interface BudgetOptions {
-  /** Token budget for the legend plus the chosen blocks. */
+  /** Token budget for the legend plus the chosen blocks (the legend lists only the aliases they use). */
   readonly budgetTokens: number
   /** Token counter (default: core's chars/4 estimate). */
   readonly countTokens?: (text: string) => number
@@ -152,13 +163,20 @@ export interface BudgetOptions {
 
 /** A map cut to a budget. */
 export interface BudgetedMap {
-  /** Legend plus the chosen blocks. */
+  /** The legend (its key, and the aliases the chosen blocks use) plus the chosen blocks; empty when the budget is below `minimumTokens`. */
   readonly text: string
+  /** The legend `text` starts with. */
+  readonly legend: string
   /** Chosen files, sorted by path. */
   readonly files: ReadonlyArray<string>
   /** Files with a block that did not fit. */
   readonly omitted: number
+  /** Tokens of `text`: at most the budget. */
   readonly tokens: number
+  /** The smallest map: the legend's abbreviation key alone. A smaller budget gets no map (`fits: false`). */
+  readonly minimumTokens: number
+  /** False when the budget is below `minimumTokens`. */
+  readonly fits: boolean
 }
 
 /**
@@ -422,13 +440,28 @@ export class SymbolIndexer {
     })
   }
 
+  /** The listed files the map covers: `include` (when given) minus `exclude`. */
+  private inMap(files: ReadonlyArray<string>): ReadonlyArray<string> {
+    const { include, exclude } = this.options
+    if ((include === undefined || include.length === 0) && (exclude === undefined || exclude.length === 0)) return files
+    this.mapFilter ??= {
+      include: include === undefined || include.length === 0 ? undefined : ignore({ ignorecase: false }).add([...include]),
+      exclude: exclude === undefined || exclude.length === 0 ? undefined : ignore({ ignorecase: false }).add([...exclude])
+    }
+    const { include: inc, exclude: exc } = this.mapFilter
+    return files.filter((p) => ignore.isPathValid(p) && (inc === undefined || inc.ignores(p)) && (exc === undefined || !exc.ignores(p)))
+  }
+
+  private mapFilter: { readonly include: Ignore | undefined; readonly exclude: Ignore | undefined } | undefined
+
   private async refreshNow(hint: ReadonlySet<string> | undefined, onProgress: RefreshOptions["onProgress"]): Promise<SymbolMap> {
     const timings: Record<string, number> = {}
     const clock = phaseClock(timings)
     const realRoot = this.checkRoot()
     // A hint is only usable once a full listing exists to patch.
     const changed = hint !== undefined && this.watch !== undefined ? hint : undefined
-    const listing = changed === undefined ? await this.list() : this.patchListing(changed)
+    const listed = changed === undefined ? await this.list() : this.patchListing(changed)
+    const listing = { ...listed, files: this.inMap(listed.files) }
     clock("list")
     const problems: Array<Problem> = [...listing.problems]
     const disk = this.loadDiskEntries(problems)
@@ -847,11 +880,17 @@ export class SymbolIndexer {
       const count = options.countTokens ?? estimateTokens
       const exclude = options.exclude ?? new Set<string>()
       const candidates = rank().ranked.filter((p) => !exclude.has(p))
-      const legendTokens = count(legend)
-      const chosen = selectMapFiles(candidates, (p) => count(block(p)!), options.budgetTokens - legendTokens, this.previousSelection)
-      this.previousSelection = new Set(chosen)
-      const text = renderMap(legend, chosen.map((p) => block(p)!))
-      return { text, files: chosen, omitted: candidates.length - chosen.length, tokens: count(text) }
+      const cut = budgetedMap({
+        ranked: candidates,
+        aliases,
+        block: (p) => ({ text: block(p)!, aliases: blocks.get(p)?.model.aliases.map(([token]) => token) ?? [] }),
+        legend: (used) => formatLegend(used, format),
+        count,
+        budgetTokens: options.budgetTokens,
+        previous: this.previousSelection
+      })
+      if (cut.files.length > 0 || cut.fits) this.previousSelection = new Set(cut.files)
+      return { ...cut, omitted: candidates.length - cut.files.length }
     }
     return {
       // The previous map's list when the files are the same, so consumers can compare by identity.

@@ -2,6 +2,7 @@
 // every block), block rendering, the file tree, and the token-budgeted map.
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { SymbolIndexer, applyAlias, blockModel, computeAliases, formatFileTree, formatLegend, renderBlock, selectMapFiles } from "../src/index.ts"
 import { tempDir } from "./helpers.ts"
@@ -143,7 +144,8 @@ describe("token budget", () => {
     const map = await indexer.refresh()
     expect(map.ranked[0]).toBe("core.ts")
     const count = (t: string): number => Math.ceil(t.length / 4)
-    const budget = count(map.legend) + count(map.block("core.ts")!)
+    // The legend, the block and the blank line between them.
+    const budget = count(map.legend) + count(map.block("core.ts")!) + count("\n")
     const cut = map.budgeted({ budgetTokens: budget, countTokens: count })
     expect(cut.files).toEqual(["core.ts"])
     expect(cut.omitted).toBe(3)
@@ -154,5 +156,43 @@ describe("token budget", () => {
     expect(grown.block("core.ts")).toContain("←4")
     const again = grown.budgeted({ budgetTokens: budget + 1, countTokens: count })
     expect(again.files).toEqual(["core.ts"])
+  })
+
+  it("a budgeted map lists only the aliases its blocks use, no private #members, and keeps to any budget it can", async () => {
+    const root = tempDir()
+    // Two deep folders, so the legend has aliases; only one folder is referenced.
+    for (const f of ["a", "b", "c", "d"]) write(root, `packages/used/src/lib/${f}.ts`, `export class ${f.toUpperCase()} {\n  #secret = 1\n  #hidden(): void {}\n  run(): number { return this.#secret }\n}\n`)
+    for (const f of ["a", "b", "c", "d"]) write(root, `packages/other/src/lib/${f}.ts`, `export const ${f} = 1\n`)
+    for (const f of ["x", "y", "z"]) write(root, `app/${f}.ts`, `import { A } from "../packages/used/src/lib/a"\nimport { B } from "../packages/used/src/lib/b"\nexport const ${f} = new A().run() + new B().run()\n`)
+    const indexer = await SymbolIndexer.create(root, { git: false, cache: false })
+    const map = await indexer.refresh()
+    expect(map.aliases.length).toBeGreaterThanOrEqual(2)
+    expect(map.block("packages/used/src/lib/a.ts")).not.toContain("#")
+    expect(map.block("packages/used/src/lib/a.ts")).toContain("run()")
+    const count = (t: string): number => Math.ceil(t.length / 4)
+    const key = count(formatLegend([]))
+    const whole = count(map.render())
+    // Small budgets: only the blocks that fit, and the legend names only the aliases they use.
+    const small = map.budgeted({ budgetTokens: key + count(map.block("packages/used/src/lib/a.ts")!) + 12, countTokens: count })
+    const aliasLines = small.legend.split("\n").filter((l) => /^# @\d+\/=/.test(l))
+    const usedTokens = new Set(small.files.flatMap((p) => map.model(p)?.aliases.map(([t]) => t) ?? []))
+    expect(aliasLines.map((l) => l.slice(2, l.indexOf("=")))).toEqual(map.aliases.filter((a) => usedTokens.has(a.token)).map((a) => a.token))
+    expect(small.text.startsWith(small.legend)).toBe(true)
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: whole + 50 }), (budget) => {
+        const cut = map.budgeted({ budgetTokens: budget, countTokens: count })
+        expect(cut.minimumTokens).toBe(key)
+        if (budget < key) {
+          expect(cut.fits).toBe(false)
+          expect(cut.text).toBe("")
+        } else {
+          expect(cut.fits).toBe(true)
+          expect(count(cut.text)).toBeLessThanOrEqual(budget)
+          expect(cut.tokens).toBe(count(cut.text))
+          expect(cut.files.length + cut.omitted).toBe(map.symbolFiles.length)
+        }
+      }),
+      { seed: 29, numRuns: 200 }
+    )
   })
 })

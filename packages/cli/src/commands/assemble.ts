@@ -17,6 +17,10 @@ export const assembleCommand = Command.make(
       Flag.atLeast(0)
     ),
     noFiles: Flag.Boolean("no-files").pipe(Flag.withDescription("Clear the session's file selection"), Flag.withDefault(false)),
+    noTools: Flag.Boolean("no-tools").pipe(
+      Flag.withDescription("Leave out the repository tools `strata chat` offers (read_file, search, list_files); the tools lead the prefix, so the request then shares no cache with chat's"),
+      Flag.withDefault(false)
+    ),
     reply: Flag.String("reply").pipe(Flag.withDescription("Record this assistant reply with the prompt in the session's history"), Flag.optional),
     provider: providerFlag,
     model: modelFlag,
@@ -26,13 +30,14 @@ export const assembleCommand = Command.make(
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/assemble.ts")), (m) => m.runAssemble(flags))
 ).pipe(
   Command.withDescription(
-    "Assemble one request through the pipeline (symbol map, tiers, placement for the provider) and print a summary, or the provider's request body with --json. The turn advances the stability tracker and is recorded in .strata/ unless --dry-run."
+    "Assemble one request through the pipeline (symbol map, tiers, placement for the provider) and print a summary, or the provider's request body with --json. The request offers the repository tools chat offers (--no-tools leaves them out), so it has chat's prefix and the next chat reads its cache. The turn advances the stability tracker and is recorded in .strata/ unless --dry-run."
   ),
   Command.withShortDescription("Build one request, as the provider receives it"),
   Command.withExamples([
     { command: "strata assemble --prompt 'Where is pricing done?' --file src/services/pricing.ts", description: "A summary of the request: tiers, breakpoints, simulated cache usage" },
     { command: "strata assemble --prompt 'Explain' --provider bedrock --json > request.json", description: "The exact Bedrock Converse body" },
     { command: "strata assemble --prompt 'Fix it' --reply 'Done: ...'", description: "Record an exchange in the session's history" },
-    { command: "strata assemble --prompt 'Try' --dry-run", description: "Leave .strata/ untouched" }
+    { command: "strata assemble --prompt 'Try' --dry-run", description: "Leave .strata/ untouched" },
+    { command: "strata assemble --prompt 'Summarize' --no-tools --json", description: "A body without the chat's tool definitions" }
   ])
 )

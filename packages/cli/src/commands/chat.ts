@@ -33,8 +33,13 @@ export const chat = Command.make(
     ),
     session: Flag.String("session").pipe(
       Flag.withMetavar("NAME"),
-      Flag.withDescription("The session to continue or start (default: session in .strata/config.json, $STRATA_SESSION, or default)"),
+      Flag.withDescription("The session to continue or start (default: session in .strata/config.json, $STRATA_SESSION, or cli)"),
       Flag.optional
+    ),
+    continue: Flag.Boolean("continue").pipe(
+      Flag.withAlias("c"),
+      Flag.withDescription("Continue the session the last chat in this repository used (its --session), with its history"),
+      Flag.withDefault(false)
     ),
     allowIgnored: Flag.Boolean("allow-ignored").pipe(
       Flag.withDescription(
@@ -59,6 +64,7 @@ export const chat = Command.make(
     { command: "strata chat --once 'Where is pricing done?'", description: "One turn, then exit" },
     { command: "strata chat --dry-run --once 'Explain the worker'", description: "No API key needed: the request and its HUD, nothing sent" },
     { command: "strata chat --no-tools --once 'Summarize the README'", description: "One request, no tool calls" },
+    { command: "strata chat --continue", description: "Pick up the last chat's session (after `strata chat --session review`, that is review)" },
     { command: "STRATA_BASE_URL=http://localhost:4000/v1 strata chat --provider openai-compatible", description: "Through a LiteLLM or OpenRouter gateway (the base URL ends in /v1)" }
   ])
 )

@@ -23,6 +23,9 @@ export const configRows = (config: import("../support/config.ts").ResolvedConfig
     ["budgets.maxFileBytes", String(budgets.maxFileBytes)],
     ["budgets.compactionTokens", String(budgets.compactionTokens)],
     ["budgets.cacheTargetTokens", String(budgets.cacheTargetTokens)],
+    ["map.include", config.map.include.length === 0 ? "(every file)" : config.map.include.join(", ")],
+    ["map.exclude", config.map.exclude.length === 0 ? "(none)" : config.map.exclude.join(", ")],
+    ["map.ranking", config.map.ranking],
     ["prompts", config.prompts ?? "(bundled defaults)"],
     ["timeoutMs", String(config.timeoutMs)],
     // A URL's password never reaches the terminal.

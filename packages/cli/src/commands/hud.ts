@@ -37,6 +37,6 @@ export const breakdown = Command.make(
   Command.withShortDescription("Tiers, their items and tokens (JSON for UIs)"),
   Command.withExamples([
     { command: "strata breakdown", description: "A table of blocks and contents" },
-    { command: "strata breakdown --json | jq '.cache_hit_rate'", description: "The same as JSON" }
+    { command: "strata breakdown --json | jq '.cached_share'", description: "The same as JSON" }
   ])
 )

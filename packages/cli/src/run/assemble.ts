@@ -10,6 +10,7 @@ import { UsageError } from "../support/errors.ts"
 import { opt } from "../support/flags.ts"
 import { Output, type Style } from "../support/output.ts"
 import { normalizeSelection, rememberRequest, simulateUsage } from "../support/wiring.ts"
+import { REPO_TOOLS } from "../tools/index.ts"
 import { prepare, warn, type Prepared } from "./shared.ts"
 import type { Option } from "effect"
 import type { PolicyName, ProviderName } from "../support/config.ts"
@@ -108,6 +109,8 @@ export interface AssembleFlags {
   readonly prompt: string
   readonly file: ReadonlyArray<string>
   readonly noFiles: boolean
+  /** Leave out the repository tools chat offers (they lead the prefix: chat's cache is then not shared). */
+  readonly noTools: boolean
   readonly reply: Option.Option<string>
   readonly provider: Option.Option<ProviderName>
   readonly model: Option.Option<string>
@@ -127,10 +130,10 @@ export const runAssemble = (flags: AssembleFlags) =>
     yield* Effect.gen(function* () {
       const selected = flags.noFiles ? [] : flags.file.length > 0 ? yield* normalizeSelection(flags.file) : state.record.selected
       yield* engine.symbolMap
-      const turn = yield* beginCliTurn(prepared, flags.prompt, selected)
+      const turn = yield* beginCliTurn(prepared, flags.prompt, selected, flags.noTools ? undefined : REPO_TOOLS)
       const result = turn.assembly
       const atMs = yield* Clock.currentTimeMillis
-      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, Math.floor(atMs / 1000))
+      const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, { body: result.placed.body, promptTokens: result.report.totalTokens, breakpoints: result.placed.breakpoints.map((b) => b.prefixTokens) }, Math.floor(atMs / 1000))
       const committed = flags.dryRun ? undefined : yield* recordCliTurn(prepared, turn, { reply: opt(flags.reply), usage, usageSource: "simulated", atMs })
       if (ctx.json) {
         yield* output.out(JSON.stringify(result.placed.body, null, 2))

@@ -7,6 +7,7 @@
  * request, each round (its calls with their results) one commit once the provider said
  * it finished.
  */
+import { join } from "node:path"
 import { Clock, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { HistoryCompactor, formatTokens, rewriteSessionHistory, type Message, type SessionRecord, type ToolCallPart, type ToolResultPart, type Usage } from "@strata/core/effect"
 import { compactionModelLayer, LlmClient, type LlmClientShape, type LlmProvider } from "@strata/providers"
@@ -14,11 +15,13 @@ import type { PolicyName, ProviderName } from "../support/config.ts"
 import { normalizeSelection, simulateUsage, type StoredRequest } from "../support/wiring.ts"
 import { ApiKeyMissing, diagnose, Unavailable, UsageError } from "../support/errors.ts"
 import { opt } from "../support/flags.ts"
+import { commandContext } from "../support/context.ts"
+import { readTextIfExists, writeTextAtomic } from "../support/fsutil.ts"
 import { jsonDocument, Output, terminalSafe } from "../support/output.ts"
 import { beginCliTurn, colourChanges, COMMIT_RETRIES, describeBreakpoints, describeUsage, recordCliTurn } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { hudLines } from "./hud.ts"
-import { prepare, type Prepared } from "./shared.ts"
+import { prepare, SESSION_PROMPT_PACK, type Prepared } from "./shared.ts"
 import { CliEnvironment } from "../support/environment.ts"
 import { REPO_TOOLS, runRepoTool } from "../tools/index.ts"
 import { addLine, CHAT_HELP, costLines, dropLine, modelLines, sumUsage, tokenLines, type TurnUsage } from "./chatCommands.ts"
@@ -40,7 +43,30 @@ export interface ChatFlags {
   readonly allowIgnored?: boolean | undefined
   /** The session's name, over the configured one. */
   readonly session?: Option.Option<string> | undefined
+  /** Continue the session the last chat in this repository used. */
+  readonly continue?: boolean | undefined
 }
+
+/** Where chat remembers the session it used last, for `--continue`. */
+export const LAST_CHAT_SESSION_PATH = join(".strata", "last-chat-session")
+
+/**
+ * The session `--continue` picks: the one the last chat in the repository used, as
+ * remembered in `LAST_CHAT_SESSION_PATH`. Fails with a usage error when no chat ran yet,
+ * or together with `--session`.
+ */
+const continuedSession = (flags: ChatFlags) =>
+  Effect.gen(function* () {
+    const named = flags.session === undefined ? undefined : opt(flags.session)
+    if (flags.continue !== true) return named
+    if (named !== undefined) return yield* new UsageError({ reason: "--continue and --session cannot be used together: --continue picks the last chat's session" })
+    const ctx = yield* commandContext({})
+    const last = (yield* readTextIfExists(ctx.root, LAST_CHAT_SESSION_PATH))?.trim()
+    if (last === undefined || last === "") {
+      return yield* new UsageError({ reason: `no chat has run in ${ctx.root} yet, so there is no session to continue`, hint: "start one with `strata chat` (or `strata chat --session NAME`)" })
+    }
+    return last
+  })
 
 /** After this long without a stream event, chat says it is waiting for the provider. */
 const WAITING_NOTICE_MS = 3000
@@ -89,12 +115,14 @@ export const runChat = (flags: ChatFlags) =>
     if (timeoutMs !== undefined && timeoutMs <= 0) return yield* new UsageError({ reason: `--timeout-ms must be a positive number of milliseconds, got ${timeoutMs}` })
     const maxToolRounds = opt(flags.maxToolRounds) ?? DEFAULT_TOOL_ROUNDS
     if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) return yield* new UsageError({ reason: `--max-tool-rounds must be a whole number of at least 1, got ${maxToolRounds}` })
-    const session = flags.session === undefined ? undefined : opt(flags.session)
+    const session = yield* continuedSession(flags)
     const prepared = yield* prepare(
       { provider: opt(flags.provider), model: opt(flags.model), policy: opt(flags.policy), timeoutMs, ...(session === undefined ? {} : { session }) },
-      { dryRun: flags.dryRun, promptPack: "read-only" }
+      { dryRun: flags.dryRun, promptPack: SESSION_PROMPT_PACK }
     )
     const { ctx } = prepared
+    // Remembered for `--continue` (a dry run writes nothing under .strata/).
+    if (!flags.dryRun) yield* writeTextAtomic(ctx.root, LAST_CHAT_SESSION_PATH, `${ctx.config.session}\n`)
     const tools: ChatTools | undefined = flags.noTools
       ? undefined
       : { maxRounds: maxToolRounds, allowIgnored: flags.allowIgnored === true || ctx.file?.allowIgnored === true }
@@ -291,7 +319,7 @@ const chatTurn = (
       const atMs = yield* Clock.currentTimeMillis
       if (llm === undefined) {
         const at = Math.floor(atMs / 1000)
-        const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, result.placed.body, at, lastDry)
+        const usage = yield* simulateUsage(ctx.root, ctx.config.provider, ctx.config.model, { body: result.placed.body, promptTokens: result.report.totalTokens, breakpoints: result.placed.breakpoints.map((b) => b.prefixTokens) }, at, lastDry)
         if (ctx.json) {
           yield* output.out(jsonDocument({ dryRun: true, request: result.placed.body, report: result.report, simulatedUsage: usage ?? null }))
         } else {

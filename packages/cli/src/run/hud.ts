@@ -12,6 +12,7 @@ import { jsonDocument, Output } from "../support/output.ts"
 import { beginCliTurn, colourChanges } from "./assemble.ts"
 import { lastMissReason } from "./explain.ts"
 import { prepare, warn } from "./shared.ts"
+import { REPO_TOOLS } from "../tools/index.ts"
 
 /** The HUD text for a report and the session's usage; `width` fits the box to a terminal. Pure. */
 export const hudLines = (
@@ -49,7 +50,8 @@ export const runHud = (flags: HudFlags) =>
     // A turn on the read-only copy, never committed: the next request as it would be.
     const report = yield* Effect.gen(function* () {
       yield* engine.symbolMap
-      return (yield* beginCliTurn(prepared, "", session.selected)).assembly.report
+      // With the tools chat and assemble offer: the session's next request, as they would send it.
+      return (yield* beginCliTurn(prepared, "", session.selected, REPO_TOOLS)).assembly.report
     }).pipe(Effect.provide(engine.layer))
     const lastMiss = yield* lastMissReason(ctx.root, session)
     if (ctx.json) {
@@ -73,7 +75,7 @@ export const breakdownLines = (b: ContextBreakdown): ReadonlyArray<string> => {
       lines.push(`         ${`${c.type}${count}`.padEnd(16)} ${formatTokens(c.tokens).padStart(9)}${files}`)
     }
   }
-  lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cache_hit_rate * 100)}%)`)
+  lines.push(`Total ${formatTokens(b.total_tokens)} tokens, ${formatTokens(b.cached_tokens)} in cached blocks (${Math.round(b.cached_share * 100)}%)`)
   const edits = b.context_editing
   if (edits !== undefined) lines.push(`Context editing: ${edits.cleared_results} of ${edits.tool_results} tool results cleared (${formatTokens(edits.cleared_tokens)} tokens)`)
   if (b.synthetic_messages !== undefined) lines.push(`Synthetic turns ("Ok."): ${b.synthetic_messages} (${formatTokens(b.synthetic_tokens ?? 0)} tokens), all before the conversation`)
@@ -91,7 +93,7 @@ export const runBreakdown = (flags: Omit<HudFlags, "ascii">) =>
       yield* engine.symbolMap
       const { input, warnings } = yield* selectedFilesInput({ model: ctx.config.model, prompt: "", selected: state.record.selected })
       yield* warn(warnings)
-      return yield* turnBreakdown({ session: state.key, input }, { tracker: "store" })
+      return yield* turnBreakdown({ session: state.key, input: { ...input, tools: REPO_TOOLS } }, { tracker: "store" })
     }).pipe(Effect.provide(engine.layer))
     if (ctx.json) {
       yield* output.out(jsonDocument(result, 2))

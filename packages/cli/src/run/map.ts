@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import { cutMap, mapRanking, FILE_TREE_HEADER, REPO_MAP_HEADER, resolveRequestLimits, SECTION_SEPARATOR, Tokenizer } from "@strata/core/effect"
+import { UsageError } from "../support/errors.ts"
 import { jsonDocument, Output } from "../support/output.ts"
 import { prepare } from "./shared.ts"
 
@@ -15,9 +16,18 @@ export const runMap = (budget: number | undefined) =>
       const symbols = yield* engine.symbolMap
       const tokenizer = yield* Tokenizer
       if (budget !== undefined) {
-        // A map of at most N tokens (legend and blocks), as asked.
-        const cut = symbols.budgeted({ budgetTokens: budget, countTokens: (t) => tokenizer.count(t) })
-        return { text: cut.text, files: cut.files, omitted: cut.omitted, tokens: cut.tokens, symbols, budget: { tokens: budget, from: "flag" as const }, treeLeftOut: false }
+        // A map of at most N tokens as printed: the header, the legend (its key and the aliases
+        // the chosen blocks use) and the blocks. Below the header and the key there is no map.
+        const header = tokenizer.count(REPO_MAP_HEADER)
+        const cut = symbols.budgeted({ budgetTokens: budget - header, countTokens: (t) => tokenizer.count(t) })
+        if (!cut.fits) {
+          const smallest = header + cut.minimumTokens
+          return yield* new UsageError({
+            reason: `--budget ${budget} is below the smallest map, ${smallest.toLocaleString("en-US")} tokens (the header and the legend's abbreviation key)`,
+            hint: `use --budget ${smallest} or more`
+          })
+        }
+        return { text: cut.text, legend: cut.legend, files: cut.files, omitted: cut.omitted, tokens: header + cut.tokens, symbols, budget: { tokens: budget, from: "flag" as const }, treeLeftOut: false }
       }
       // The map the model sees: cut to the map budget exactly as a request's is.
       const { budgets } = ctx.config
@@ -43,6 +53,7 @@ export const runMap = (budget: number | undefined) =>
       const text = chosen === undefined ? symbols.render() : symbols.render(new Set(symbols.symbolFiles.filter((p) => !chosen.has(p))))
       return {
         text,
+        legend: symbols.legend,
         files,
         omitted: cut.leftOutFiles,
         tokens: tokenizer.count(text),
@@ -56,7 +67,7 @@ export const runMap = (budget: number | undefined) =>
       yield* output.out(
         jsonDocument(
           {
-            legend: symbols.legend,
+            legend: result.legend,
             files: result.files.map((path) => ({ path, references: symbols.refCounts.get(path) ?? 0, block: symbols.block(path) ?? "" })),
             omitted: result.omitted,
             tokens: result.tokens,

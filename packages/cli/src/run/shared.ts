@@ -19,6 +19,14 @@ export interface Prepared {
   readonly records: boolean
 }
 
+/**
+ * The prompts of the CLI's sessions: chat's (the model reads through the repository tools
+ * and proposes changes as diffs). `assemble`, `hud` and `breakdown` build the same system
+ * prompt and tools as `chat`, so one session has one prefix and `chat` reads what
+ * `assemble` cached.
+ */
+export const SESSION_PROMPT_PACK: PromptPack = "read-only"
+
 /** Print warnings on stderr, one line each (each once per run). */
 export const warn = (warnings: ReadonlyArray<string>) =>
   Effect.gen(function* () {
@@ -39,6 +47,6 @@ export const prepare = (overrides: ConfigOverrides, options: { readonly dryRun: 
     const key = yield* sessionKey(ctx, records)
     const state = yield* (records ? loadForWriting(ctx, key) : loadForReading(ctx, key)).pipe(Effect.provide(choice.layer))
     yield* warn(state.warnings)
-    const engine = yield* makeEngine({ ctx, aliases: state.record.aliases, store: records ? choice.layer : readOnlyCopy(state), dryRun: options.dryRun, promptPack: options.promptPack })
+    const engine = yield* makeEngine({ ctx, aliases: state.record.aliases, store: records ? choice.layer : readOnlyCopy(state), dryRun: options.dryRun, promptPack: options.promptPack ?? SESSION_PROMPT_PACK })
     return { ctx, state, engine, records } satisfies Prepared
   })

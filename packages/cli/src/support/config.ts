@@ -38,6 +38,23 @@ export const Budgets = Schema.Struct({
 export type Budgets = typeof Budgets.Type
 
 /**
+ * What the repository map covers and how a map over its budget chooses. Patterns are in
+ * `.gitignore` syntax, relative to the repository root.
+ */
+export const MapSettings = Schema.Struct({
+  /** Only files matching one of these are in the map (default: every file git lists). */
+  include: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
+  /** Files matching one of these are left out of the map (benchmarks, fixtures, generated code). */
+  exclude: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
+  /**
+   * Which blocks a map over its budget keeps: `references` (default; the most referenced
+   * files, an order that stays put) or `focus` (ranked around the files in context).
+   */
+  ranking: Schema.optionalKey(Schema.Literals(["references", "focus"]))
+})
+export type MapSettings = typeof MapSettings.Type
+
+/**
  * Where session state is kept: `file` (files under `.strata/state/`, the default), a
  * folder inside the repository for the file store, `memory` (nothing kept between
  * commands) or a `postgres://` / `postgresql://` URL. Pure.
@@ -114,13 +131,15 @@ export const ConfigFile = Schema.Struct({
   model: Schema.optionalKey(Schema.NonEmptyString),
   policy: Schema.optionalKey(PolicyName),
   budgets: Schema.optionalKey(Budgets),
+  /** The repository map: `include`/`exclude` patterns and the `ranking` of a map over its budget. */
+  map: Schema.optionalKey(MapSettings),
   /** Prompts folder (system.md, system_extra.md, system_reminder.md), relative to the repository. */
   prompts: Schema.optionalKey(Schema.NonEmptyString),
   /** How long `chat` waits for the provider: for the response to start, and between stream events (ms). */
   timeoutMs: Schema.optionalKey(PositiveInt),
   /** Where session state is kept (see `parseStoreSetting`); default the file store under `.strata/state/`. */
   store: Schema.optionalKey(StoreSettingText),
-  /** The session's name in the store (default `default`). */
+  /** The session's name in the store (default `cli`). */
   session: Schema.optionalKey(SessionNameText),
   /** Let chat's read-only tools read gitignored and secret files (`.env*`, `*.pem`, ...). Default false. */
   allowIgnored: Schema.optionalKey(Schema.Boolean)
@@ -143,6 +162,12 @@ export interface ResolvedConfig {
     readonly maxFileBytes: number
     readonly compactionTokens: number
     readonly cacheTargetTokens: number
+  }
+  /** The repository map's files and ranking (`.strata/config.json` only). */
+  readonly map: {
+    readonly include: ReadonlyArray<string>
+    readonly exclude: ReadonlyArray<string>
+    readonly ranking: "references" | "focus"
   }
   /** Prompts folder relative to the repository; null means the bundled defaults. */
   readonly prompts: string | null
@@ -170,6 +195,7 @@ export const DEFAULTS = {
   provider: "anthropic" as ProviderName,
   policy: DEFAULT_POLICY satisfies PolicyName as PolicyName,
   budgets: { mapTokens: null, maxInputTokens: null, maxFileBytes: 1024 * 1024, compactionTokens: 24_000, cacheTargetTokens: 0 },
+  map: { include: [] as ReadonlyArray<string>, exclude: [] as ReadonlyArray<string>, ranking: "references" as "references" | "focus" },
   prompts: null,
   timeoutMs: 60_000,
   store: "file",
@@ -379,12 +405,18 @@ export const resolveConfig = (input: {
   const maxFileBytes = pick("budgets.maxFileBytes", undefined, envInt(env, ENV_VARS.maxFileBytes, 1), b?.maxFileBytes, DEFAULTS.budgets.maxFileBytes)
   const compactionTokens = pick("budgets.compactionTokens", undefined, envInt(env, ENV_VARS.compactionTokens, 0), b?.compactionTokens, DEFAULTS.budgets.compactionTokens)
   const cacheTargetTokens = pick("budgets.cacheTargetTokens", undefined, envInt(env, ENV_VARS.cacheTargetTokens, 0), b?.cacheTargetTokens, DEFAULTS.budgets.cacheTargetTokens)
+  const m = file?.map
+  const map = {
+    include: pick<ReadonlyArray<string>>("map.include", undefined, undefined, m?.include, DEFAULTS.map.include),
+    exclude: pick<ReadonlyArray<string>>("map.exclude", undefined, undefined, m?.exclude, DEFAULTS.map.exclude),
+    ranking: pick<"references" | "focus">("map.ranking", undefined, undefined, m?.ranking, DEFAULTS.map.ranking)
+  }
   const prompts = pick<string | null>("prompts", flags.prompts, envString(env, ENV_VARS.prompts), file?.prompts, DEFAULTS.prompts)
   const timeoutMs = pick("timeoutMs", flags.timeoutMs, envInt(env, ENV_VARS.timeoutMs, 1), file?.timeoutMs, DEFAULTS.timeoutMs)
   const store = pick("store", undefined, envChecked(env, ENV_VARS.store, StoreSettingText), file?.store, DEFAULTS.store)
   const sessionFlag = flags.session === undefined ? undefined : checkedFlag("--session", flags.session, SessionName)
   const session = pick("session", sessionFlag, envChecked(env, ENV_VARS.session, SessionName), file?.session, DEFAULTS.session)
-  return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, prompts, timeoutMs, store, session, sources }
+  return { provider, model, policy, budgets: { mapTokens, maxInputTokens, maxFileBytes, compactionTokens, cacheTargetTokens }, map, prompts, timeoutMs, store, session, sources }
 }
 
 /** The file `strata init` writes: every field explicit, so a user sees what they can change. */
@@ -400,6 +432,7 @@ export const initialConfigFile = (config: ResolvedConfig): ConfigFile => ({
     compactionTokens: config.budgets.compactionTokens,
     cacheTargetTokens: config.budgets.cacheTargetTokens
   },
+  map: { include: config.map.include, exclude: config.map.exclude, ranking: config.map.ranking },
   prompts: config.prompts ?? ".strata/prompts",
   timeoutMs: config.timeoutMs
 })

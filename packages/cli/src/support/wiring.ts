@@ -24,7 +24,8 @@ import {
   type StageServices,
   type Placement,
   type StateStoreError,
-  type Usage
+  type Usage,
+  usageInPromptTokens
 } from "@strata/core/effect"
 import { makeSimulator, placementLayerFor, type SimProvider } from "@strata/providers"
 import { makeSymbolIndex, type SymbolMap } from "@strata/symbols"
@@ -33,8 +34,15 @@ import type { ProviderName } from "./config.ts"
 import type { CommandContext } from "./context.ts"
 import { readTextIfExists, writeTextAtomic } from "./fsutil.ts"
 import { Output } from "./output.ts"
-/** The placement plugin for a provider (the providers package's registry). */
-export const providerPlacementLayer = (provider: ProviderName): Layer.Layer<Placement> => placementLayerFor(provider)
+/**
+ * The placement plugin for a provider (the providers package's registry). `chat` streams
+ * every reply, so the Anthropic body asks for the model's whole output limit
+ * (`defaultMaxTokens(model, { stream: true })`, 64,000 for Claude 4 models); `assemble
+ * --json` prints the same body (send it streamed, or set a `max_tokens` of at most 21,333
+ * for a non-streaming call).
+ */
+export const providerPlacementLayer = (provider: ProviderName): Layer.Layer<Placement> =>
+  provider === "anthropic" ? placementLayerFor("anthropic", { stream: true }) : placementLayerFor(provider)
 
 /** The prompt-cache simulator that scores a provider's bodies, when there is one. */
 export const simulatorFor = (provider: ProviderName): SimProvider | undefined =>
@@ -78,6 +86,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
     const { root, config } = ctx
     const index = yield* makeSymbolIndex(root, {
       maxFileBytes: config.budgets.maxFileBytes,
+      ...(config.map.include.length === 0 ? {} : { include: config.map.include }),
+      ...(config.map.exclude.length === 0 ? {} : { exclude: config.map.exclude }),
       cache: !dryRun,
       ...(aliases === null ? {} : { aliases }),
       // A command is short-lived: write the symbol cache's index now rather than lazily.
@@ -102,7 +112,8 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
       requestLimits({
         ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
-        ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens })
+        ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens }),
+        mapRanking: config.map.ranking
       }),
       // Each turn brings its own session bookkeeping (from the store's snapshot).
       AssemblySession.layer,
@@ -147,12 +158,22 @@ const decodeStoredRequest = Schema.decodeUnknownOption(Schema.fromJsonString(Sto
  * Predict the usage the provider would report for `body` sent at `atSeconds`, with the
  * provider's prompt-cache simulator primed by the previous request of the session.
  * `undefined` for providers without a simulator.
+ *
+ * One count per request: the simulator counts with the session's tokenizer and its split
+ * (where reads and writes end) is expressed in `promptTokens`, the request's tokens as
+ * the report counts them, so read + write + uncached is the number `assemble`, the HUD,
+ * the breakdown and the session record show (`usageInPromptTokens`).
  */
 export const simulateUsage = (
   root: string,
   provider: ProviderName,
   model: string,
-  body: unknown,
+  request: {
+    readonly body: unknown
+    readonly promptTokens: number
+    /** The prefix tokens of the request's breakpoints, where a marker-based cache's reads and writes end. */
+    readonly breakpoints: ReadonlyArray<number>
+  },
   atSeconds: number,
   /** Score against this request instead of the session's last one (chat --dry-run's previous turn). */
   before?: StoredRequest
@@ -160,6 +181,8 @@ export const simulateUsage = (
   Effect.gen(function* () {
     const sim = simulatorFor(provider)
     if (sim === undefined) return undefined
+    const tokenizer = yield* Tokenizer
+    const body = request.body
     let previous: StoredRequest | undefined = before
     if (previous === undefined) {
       const text = yield* readTextIfExists(root, LAST_REQUEST_PATH).pipe(Effect.orElseSucceed(() => undefined))
@@ -167,7 +190,7 @@ export const simulateUsage = (
     }
     return yield* Effect.try({
       try: (): Usage => {
-        const simulator = makeSimulator(sim, { model })
+        const simulator = makeSimulator(sim, { model, countTokens: (text) => tokenizer.count(text) })
         let at = atSeconds
         if (previous !== undefined && previous.provider === provider && previous.model === model && previous.at <= atSeconds) {
           simulator.send(previous.body, previous.at)
@@ -176,7 +199,7 @@ export const simulateUsage = (
           at = Math.max(atSeconds, previous.at + 2)
         }
         const r = simulator.send(body, at)
-        return { input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }
+        return usageInPromptTokens({ input: r.usage.input, cacheRead: r.usage.cacheRead, cacheWrite: r.usage.cacheWrite, output: r.usage.output }, request.promptTokens, sim === "anthropic" || sim === "bedrock" ? request.breakpoints : [])
       },
       catch: (error) => error
     }).pipe(Effect.orElseSucceed(() => undefined))

@@ -63,7 +63,7 @@ const breakdownLeftOut = (l: LeftOut): BreakdownLeftOut => ({
  * ```ts
  * // { blocks: [{ tier: "L0", name: "Most Stable", tokens: 8421, cached: true, threshold: 12,
  * //              contents: [{ type: "system", tokens: 1800 }, ...] }, ...],
- * //   total_tokens: 26217, cached_tokens: 23090, cache_hit_rate: 0.88, ... }
+ * //   total_tokens: 26217, cached_tokens: 23090, cached_share: 0.88, ... }
  * ```
  */
 export const ContextBreakdown = Schema.Struct({
@@ -72,7 +72,13 @@ export const ContextBreakdown = Schema.Struct({
   blocks: Schema.Array(BreakdownBlock),
   total_tokens: Schema.Number,
   cached_tokens: Schema.Number,
-  /** Share of the request's tokens in cached blocks (what a warm cache would read). */
+  /** Share of the request's tokens in cached blocks (what a warm cache would read): `cached_tokens / total_tokens`. */
+  cached_share: Schema.Number,
+  /**
+   * @deprecated The same figure as `cached_share`, under seed 003's name; kept so existing
+   * readers work. It is not a provider's cache hit rate (the HUD's "cache hit rate" is the
+   * share of the prompt the provider billed as cache reads). Will be removed in 1.0.
+   */
   cache_hit_rate: Schema.Number,
   promotions: Schema.Array(Schema.String),
   demotions: Schema.Array(Schema.String),
@@ -145,6 +151,7 @@ export const contextBreakdown = (s: LayoutSummary): ContextBreakdown => {
     blocks,
     total_tokens: total,
     cached_tokens: cached,
+    cached_share: total === 0 ? 0 : cached / total,
     cache_hit_rate: total === 0 ? 0 : cached / total,
     promotions: s.changes.filter(isPromotion).map((c) => c.key),
     demotions: s.changes.filter(isDemotion).map((c) => c.key),

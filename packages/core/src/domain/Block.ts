@@ -41,6 +41,12 @@ export type Block = typeof Block.Type
 export const NeutralRequest = Schema.Struct({
   model: Schema.String,
   tools: Schema.optionalKey(Schema.Array(ToolDefinition)),
+  /**
+   * The tokens of `tools` as assembly counted them, already included in the first block's
+   * `tokens` (the tools lead the prefix). Plugins start the prefix with them, so a
+   * breakpoint's prefix is the blocks' sum. Absent: plugins estimate the tools on top.
+   */
+  toolTokens: Schema.optionalKey(Schema.Number),
   blocks: Schema.Array(Block),
   messages: Schema.Array(Message),
   breakpoints: Schema.Array(Breakpoint)

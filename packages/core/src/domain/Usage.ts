@@ -56,3 +56,63 @@ export const sumUsage = (a: Usage, b: Usage): Usage => {
   }
   return Object.keys(byTtl).length === 0 ? base : { ...base, cacheWriteByTtl: byTtl }
 }
+
+/** The prompt tokens of a usage: uncached input, cache reads and cache writes (output excluded). */
+export const promptTokensOf = (usage: Usage): number => usage.input + usage.cacheRead + usage.cacheWrite
+
+/**
+ * A usage counted by another counter (a cache simulator's), expressed in `promptTokens`,
+ * the request's own count: the same split (where reads and writes end), scaled so that
+ * `input + cacheRead + cacheWrite === promptTokens`. Where the provider caches at
+ * breakpoints, pass their prefix tokens (in the request's count) as `boundaries`: a read
+ * or write end that lands within the two counts' difference of one is snapped to it, so
+ * "write" equals the breakpoint's prefix. Uncached input takes the remainder; per-TTL
+ * writes are scaled with the writes; output is unchanged. Pure.
+ *
+ * @example
+ * ```ts
+ * import { usageInPromptTokens } from "@strata/core"
+ * usageInPromptTokens({ input: 2, cacheRead: 0, cacheWrite: 2567, output: 0 }, 2850)
+ * // { input: 2, cacheRead: 0, cacheWrite: 2848, output: 0 }
+ * usageInPromptTokens({ input: 2, cacheRead: 0, cacheWrite: 2567, output: 0 }, 2850, [1760, 2842])
+ * // { input: 8, cacheRead: 0, cacheWrite: 2842, output: 0 }
+ * ```
+ */
+export const usageInPromptTokens = (usage: Usage, promptTokens: number, boundaries: ReadonlyArray<number> = []): Usage => {
+  const counted = promptTokensOf(usage)
+  const target = Math.max(0, Math.round(promptTokens))
+  if (counted === target) return usage
+  if (counted === 0) return { ...usage, input: target }
+  const tolerance = Math.abs(target - counted)
+  const place = (n: number): number => {
+    if (n === 0) return 0
+    if (n === counted) return target
+    const scaled = Math.round((n * target) / counted)
+    let best = scaled
+    let distance = Number.POSITIVE_INFINITY
+    for (const b of boundaries) {
+      const d = Math.abs(b - scaled)
+      if (b <= target && d <= tolerance && d < distance) {
+        best = b
+        distance = d
+      }
+    }
+    return best
+  }
+  const readEnd = place(usage.cacheRead)
+  const writeEnd = Math.max(readEnd, usage.cacheWrite === 0 ? readEnd : place(usage.cacheRead + usage.cacheWrite))
+  const cacheRead = readEnd
+  const cacheWrite = writeEnd - readEnd
+  const base: Usage = { input: target - writeEnd, cacheRead, cacheWrite, output: usage.output }
+  const byTtl = usage.cacheWriteByTtl
+  if (byTtl === undefined) return base
+  const names = Object.keys(byTtl)
+  const scaled: Record<string, number> = {}
+  let left = cacheWrite
+  names.forEach((name, i) => {
+    const n = i === names.length - 1 ? left : Math.min(left, usage.cacheWrite === 0 ? 0 : Math.round((byTtl[name]! * cacheWrite) / usage.cacheWrite))
+    scaled[name] = n
+    left -= n
+  })
+  return { ...base, cacheWriteByTtl: scaled }
+}

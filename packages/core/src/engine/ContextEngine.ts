@@ -470,7 +470,7 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
    *
    * const client = new Anthropic()
    * const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const, properties: { path: { type: "string" } }, required: ["path"] } }]
-   * await using engine = createContextEngine({ model: "claude-sonnet-4-5", provider: AnthropicPlacement({ tools }) })
+   * await using engine = createContextEngine({ model: "claude-sonnet-4-6", provider: AnthropicPlacement({ tools }) })
    * const { text } = await engine.runToolLoop({
    *   prompt: "What does math.ts export?",
    *   send: (request) => client.messages.create(request),
@@ -524,7 +524,7 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
  * @example
  * ```ts
  * import { createContextEngine } from "@strata/core"
- * const engine = createContextEngine({ model: "claude-sonnet-4-5", repoRoot: "/path/to/repo" })
+ * const engine = createContextEngine({ model: "claude-sonnet-4-6", repoRoot: "/path/to/repo" })
  * await engine.addExchange("What does src/a.ts do?", "It exports a.")
  * console.log(await engine.getTokenBudget())
  * await engine.dispose()

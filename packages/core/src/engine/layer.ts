@@ -28,7 +28,7 @@ import { MemoryStateStore } from "../turn/MemoryStateStore.ts"
 
 /** Options of `createContextEngine` and `makeEngineLayer`. `Body` is the provider plugin's request body. */
 export interface ContextEngineOptions<Body = unknown> {
-  /** Model id; picks the tokenizer and the input limit (`gpt-4o`, `claude-sonnet-4-5`...). */
+  /** Model id; picks the tokenizer and the input limit (`gpt-4o`, `claude-sonnet-4-6`...). */
   readonly model: string
   /** Repository root; file paths are relative to it. Default: the current directory. */
   readonly repoRoot?: string | undefined

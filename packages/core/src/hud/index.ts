@@ -163,9 +163,9 @@ export const renderCacheBlocks = (report: TierReport, options: HudOptions = {}):
 
 /**
  * The token breakdown: tokens per category (they add up to the total), the
- * model's limits, and the last request's and the session's usage when given. Usage "in"
- * is the whole prompt (uncached + read + written); the cache hit rate is the share of
- * that prompt the provider billed as cache reads (`cacheHitShare`).
+ * model's limits, and the last request's and the session's usage when given. "Prompt
+ * tokens" are the whole input (uncached + read + written); the cache hit rate is the share
+ * of that prompt the provider billed as cache reads (`cacheHitShare`).
  */
 export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => {
   const { report } = input
@@ -199,11 +199,12 @@ export const renderTokenBreakdown = (input: HudInput): ReadonlyArray<string> => 
     lines.push(`${"Cleared:".padEnd(12)}${formatTokens(edits.clearedTokens).padStart(10)} (${plural(edits.clearedResults, "tool result")} of ${edits.toolResults} shown as placeholders${fresh})`)
   }
   if (report.leftOut !== undefined) lines.push(...renderLeftOut(report.leftOut))
-  // "in" is the whole prompt, as in the reference HUD; the cache line gives its split.
-  const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} in, ${formatTokens(u.output)} out`
+  // The prompt is the whole input (the number `assemble` and the breakdown show for the
+  // request); the cache line splits it: read + write + uncached (the record's `input`).
+  const usage = (u: HudUsage) => `${formatTokens(promptTokens(u))} prompt tokens, ${formatTokens(u.output)} output`
   const cache = (u: HudUsage) => {
     const share = cacheHitShare(u)
-    return `${share === undefined ? "" : `hit rate ${Math.round(100 * share)}% `}(read: ${formatTokens(u.cacheRead)}, write: ${formatTokens(u.cacheWrite)})`
+    return `${share === undefined ? "" : `hit rate ${Math.round(100 * share)}% `}(read ${formatTokens(u.cacheRead)}, write ${formatTokens(u.cacheWrite)}, uncached ${formatTokens(u.input)})`
   }
   if (input.lastRequest !== undefined) {
     lines.push(`Last request: ${usage(input.lastRequest)}`)

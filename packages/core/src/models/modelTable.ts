@@ -158,7 +158,7 @@ export const modelFacts = (model: string): ModelFacts => {
  * ```ts
  * import { encodingForModel } from "@strata/core"
  * encodingForModel("gpt-4o-mini") // { encoding: "o200k_base", exact: true }
- * encodingForModel("claude-sonnet-4-5") // { encoding: "cl100k_base", exact: false }
+ * encodingForModel("claude-sonnet-4-6") // { encoding: "cl100k_base", exact: false }
  * ```
  */
 export const encodingForModel = (model: string): EncodingChoice => {

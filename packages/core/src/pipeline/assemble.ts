@@ -329,7 +329,7 @@ const result = (
  * @example
  * ```ts
  * import { getContextBreakdown } from "@strata/core/effect"
- * // yield* getContextBreakdown(input) -> { blocks, total_tokens, cache_hit_rate, ... }
+ * // yield* getContextBreakdown(input) -> { blocks, total_tokens, cached_share, ... }
  * ```
  */
 export const getContextBreakdown = Effect.fn("Strata.getContextBreakdown")(function* (input: AssemblyInput) {

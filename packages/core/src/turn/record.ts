@@ -27,7 +27,7 @@ export type UsageSource = typeof UsageSource.Type
  * ```ts
  * import type { LastRequest } from "@strata/core"
  * const last: LastRequest = {
- *   provider: "anthropic", model: "claude-sonnet-4-5", at: 1767225600000, promptTokens: 18250,
+ *   provider: "anthropic", model: "claude-sonnet-4-6", at: 1767225600000, promptTokens: 18250,
  *   usage: { input: 250, cacheRead: 18000, cacheWrite: 0, output: 120 }, usageSource: "provider",
  *   changes: [], emptyTiers: 1
  * }

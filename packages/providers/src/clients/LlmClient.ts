@@ -395,7 +395,7 @@ export const makeBedrockClient = (options: BedrockClientOptions = {}): Effect.Ef
  * import { LlmClient, simpleBody } from "@strata/providers"
  * const program = Effect.gen(function* () {
  *   const llm = yield* LlmClient
- *   const reply = yield* llm.complete({ body: simpleBody("anthropic", { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "hi" }], maxTokens: 100 }) })
+ *   const reply = yield* llm.complete({ body: simpleBody("anthropic", { model: "claude-sonnet-4-6", messages: [{ role: "user", content: "hi" }], maxTokens: 100 }) })
  *   return reply.usage
  * }).pipe(Effect.provide(LlmClient.layerAnthropic()))
  * ```

@@ -283,7 +283,7 @@ const recordEntries = (entries: Map<string, Entry>, markers: ReadonlyArray<Plann
  * @example
  * ```ts
  * import { makeCachePlanner } from "@strata/providers"
- * const planner = makeCachePlanner({ target: "anthropic", model: "claude-sonnet-4-5" })
+ * const planner = makeCachePlanner({ target: "anthropic", model: "claude-sonnet-4-6" })
  * const prompt = [
  *   { role: "system", content: "You review TypeScript. ".repeat(400) },
  *   { role: "user", content: [{ type: "text", text: "Review src/a.ts." }] }

@@ -297,8 +297,8 @@ export const converseBodyOf = (prompt: Prompt, model: string, extra: Readonly<Re
  * ```ts
  * import { nativeBodyOf } from "@strata/providers"
  * const prompt = [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "hi" }] }]
- * nativeBodyOf(prompt, "anthropic", "claude-sonnet-4-5")
- * // { model: "claude-sonnet-4-5", system: [{ type: "text", text: "Be brief." }], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
+ * nativeBodyOf(prompt, "anthropic", "claude-sonnet-4-6")
+ * // { model: "claude-sonnet-4-6", system: [{ type: "text", text: "Be brief." }], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
  * ```
  */
 export const nativeBodyOf = (prompt: Prompt, target: NativeTarget, model: string, extra: Readonly<Record<string, unknown>> = {}): Record<string, unknown> =>

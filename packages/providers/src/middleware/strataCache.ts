@@ -143,7 +143,7 @@ const systemText = (prompt: Prompt): string =>
  * import { strataCache } from "@strata/providers"
  *
  * const cache = strataCache()
- * const model = wrapLanguageModel({ model: anthropic("claude-sonnet-4-5"), middleware: cache })
+ * const model = wrapLanguageModel({ model: anthropic("claude-sonnet-4-6"), middleware: cache })
  * await generateText({ model, messages: [{ role: "user", content: "What does src/a.ts export?" }] })
  * cache.report() // { requests: 1, usage: { input, cacheRead, cacheWrite, output }, hitRate, sessions }
  * ```
@@ -274,8 +274,8 @@ export interface CachedBodiesOptions extends Omit<StrataCacheOptions, "target" |
  *   [system, { role: "user", content: [{ type: "text", text: "Review src/a.ts." }] }],
  *   [system, { role: "user", content: [{ type: "text", text: "Review src/b.ts." }] }]
  * ]
- * const bodies = cachedPromptBodies(prompts, { target: "anthropic", model: "claude-sonnet-4-5", extra: { max_tokens: 1024 } })
- * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
+ * const bodies = cachedPromptBodies(prompts, { target: "anthropic", model: "claude-sonnet-4-6", extra: { max_tokens: 1024 } })
+ * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-6" })
  * bodies.map((body, i) => sim.send(body, i * 30).usage.cacheRead > 0) // [false, true]
  * ```
  */

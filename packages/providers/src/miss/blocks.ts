@@ -355,7 +355,7 @@ export const detectFormat = (body: unknown): BodyFormat => {
  * @example
  * ```ts
  * import { walkBody } from "@strata/providers"
- * walkBody({ model: "claude-sonnet-4-5", max_tokens: 512, system: "Be brief.", messages: [{ role: "user", content: "hi" }] }, "anthropic").blocks.map((b) => b.path)
+ * walkBody({ model: "claude-sonnet-4-6", max_tokens: 512, system: "Be brief.", messages: [{ role: "user", content: "hi" }] }, "anthropic").blocks.map((b) => b.path)
  * // ["system", "messages[0].content"]
  * ```
  */

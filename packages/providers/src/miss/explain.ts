@@ -362,7 +362,7 @@ const missReason = (input: {
  * ```ts
  * import { explainMiss } from "@strata/providers"
  * const body = (question: string) => ({
- *   model: "claude-sonnet-4-5", max_tokens: 1024,
+ *   model: "claude-sonnet-4-6", max_tokens: 1024,
  *   system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }],
  *   messages: [{ role: "user", content: question }]
  * })

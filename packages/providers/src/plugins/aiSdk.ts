@@ -20,7 +20,7 @@ import { planBreakpoints } from "../rules/plan.ts"
 import { anthropicReasoning } from "./anthropic.ts"
 import { decodeAiSdkReply } from "../replies.ts"
 import { decodeAiSdkUsage } from "../usage.ts"
-import { makePlugin, placedFrom, requestTools, result, toolTokenEstimate, type CommonOptions, type PlacementPlugin, type PluginResult } from "./common.ts"
+import { makePlugin, placedFrom, requestTools, result, leadingToolTokens, type CommonOptions, type PlacementPlugin, type PluginResult } from "./common.ts"
 import { limitsFor, reasoningNote, textOnly } from "./internal.ts"
 import { geminiReasoning } from "./gemini.ts"
 import { openAIReasoning } from "./openai.ts"
@@ -190,7 +190,7 @@ const assistantPart = (provider: string, target: AiSdkTarget, m: CleanMessage, p
  * declare const request: NeutralRequest // from assemble()
  * const { body } = placeAiSdk(request, { target: "anthropic" })
  * // body: { system: [{ role: "system", content, providerOptions }], messages: [...] }
- * await generateText({ model: anthropic("claude-sonnet-4-5"), ...body })
+ * await generateText({ model: anthropic("claude-sonnet-4-6"), ...body })
  * ```
  */
 export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}): PluginResult<AiSdkBody> => {
@@ -200,7 +200,7 @@ export const placeAiSdk = (request: NeutralRequest, options: AiSdkOptions = {}):
   const target: AiSdkTarget = options.target ?? (guessed === "gemini" ? "google" : guessed)
   assertToolPairs(provider, request.messages)
   const limits = limitsFor(target === "google" ? "gemini" : target, model, options)
-  const toolTokens = options.toolTokens ?? toolTokenEstimate(requestTools(request, options))
+  const toolTokens = leadingToolTokens(request, options, requestTools(request, options))
   // OpenAI and Gemini cache the longest matching prefix on their own: no markers.
   const automatic = target === "openai" || target === "google"
   const plan = planBreakpoints(request, {

@@ -4,7 +4,7 @@
  * optional tool and automatic markers, all within the 4-marker limit. Bedrock's
  * InvokeModel takes the same body (see bedrock.ts).
  */
-import { isToolError, PlacementError, type CacheTtl, type JsonSchemaObject, type ToolDefinition, type ContentPart, type MessagePart, type NeutralRequest, type ReasoningPart, type ToolResultPart } from "@strata/core"
+import { isToolError, modelInfo, PlacementError, type CacheTtl, type JsonSchemaObject, type ToolDefinition, type ContentPart, type MessagePart, type NeutralRequest, type ReasoningPart, type ToolResultPart } from "@strata/core"
 import type { ProviderId } from "../models.ts"
 import {
   assertToolPairs,
@@ -24,7 +24,7 @@ import {
   placedFrom,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type PluginResult
@@ -115,15 +115,52 @@ export interface AnthropicBody {
 
 /** Options of the Anthropic plugin. */
 export interface AnthropicOptions extends CommonOptions {
-  /** `max_tokens`; default 4096 (large values make the SDK refuse non-streaming calls). */
+  /** `max_tokens`; default `defaultMaxTokens(model, { stream })`, from the model table. */
   readonly maxTokens?: number
+  /**
+   * The body will be streamed (`messages.stream`, `create({ ...body, stream: true })`, the
+   * providers' `LlmClient`): the default `max_tokens` is then the model's whole output
+   * limit. Default false: a default safe for a non-streaming `messages.create(body)`.
+   */
+  readonly stream?: boolean
   /** Put a marker on the last tool definition (takes one of the 4 slots). */
   readonly cacheTools?: boolean
   /** Add the top-level automatic `cache_control` (takes one slot; caches through the last block). */
   readonly automatic?: boolean
 }
 
+/** @deprecated The fixed default of earlier versions; the default is now `defaultMaxTokens(model)`. */
 export const DEFAULT_MAX_TOKENS = 4096
+
+/**
+ * The largest `max_tokens` the Anthropic SDK accepts on a non-streaming call: it refuses
+ * one it expects to run past its 10-minute timeout (an hour per 128,000 output tokens),
+ * so at most 21,333.
+ */
+export const NON_STREAMING_MAX_TOKENS = 21_333
+
+// Model ids the SDK caps lower for non-streaming calls (its MODEL_NONSTREAMING_TOKENS, 1.12).
+const NON_STREAMING_CAPS: ReadonlyArray<readonly [RegExp, number]> = [[/claude-opus-4(-1)?([@-]2025\d{4}|-v1:0|$)|claude-opus-4-1@/, 8_192]]
+
+/**
+ * The default `max_tokens` of a request to `model`: the model's output limit from the
+ * model table (64,000 for Claude 4 models) when the body is streamed; otherwise no more
+ * than a non-streaming call may ask for (`NON_STREAMING_MAX_TOKENS`, 8,192 for the Opus 4
+ * ids the SDK caps lower). Pure.
+ *
+ * @example
+ * ```ts
+ * import { defaultMaxTokens } from "@strata/providers"
+ * defaultMaxTokens("claude-sonnet-4-6", { stream: true }) // 64000
+ * defaultMaxTokens("claude-sonnet-4-6") // 21333
+ * ```
+ */
+export const defaultMaxTokens = (model: string, options: { readonly stream?: boolean | undefined } = {}): number => {
+  const limit = modelInfo(model).maxOutputTokens
+  if (options.stream === true) return limit
+  const cap = NON_STREAMING_CAPS.find(([pattern]) => pattern.test(model))?.[1] ?? NON_STREAMING_MAX_TOKENS
+  return Math.min(limit, cap)
+}
 
 const IMAGE_TYPES: ReadonlyArray<AnthropicImageMediaType> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
 
@@ -292,7 +329,7 @@ export const planAnthropic = (
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     toolMarker: options.cacheTools === true && tools.length > 0,
     reservedSlots: useAutomatic ? 1 : 0,
     reservedFor: "the automatic marker",
@@ -332,9 +369,10 @@ export const placeAnthropic = (request: NeutralRequest, options: AnthropicOption
     automaticControl = cacheControl(options.ttl === "1h" && allLong ? "1h" : "5m")
     notes.push(`automatic marker (top-level cache_control) caches through messages[${parts.messages.length - 1}]`)
   }
+  const model = options.model ?? request.model
   const body: AnthropicBody = {
-    model: options.model ?? request.model,
-    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    model,
+    max_tokens: options.maxTokens ?? defaultMaxTokens(model, { stream: options.stream }),
     ...(parts.system.length > 0 ? { system: parts.system } : {}),
     ...(parts.tools.length > 0 ? { tools: parts.tools } : {}),
     messages: parts.messages,

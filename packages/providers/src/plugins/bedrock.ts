@@ -11,7 +11,7 @@ import { planBreakpoints } from "../rules/plan.ts"
 import { serializeBody } from "../rules/serialize.ts"
 import {
   anthropicReasoning,
-  DEFAULT_MAX_TOKENS,
+  defaultMaxTokens,
   planAnthropic,
   renderAnthropicParts,
   type AnthropicMessage,
@@ -25,7 +25,7 @@ import {
   placementLayer,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type PluginResult
@@ -180,7 +180,7 @@ export const placeBedrockConverse = (request: NeutralRequest, options: BedrockOp
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     toolMarker: options.cacheTools === true && tools.length > 0,
     mode: "markers",
     spacing: "stacked",
@@ -275,7 +275,7 @@ export const placeBedrockInvoke = (request: NeutralRequest, options: AnthropicOp
     : planned.notes
   const body: BedrockInvokeBody = {
     anthropic_version: "bedrock-2023-05-31",
-    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    max_tokens: options.maxTokens ?? defaultMaxTokens(options.model ?? request.model, { stream: options.stream }),
     ...(parts.system.length > 0 ? { system: parts.system } : {}),
     ...(parts.tools.length > 0 ? { tools: parts.tools } : {}),
     messages: parts.messages

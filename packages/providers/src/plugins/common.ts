@@ -71,6 +71,13 @@ export const canonicalTools = (tools: ReadonlyArray<ToolDefinition> | undefined)
 export const toolTokenEstimate = (tools: ReadonlyArray<ToolDefinition>): number =>
   tools.length === 0 ? 0 : estimateTokens(JSON.stringify(tools))
 
+/**
+ * The tokens the tools lead the prefix with: the caller's figure, else assembly's count
+ * (`request.toolTokens`, already in the first block's tokens), else an estimate.
+ */
+export const leadingToolTokens = (request: NeutralRequest, options: CommonOptions, tools: ReadonlyArray<ToolDefinition>): number =>
+  options.toolTokens ?? (tools.length > 0 ? request.toolTokens : undefined) ?? toolTokenEstimate(tools)
+
 /** Placed breakpoints for a plan, with a location for each. */
 export const placedFrom = (
   plan: BreakpointPlan,

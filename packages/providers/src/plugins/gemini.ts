@@ -23,7 +23,7 @@ import {
   placedFrom,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type PluginResult
@@ -214,7 +214,7 @@ export const placeGemini = (request: NeutralRequest, options: GeminiOptions = {}
   }
   const plan = planBreakpoints(request, {
     limits,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     reasoning: geminiReasoning,
     // One cache reference per request: explicit caching keeps only the last breakpoint.
     ...(explicit === undefined ? { mode: "automatic" as const } : { mode: "markers" as const, maxBreakpoints: 1 })

@@ -23,7 +23,7 @@ import {
   placedFrom,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type OpenAIChatTool,
@@ -177,7 +177,7 @@ const planOpenAI = (
   tools: ReadonlyArray<ToolDefinition>,
   reasoning: (part: ReasoningPart) => boolean
 ): OpenAIPlan => {
-  const toolTokens = options.toolTokens ?? toolTokenEstimate(tools)
+  const toolTokens = leadingToolTokens(request, options, tools)
   if (limits.maxBreakpoints === 0) {
     // Automatic prefix caching: report where each tier's prefix is cacheable; emit nothing.
     const plan = planBreakpoints(request, { limits, toolTokens, mode: "automatic", reasoning })

@@ -15,7 +15,7 @@ import {
   placedFrom,
   requestTools,
   result,
-  toolTokenEstimate,
+  leadingToolTokens,
   type CommonOptions,
   type PlacementPlugin,
   type OpenAIChatTool,
@@ -171,7 +171,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
   const plan = planBreakpoints(request, {
     limits,
     ttl: options.ttl,
-    toolTokens: options.toolTokens ?? toolTokenEstimate(tools),
+    toolTokens: leadingToolTokens(request, options, tools),
     ...planOptions(upstream, limits)
   })
   const automatic = upstream === "openai" && limits.maxBreakpoints === 0

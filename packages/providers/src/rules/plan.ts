@@ -107,7 +107,7 @@ const provenanceOf = (limits: ModelLimits, field: "ttls" | "minCacheTokens"): st
  * const system = { role: "system", content: "You review TypeScript. ".repeat(400) } as const
  * const notes = { role: "user", content: "Notes: keep edits small." } as const
  * const request: NeutralRequest = {
- *   model: "claude-sonnet-4-5",
+ *   model: "claude-sonnet-4-6",
  *   blocks: [
  *     { tier: "L0", messages: [system], items: [], tokens: 2000 },
  *     { tier: "L1", messages: [notes], items: [], tokens: 10 }

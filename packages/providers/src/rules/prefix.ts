@@ -21,8 +21,8 @@ export const estimateMessageTokens = (message: Message): number => {
  * Tokens of each message. When the request's blocks line up with its messages (the
  * blocks' messages concatenated are the message list, as assembly builds it), each
  * block's measured `tokens` is spread over its messages by estimated size, so the
- * cumulative count at every block end is the measured one. Otherwise every message
- * is estimated.
+ * cumulative count at every block end is the measured one (after `toolTokens`, which
+ * the first block's count includes). Otherwise every message is estimated.
  */
 export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> => {
   const estimates = request.messages.map(estimateMessageTokens)
@@ -30,15 +30,19 @@ export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> =>
   if (request.blocks.length === 0 || blockMessages !== request.messages.length) return estimates
   const out: Array<number> = []
   let i = 0
+  // Tools assembly counted are in the first block's tokens; they lead the prefix, not its messages.
+  let leading = request.toolTokens ?? 0
   for (const block of request.blocks) {
     const slice = estimates.slice(i, i + block.messages.length)
     const estimated = slice.reduce((a, b) => a + b, 0)
+    const own = Math.max(0, block.tokens - leading)
+    leading = 0
     let assigned = 0
     slice.forEach((e, k) => {
       // The last message takes the rounding remainder so the block total is exact.
       const share = k === slice.length - 1
-        ? block.tokens - assigned
-        : estimated === 0 ? 0 : Math.round((block.tokens * e) / estimated)
+        ? own - assigned
+        : estimated === 0 ? 0 : Math.round((own * e) / estimated)
       assigned += share
       out.push(Math.max(0, share))
     })
@@ -56,7 +60,7 @@ export const messageTokens = (request: NeutralRequest): ReadonlyArray<number> =>
  * import type { NeutralRequest } from "@strata/core"
  * import { prefixTokens } from "@strata/providers"
  * const request: NeutralRequest = {
- *   model: "claude-sonnet-4-5",
+ *   model: "claude-sonnet-4-6",
  *   blocks: [],
  *   messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }],
  *   breakpoints: [{ tier: "L0", messageIndex: 0 }]

@@ -311,8 +311,8 @@ export const anthropicNative = (
  * @example
  * ```ts
  * import { makeAnthropicSimulator } from "@strata/providers"
- * const sim = makeAnthropicSimulator({ model: "claude-sonnet-4-5" })
- * const body = { model: "claude-sonnet-4-5", max_tokens: 512, system: [{ type: "text", text: "x".repeat(8000), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "hi" }] }
+ * const sim = makeAnthropicSimulator({ model: "claude-sonnet-4-6" })
+ * const body = { model: "claude-sonnet-4-6", max_tokens: 512, system: [{ type: "text", text: "x".repeat(8000), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "hi" }] }
  * sim.send(body, 0).usage.cacheWrite // 2000 (chars/4)
  * sim.send(body, 10).usage.cacheRead // 2000
  * ```

@@ -37,9 +37,9 @@ export const SIM_PROVIDERS: ReadonlyArray<SimProvider> = ["anthropic", "bedrock"
  * @example
  * ```ts
  * import { makeSimulator } from "@strata/providers"
- * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
+ * const sim = makeSimulator("anthropic", { model: "claude-sonnet-4-6" })
  * const system = [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }]
- * const requests = ["Review src/a.ts.", "Review src/b.ts."].map((q) => ({ model: "claude-sonnet-4-5", max_tokens: 1024, system, messages: [{ role: "user", content: q }] }))
+ * const requests = ["Review src/a.ts.", "Review src/b.ts."].map((q) => ({ model: "claude-sonnet-4-6", max_tokens: 1024, system, messages: [{ role: "user", content: q }] }))
  * for (const [t, body] of requests.entries()) console.log(sim.send(body, t * 30).usage)
  * ```
  */
@@ -74,8 +74,8 @@ export interface PromptBlock {
  * @example
  * ```ts
  * import { promptBlocks } from "@strata/providers"
- * const body = { model: "claude-sonnet-4-5", max_tokens: 16, system: "You are terse.", messages: [{ role: "user", content: "hi" }] }
- * promptBlocks("anthropic", body, { model: "claude-sonnet-4-5" }) // [{ content: "You are terse.", tokens: 4 }, { content: "hi", tokens: 1 }]
+ * const body = { model: "claude-sonnet-4-6", max_tokens: 16, system: "You are terse.", messages: [{ role: "user", content: "hi" }] }
+ * promptBlocks("anthropic", body, { model: "claude-sonnet-4-6" }) // [{ content: "You are terse.", tokens: 4 }, { content: "hi", tokens: 1 }]
  * ```
  */
 export const promptBlocks = (provider: SimProvider, body: unknown, options: SimulatorOptions): ReadonlyArray<PromptBlock> => {

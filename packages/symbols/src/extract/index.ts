@@ -35,7 +35,7 @@ const EXTRACTORS: Readonly<Record<Language, LanguageExtractor>> = {
  * Bumped whenever extraction output changes shape or content, so cached results from
  * an older version are re-extracted.
  */
-export const EXTRACTOR_VERSION = 6
+export const EXTRACTOR_VERSION = 7
 
 /**
  * `class API_EXPORT Name : Base {` — an upper-case macro between `class`/`struct` and

@@ -106,6 +106,9 @@ const heritage = (node: TSNode): Array<string> => {
 
 const memberName = (node: TSNode | null): string => (node === null ? "" : node.text)
 
+/** `#name` members are private to the class (ECMAScript private), so no other file can use them: left out of the map. */
+const isPrivateName = (name: string): boolean => name.startsWith("#")
+
 /** `this.x = …` assignments in a constructor body: fields JavaScript never declares. */
 const constructorFields = (body: TSNode | null, into: Array<Draft>, known: Set<string>): void => {
   if (body === null) return
@@ -117,7 +120,7 @@ const constructorFields = (body: TSNode | null, into: Array<Draft>, known: Set<s
     if (left === null || left.type !== "member_expression") continue
     if (left.childForFieldName("object")?.type !== "this") continue
     const name = memberName(left.childForFieldName("property"))
-    if (name === "" || known.has(name)) continue
+    if (name === "" || isPrivateName(name) || known.has(name)) continue
     known.add(name)
     into.push(draft("field", name, statement))
   }
@@ -134,6 +137,7 @@ const classMembers = (body: TSNode | null): Array<Draft> => {
       case "method_signature":
       case "abstract_method_signature": {
         const name = memberName(m.childForFieldName("name"))
+        if (isPrivateName(name)) break
         const flags = tokens(m)
         if (flags.has("get") || flags.has("set")) {
           methods.push(draft("property", name, m, { returns: flags.has("get") ? typeOf(m.childForFieldName("return_type")) : "" }))
@@ -147,6 +151,7 @@ const classMembers = (body: TSNode | null): Array<Draft> => {
       case "field_definition":
       case "property_signature": {
         const name = memberName(m.childForFieldName("name") ?? m.childForFieldName("property"))
+        if (isPrivateName(name)) break
         const value = m.childForFieldName("value")
         if (value !== null && FUNCTION_VALUES.has(value.type)) {
           methods.push(functionDraft(value, name, "method", m))

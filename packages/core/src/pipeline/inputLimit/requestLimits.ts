@@ -22,8 +22,19 @@ export const DEFAULT_OUTPUT_RESERVE_TOKENS = 8_192
 export const defaultOutputReserve = (maxInputTokens: number, maxOutputTokens: number): number =>
   Math.min(maxOutputTokens, DEFAULT_OUTPUT_RESERVE_TOKENS, Math.floor(maxInputTokens / 8))
 
-/** The default map budget's share of what a request may hold after the output reserve; the rest is for files, history and the prompt. */
-export const MAP_SHARE = 0.5
+/**
+ * The default map budget's share of what a request may hold after the output reserve; the
+ * rest is for files, history and the prompt. A tenth: the map rides in every request, so a
+ * large one costs its cache reads every time and crowds out the files the user works on.
+ */
+export const MAP_SHARE = 0.1
+
+/**
+ * The most tokens the default map budget takes, whatever the window: about 400 files'
+ * blocks, enough for the core of most repositories (a larger map keeps its most
+ * referenced files). 8% of a 200,000-token window. Set `mapTokens` for more.
+ */
+export const MAX_DEFAULT_MAP_TOKENS = 16_384
 
 /**
  * What you set about a request's size. Every field is optional: an absent one comes from
@@ -36,7 +47,8 @@ export interface RequestLimitSettings {
   readonly outputReserveTokens?: number | undefined
   /**
    * Token budget of the repository map (legend, file tree and symbol blocks). Default:
-   * `defaultMapTokens`, half of what a request may hold after the output reserve.
+   * `defaultMapTokens`, a tenth of what a request may hold after the output reserve, at
+   * most `MAX_DEFAULT_MAP_TOKENS`.
    */
   readonly mapTokens?: number | undefined
   /**
@@ -84,18 +96,20 @@ export interface ResolvedLimits {
 }
 
 /**
- * The default budget of the repository map: `MAP_SHARE` of what a request may hold under
- * the 90% shedding line once the output reserve is set aside. It depends on the model only,
- * never on the request, so the map it cuts stays the same from request to request.
+ * The default budget of the repository map: `MAP_SHARE` (a tenth) of what a request may
+ * hold under the 90% shedding line once the output reserve is set aside, at most
+ * `MAX_DEFAULT_MAP_TOKENS`. It depends on the model only, never on the request, so the map
+ * it cuts stays the same from request to request.
  *
  * @example
  * ```ts
  * import { defaultMapTokens } from "@strata/core"
- * defaultMapTokens(200_000, 8_192) // 85904
+ * defaultMapTokens(200_000, 8_192) // 16384
+ * defaultMapTokens(32_000, 4_000) // 2480
  * ```
  */
 export const defaultMapTokens = (maxInputTokens: number, outputReserveTokens: number): number =>
-  Math.max(0, Math.floor((Math.floor(SHED_SHARE * maxInputTokens) - outputReserveTokens) * MAP_SHARE))
+  Math.max(0, Math.min(MAX_DEFAULT_MAP_TOKENS, Math.floor((Math.floor(SHED_SHARE * maxInputTokens) - outputReserveTokens) * MAP_SHARE)))
 
 /**
  * The limits of a request to `model`: the settings where given, the model table's
@@ -104,9 +118,9 @@ export const defaultMapTokens = (maxInputTokens: number, outputReserveTokens: nu
  * @example
  * ```ts
  * import { resolveRequestLimits } from "@strata/core"
- * resolveRequestLimits("claude-sonnet-4-5")
- * // { model: "claude-sonnet-4-5", maxInputTokens: 200000, outputReserveTokens: 8192,
- * //   shedLimitTokens: 180000, mapTokens: 85904, mapBudget: "model" }
+ * resolveRequestLimits("claude-sonnet-4-6")
+ * // { model: "claude-sonnet-4-6", maxInputTokens: 200000, outputReserveTokens: 8192,
+ * //   shedLimitTokens: 180000, mapTokens: 16384, mapBudget: "model" }
  * ```
  */
 export const resolveRequestLimits = (model: string, settings: RequestLimitSettings = {}): ResolvedLimits => {

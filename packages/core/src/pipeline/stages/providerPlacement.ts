@@ -5,6 +5,7 @@
  * its caching rules.
  */
 import { Context, Effect, Layer } from "effect"
+import { countedTools } from "../../assembly/parts.ts"
 import type { Stage } from "../base/state.ts"
 
 /**
@@ -22,7 +23,10 @@ export const placement: Stage = {
       const layoutRequest = state.layout.request(state)
       // The tools lead every provider's prefix whatever the layout: the plugin renders them.
       const tools = state.input.tools
-      const request = tools === undefined || tools.length === 0 ? layoutRequest : { ...layoutRequest, tools }
+      // Their tokens are in the first block's (the report counts them in L0), so the plugin
+      // starts the prefix with them rather than adding its own estimate on top.
+      const counted = countedTools(tools, state.counter)
+      const request = counted === undefined ? layoutRequest : { ...layoutRequest, tools: counted.tools, toolTokens: counted.tokens }
       const placed = yield* state.services.placement.place(request)
       return { ...state, request, placed }
     })
