@@ -14,7 +14,9 @@ const engine = createContextEngine({
   tracker: TrackerLayer.memory(),
   // Every process continues the one shared session (an engine without it starts its own).
   session: "shared",
-  store: stateStore(task.store, task.schema === undefined ? {} : { postgres: { schema: task.schema, poolSize: 2 } })
+  // Five processes open the server at once on a loaded 2-core machine: a connection may take
+  // longer than the store's 5 s default, which is not what this test is about.
+  store: stateStore(task.store, task.schema === undefined ? {} : { postgres: { schema: task.schema, poolSize: 2, connectTimeoutMs: 30_000 } })
 })
 const stats = { committed: 0, duplicates: 0, conflicts: 0 }
 try {

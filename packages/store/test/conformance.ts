@@ -362,7 +362,9 @@ export const conformance = (h: Harness): void => {
           })
         )
       )
-    })
+      // One process per write of a commit (the file store has 12 or more): minutes when the
+      // whole test command shares two cores.
+    }, 240_000)
 
     it.effect("the old .strata/ files are imported on first use, once, and nothing else is imported later", () =>
       run(

@@ -8,7 +8,7 @@
 import { RecordedRequest, type TokenCategories, type Usage } from "@strata/core"
 import { makeSimulator, type CacheUsage } from "@strata/providers"
 import { Schema } from "effect"
-import type { Protocol } from "../transform.ts"
+import type { Protocol } from "./protocol.ts"
 
 const NO_CONTENT: TokenCategories = { tools: 0, system: 0, legend: 0, symbols: 0, files: 0, tree: 0, urls: 0, review: 0, history: 0, prompt: 0, other: 0, framing: 0 }
 
