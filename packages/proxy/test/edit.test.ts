@@ -6,6 +6,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeAnthropicSimulator, makeOpenAISimulator } from "@strata/providers"
 import { transformRequest, withoutCacheControls, type SessionLedger } from "@strata/proxy"
+import { driveAnthropic } from "./drive.ts"
 
 type Json = Record<string, unknown>
 const SYSTEM = [{ type: "text", text: "You are a coding agent. ".repeat(300), cache_control: { type: "ephemeral" } }]
@@ -41,18 +42,7 @@ const session = (steps: ReadonlyArray<Step>): Array<Json> => {
 const arbStep = fc.record({ tool: fc.constantFrom("Read" as const, "Read" as const, "Edit" as const, "Bash" as const, "Answer" as const), arg: fc.integer({ min: 0, max: 3 }), size: fc.integer({ min: 5, max: 400 }) })
 const arbGap = fc.oneof(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 301, max: 5000 }))
 
-const drive = (bodies: ReadonlyArray<Json>, times: ReadonlyArray<number>) => {
-  const gaps: Array<number> = []
-  let lastBlocks = 0
-  let ledger: SessionLedger | undefined
-  return bodies.map((body, i) => {
-    if (i > 0) gaps.push(times[i]! - times[i - 1]!)
-    const out = transformRequest({ protocol: "anthropic", mode: "edit", body, session: { id: "s", gaps: [...gaps], lastBlocks, ledger } })
-    ledger = out.ledger
-    lastBlocks = (body["messages"] as Array<Json>).reduce((n, m) => n + (m["content"] as Array<unknown>).length, 0)
-    return out
-  })
-}
+const drive = (bodies: ReadonlyArray<Json>, times: ReadonlyArray<number>) => driveAnthropic("edit", bodies, times)
 
 /** Every tool_result of a body, by its tool-use id. */
 const resultsOf = (body: unknown): Map<string, unknown> => {

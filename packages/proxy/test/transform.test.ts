@@ -4,7 +4,8 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeAnthropicSimulator } from "@strata/providers"
-import { chainOf, chooseTtl, transformRequest, withoutCacheControls, type SessionLedger } from "@strata/proxy"
+import { chainOf, chooseTtl, transformRequest, withoutCacheControls } from "@strata/proxy"
+import { driveAnthropic } from "./drive.ts"
 
 type Json = Record<string, unknown>
 const SYSTEM = [{ type: "text", text: "You are a coding agent. ".repeat(300), cache_control: { type: "ephemeral" } }]
@@ -53,19 +54,7 @@ const markers = (body: unknown): Array<{ ttl: string; where: string }> => {
 const arbSteps = fc.array(fc.record({ calls: fc.integer({ min: 1, max: 14 }), size: fc.integer({ min: 10, max: 3000 }), answer: fc.integer({ min: 0, max: 3 }).map((n) => n === 0) }), { minLength: 2, maxLength: 20 })
 const arbGaps = (n: number) => fc.array(fc.oneof(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 301, max: 2400 })), { minLength: n, maxLength: n })
 
-/** Drive a session through the transform as the proxy does: gaps observed, the previous request's blocks. */
-const drive = (bodies: ReadonlyArray<Json>, times: ReadonlyArray<number>) => {
-  const gaps: Array<number> = []
-  let lastBlocks = 0
-  let ledger: SessionLedger | undefined
-  return bodies.map((body, i) => {
-    if (i > 0) gaps.push(times[i]! - times[i - 1]!)
-    const out = transformRequest({ protocol: "anthropic", mode: "cache", body, session: { id: "s", gaps: [...gaps], lastBlocks, ledger } })
-    ledger = out.ledger
-    lastBlocks = (body["messages"] as Array<Json>).reduce((n, m) => n + (m["content"] as Array<unknown>).length, 0)
-    return out
-  })
-}
+const drive = (bodies: ReadonlyArray<Json>, times: ReadonlyArray<number>) => driveAnthropic("cache", bodies, times)
 
 describe("transformRequest", () => {
   it("observe changes nothing", () => {
