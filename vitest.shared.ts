@@ -12,6 +12,10 @@ export default defineConfig({
     // Property tests draw from one fixed seed (FC_SEED=<n> or FC_SEED=random to explore).
     setupFiles: [fileURLToPath(new URL("./packages/test-support/src/fastCheckSeed.ts", import.meta.url))],
     testTimeout: 30_000,
-    pool: "threads"
+    pool: "threads",
+    // A worker imports the packages once and runs its test files one after another: the
+    // import of Effect and the sources was half of the suite's CPU when every file re-imported
+    // them. Test files therefore must not leave global state behind (env, timers, globals).
+    isolate: false
   }
 })
