@@ -8,11 +8,12 @@
  * - `parseBody` builds the same JSON value `JSON.parse` would, from the bytes, and notes
  *   where every object and array sits in them. Strings are decoded one by one (small
  *   allocations); a large string seen before (a system prompt, a file read in an earlier
- *   step) is looked up by its hash and the earlier string reused.
+ *   step) is found by comparing bytes and the earlier string reused.
  * - `chainOfParsed` hashes the byte ranges of the conversation (cache controls cut out)
- *   with no serialisation. For a body written by `JSON.stringify` (compact, as Claude
- *   Code and Codex send them) the bytes are exactly what `chainOf` serialises, so the
- *   chain (and the session ids) are the same either way.
+ *   with no serialisation, and a large link whose bytes it has hashed before (compared
+ *   with a kept copy) is not hashed again. For a body written by `JSON.stringify`
+ *   (compact, as Claude Code and Codex send them) the bytes are exactly what `chainOf`
+ *   serialises, so the chain (and the session ids) are the same either way.
  * - `spliceBody` turns the transform's result into the original bytes with only the
  *   changed values rewritten: the pieces are forwarded as they are, nothing is copied.
  * Anything this reader does not handle (whitespace between tokens, a duplicate key, a key
@@ -59,31 +60,40 @@ const STRIP_KEYS = new Set(["cache_control", "prompt_cache_key"])
 const sha = (): ReturnType<typeof createHash> => createHash("sha256")
 
 /**
- * Large strings already decoded, by the hash of their bytes (least recently used dropped
- * past `MAX_INTERNED_CHARS`): a session sends its system prompt and every earlier tool
- * result again with each request.
+ * Large strings already decoded, found by their bytes (least recently used dropped past
+ * `MAX_INTERNED_BYTES`): a session sends its system prompt and every earlier tool result
+ * again with each request. A lookup compares bytes (memcmp), far cheaper than decoding
+ * the string again or hashing it.
  */
 const INTERN_MIN_BYTES = 16 * 1024
-const MAX_INTERNED_CHARS = 64 * 1024 * 1024
-const interned = new Map<string, string>()
-let internedChars = 0
+const MAX_INTERNED_BYTES = 64 * 1024 * 1024
+const interned = new Map<string, Array<{ readonly bytes: Buffer; readonly text: string }>>()
+const internOrder = new Map<{ readonly bytes: Buffer; readonly text: string }, string>()
+let internedBytes = 0
+const EDGE = 24
 const intern = (bytes: Buffer, start: number, end: number, escaped: boolean): string => {
-  const key = sha().update(bytes.subarray(start, end)).digest("base64")
-  const hit = interned.get(key)
+  const key = `${end - start}:${bytes.toString("latin1", start, start + EDGE)}:${bytes.toString("latin1", end - EDGE, end)}`
+  const bucket = interned.get(key)
+  const hit = bucket?.find((e) => bytes.compare(e.bytes, 0, e.bytes.length, start, end) === 0)
   if (hit !== undefined) {
-    interned.delete(key)
-    interned.set(key, hit)
-    return hit
+    internOrder.delete(hit)
+    internOrder.set(hit, key)
+    return hit.text
   }
-  const s = decode(bytes, start, end, escaped)
-  interned.set(key, s)
-  internedChars += s.length
-  while (internedChars > MAX_INTERNED_CHARS) {
-    const [k, v] = interned.entries().next().value as [string, string]
-    interned.delete(k)
-    internedChars -= v.length
+  const entry = { bytes: Buffer.from(bytes.subarray(start, end)), text: decode(bytes, start, end, escaped) }
+  interned.set(key, [...(bucket ?? []), entry])
+  internOrder.set(entry, key)
+  // The copy and the string: count both.
+  internedBytes += 2 * entry.bytes.length
+  while (internedBytes > MAX_INTERNED_BYTES) {
+    const [oldest, k] = internOrder.entries().next().value as [{ readonly bytes: Buffer; readonly text: string }, string]
+    internOrder.delete(oldest)
+    const rest = (interned.get(k) ?? []).filter((e) => e !== oldest)
+    if (rest.length === 0) interned.delete(k)
+    else interned.set(k, rest)
+    internedBytes -= 2 * oldest.bytes.length
   }
-  return s
+  return entry.text
 }
 
 class Malformed extends Error {}
@@ -212,7 +222,8 @@ const parse = (buf: Buffer): ParsedBody => {
         members.set(key, [memberStart, valueStart, valueEnd])
         order.push(key)
         // Like JSON.parse: an own property, even `__proto__`.
-        Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        else out[key] = v
         ws()
         const c = buf[pos]
         pos++
@@ -289,14 +300,9 @@ const mergeRanges = (ranges: Array<[number, number]>): ReadonlyArray<readonly [n
   return out
 }
 
-type Hash = ReturnType<typeof createHash>
-
-/** Feed `[start, end)` of the body to the hash, without the cuts when `strip`. */
-const feed = (h: Hash, p: ParsedBody, start: number, end: number, strip: boolean) => {
-  if (!strip || p.strips.length === 0) {
-    h.update(p.bytes.subarray(start, end))
-    return
-  }
+/** The byte ranges of `[start, end)` without the cuts (when `strip`). */
+const segments = (p: ParsedBody, start: number, end: number, strip: boolean): Array<readonly [number, number]> => {
+  if (!strip || p.strips.length === 0) return [[start, end]]
   // First cut ending after start.
   let lo = 0
   let hi = p.strips.length
@@ -305,13 +311,90 @@ const feed = (h: Hash, p: ParsedBody, start: number, end: number, strip: boolean
     if (p.strips[mid]![1] <= start) lo = mid + 1
     else hi = mid
   }
+  const out: Array<readonly [number, number]> = []
   let at = start
   for (let i = lo; i < p.strips.length && p.strips[i]![0] < end; i++) {
     const [s, e] = p.strips[i]!
-    if (s > at) h.update(p.bytes.subarray(at, s))
+    if (s > at) out.push([at, s])
     at = Math.max(at, e)
   }
-  if (at < end) h.update(p.bytes.subarray(at, end))
+  if (at < end) out.push([at, end])
+  return out
+}
+
+/** What one chain link hashes: short strings and byte ranges of the body, in order. */
+type Piece = string | readonly [number, number]
+
+/**
+ * Digests of large links already hashed, found by their bytes (a session's system prompt
+ * and its earlier messages come back with every request): comparing the bytes with a kept
+ * copy is an order of magnitude cheaper than hashing them again.
+ */
+const MEMO_MIN_BYTES = 32 * 1024
+const MAX_MEMO_BYTES = 64 * 1024 * 1024
+interface Memo {
+  readonly bytes: Buffer
+  readonly digest: string
+}
+const memos = new Map<string, Array<Memo>>()
+const memoOrder = new Map<Memo, string>()
+let memoBytes = 0
+
+const hex16 = (h: ReturnType<typeof createHash>): string => h.digest("hex").slice(0, 16)
+
+/** The first 16 hex digits of the SHA-256 of the pieces (as `chainOf` hashes a link). */
+const digestOf = (p: ParsedBody, pieces: ReadonlyArray<Piece>): string => {
+  let size = 0
+  let shape = ""
+  for (const x of pieces) {
+    if (typeof x === "string") shape += `${x}\u0001`
+    else {
+      size += x[1] - x[0]
+      shape += `#${x[1] - x[0]}`
+    }
+  }
+  const hash = () => {
+    const h = sha()
+    for (const x of pieces) h.update(typeof x === "string" ? x : p.bytes.subarray(x[0], x[1]))
+    return hex16(h)
+  }
+  if (size < MEMO_MIN_BYTES) return hash()
+  const bucket = memos.get(shape)
+  const same = (m: Memo): boolean => {
+    let off = 0
+    for (const x of pieces) {
+      if (typeof x === "string") continue
+      const n = x[1] - x[0]
+      if (p.bytes.compare(m.bytes, off, off + n, x[0], x[1]) !== 0) return false
+      off += n
+    }
+    return true
+  }
+  const hit = bucket?.find(same)
+  if (hit !== undefined) {
+    memoOrder.delete(hit)
+    memoOrder.set(hit, shape)
+    return hit.digest
+  }
+  const bytes = Buffer.allocUnsafe(size)
+  let off = 0
+  for (const x of pieces) {
+    if (typeof x === "string") continue
+    off += p.bytes.copy(bytes, off, x[0], x[1])
+  }
+  const memo: Memo = { bytes, digest: hash() }
+  memos.set(shape, [...(bucket ?? []), memo])
+  memoOrder.set(memo, shape)
+  memoBytes += size
+  while (memoBytes > MAX_MEMO_BYTES) {
+    const [oldest, k] = memoOrder.entries().next().value as [Memo, string]
+    memoOrder.delete(oldest)
+    const rest = (memos.get(k) ?? []).filter((m) => m !== oldest)
+    if (rest.length === 0) memos.delete(k)
+    else memos.set(k, rest)
+    memoBytes -= oldest.bytes.length
+  }
+  return memo.digest
 }
 
 /** A member's value range, or undefined (absent). */
@@ -320,8 +403,6 @@ const memberRange = (p: ParsedBody, body: Json, key: string): readonly [number, 
   return m === undefined ? undefined : [m[1], m[2]]
 }
 
-const hex16 = (h: Hash): string => h.digest("hex").slice(0, 16)
-
 /**
  * `chainOf` computed from the body's bytes (see the module comment): the same strings for
  * a compact body, or undefined when the body is not compact (the caller uses `chainOf`).
@@ -329,12 +410,12 @@ const hex16 = (h: Hash): string => h.digest("hex").slice(0, 16)
 export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> | undefined => {
   if (!p.compact || !isRecord(p.value)) return undefined
   const body = p.value
-  const root = sha().update(`${protocol}\u0000`)
+  const root: Array<Piece> = [`${protocol}\u0000`]
   const part = (key: string, strip: boolean) => {
     const r = memberRange(p, body, key)
     // `body[key] ?? null`: an absent key serialises as null.
-    if (r === undefined) root.update("null")
-    else feed(root, p, r[0], r[1], strip)
+    if (r === undefined) root.push("null")
+    else root.push(...segments(p, r[0], r[1], strip))
   }
   let messages: ReadonlyArray<readonly [number, number]>
   const elements = (key: string): ReadonlyArray<readonly [number, number]> | undefined => {
@@ -343,22 +424,22 @@ export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> 
   }
   switch (protocol) {
     case "anthropic": {
-      root.update("[")
+      root.push("[")
       part("system", true)
-      root.update(",")
+      root.push(",")
       part("tools", true)
-      root.update("]")
+      root.push("]")
       const items = elements("messages")
       if (Array.isArray(body["messages"]) && items === undefined) return undefined
       messages = items ?? []
       break
     }
     case "openai-responses": {
-      root.update("[")
+      root.push("[")
       part("instructions", false)
-      root.update(",")
+      root.push(",")
       part("tools", false)
-      root.update("]")
+      root.push("]")
       const input = body["input"]
       if (Array.isArray(input)) {
         const items = elements("input")
@@ -378,12 +459,10 @@ export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> 
       break
     }
   }
-  let prev = hex16(root)
+  let prev = digestOf(p, root)
   const out: Array<string> = []
   for (const [s, e] of messages) {
-    const h = sha().update(`${prev}\u0000`)
-    feed(h, p, s, e, true)
-    prev = hex16(h)
+    prev = digestOf(p, [`${prev}\u0000`, ...segments(p, s, e, true)])
     out.push(prev)
   }
   if (out.length === 0) out.push(prev)
