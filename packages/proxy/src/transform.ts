@@ -12,7 +12,8 @@
  * - OpenAI Responses and Chat Completions: `prompt_cache_key` when the client sent none
  *   (the session's id), so its requests reach the same cache.
  * No message is added, dropped, reordered or edited; system, tools, model, `max_tokens`
- * and sampling fields stay byte-for-byte what the client sent (the JSON is re-serialised).
+ * and sampling fields stay byte-for-byte what the client sent (the proxy forwards the
+ * client's own bytes with only the changed values rewritten: `internal/body.ts`).
  * `observe` returns the body unchanged.
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
