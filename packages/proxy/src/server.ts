@@ -17,8 +17,10 @@ import { StateConflict, StateStore } from "@strata/core"
 import { computeCost, lookupModel, type CacheUsage } from "@strata/providers"
 import { storeLayer } from "@strata/store"
 import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
+import { chainOfParsed, parseBody, spliceBody } from "./internal/body.ts"
 import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
 import { makeAsSentSimulators, proxyRequestSummary } from "./internal/requestSummary.ts"
+import { makeBodyPool, POOLED_MIN_BYTES } from "./internal/bodyPool.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
 import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
 
@@ -111,7 +113,8 @@ const toExchangeUsage = (u: CacheUsage): ExchangeUsage => {
 interface Planned {
   readonly protocol: Protocol
   readonly original: Json
-  readonly bytes: Buffer
+  /** The bytes to forward, in pieces (the client's bytes where the transform changed nothing). */
+  readonly pieces: ReadonlyArray<Buffer>
   readonly chain: ReadonlyArray<string>
   readonly session: string
   readonly parent: string | undefined
@@ -169,6 +172,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
 
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
   const asSentSims = makeAsSentSimulators()
+  const pool = makeBodyPool()
   const inFlight = new Set<Promise<void>>()
   // Replies being piped (client response, upstream response), for `buffered()`.
   const piping = new Set<{ readonly res: ServerResponse; readonly ur: IncomingMessage }>()
@@ -178,15 +182,20 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   }
 
   const plan = async (protocol: Protocol, bytes: Buffer): Promise<Planned | string> => {
+    // The bytes read in place (internal/body.ts); JSON.parse for what that reader leaves.
+    const parsed = parseBody(bytes)
     let body: unknown
-    try {
-      body = JSON.parse(bytes.toString("utf8"))
-    } catch {
-      return "the body is not JSON: forwarded as sent"
+    if (parsed !== undefined) body = parsed.value
+    else {
+      try {
+        body = JSON.parse(bytes.toString("utf8"))
+      } catch {
+        return "the body is not JSON: forwarded as sent"
+      }
     }
     if (!isRecord(body)) return "the body is not a JSON object: forwarded as sent"
     const at = now()
-    const chain = chainOf(protocol, body)
+    const chain = (parsed === undefined ? undefined : chainOfParsed(protocol, parsed)) ?? chainOf(protocol, body)
     const resolved = await resolveSession(chain, loadSession)
     const gaps = resolved.found === undefined ? [] : [...resolved.found.gaps, Math.max(0, at - resolved.found.lastAt)]
     const out = transformRequest({
@@ -199,7 +208,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     return {
       protocol,
       original: body,
-      bytes: out.body === body ? bytes : Buffer.from(JSON.stringify(out.body), "utf8"),
+      pieces: out.body === body ? [bytes] : ((parsed === undefined ? undefined : spliceBody(parsed, out.body)) ?? [Buffer.from(JSON.stringify(out.body), "utf8")]),
       chain,
       session: resolved.id,
       parent: resolved.parent,
@@ -387,15 +396,26 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
 
   /** A provider path: read the body, plan, forward, tap the reply, commit. */
   const proxied = async (req: IncomingMessage, res: ServerResponse, protocol: Protocol, base: URL): Promise<void> => {
+    // A large body with a declared length is read into a pooled buffer, given back once
+    // the upstream has taken its bytes.
+    const declared = Number(req.headers["content-length"] ?? Number.NaN)
+    let pooled = Number.isInteger(declared) && declared >= POOLED_MIN_BYTES && declared <= MAX_PLANNED_BODY ? pool.acquire(declared) : undefined
     const chunks: Array<Buffer> = []
     let size = 0
     let tooLarge = false
     for await (const chunk of req as AsyncIterable<Buffer>) {
+      if (pooled !== undefined && size + chunk.length <= pooled.length) chunk.copy(pooled, size)
+      else if (pooled !== undefined) {
+        // More than declared: read the rest the plain way.
+        chunks.push(Buffer.from(pooled.subarray(0, size)))
+        pool.release(pooled)
+        pooled = undefined
+      }
       size += chunk.length
       if (size > MAX_PLANNED_BODY) tooLarge = true
-      chunks.push(chunk)
+      if (pooled === undefined) chunks.push(chunk)
     }
-    const original = Buffer.concat(chunks)
+    const original = pooled !== undefined ? pooled.subarray(0, size) : Buffer.concat(chunks)
     let planned: Planned | undefined
     let failOpen: string | undefined
     if (tooLarge) failOpen = `the body is over ${MAX_PLANNED_BODY} bytes: forwarded as sent`
@@ -409,9 +429,17 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       }
     }
     if (failOpen !== undefined) notice(`${req.method} ${pathOnly(req.url)}: ${failOpen}`)
-    const bytes = planned?.bytes ?? original
-    options.onForward?.({ protocol, sent: original, forwarded: bytes })
-    const up = open(base, req, forwardHeaders(req.headers, base, bytes.length, true))
+    const pieces = planned?.pieces ?? [original]
+    const length = pieces.reduce((n, b) => n + b.length, 0)
+    // Copies for the observer: the pooled buffer is written again by a later request.
+    if (options.onForward !== undefined) options.onForward({ protocol, sent: Buffer.from(original), forwarded: Buffer.concat(pieces, length) })
+    const up = open(base, req, forwardHeaders(req.headers, base, length, true))
+    if (pooled !== undefined) {
+      // 'finish': every byte was handed to the socket's kernel buffer. A request that fails
+      // before that never gives its buffer back (bytes may still sit in a write queue).
+      const buffer = pooled
+      up.once("finish", () => pool.release(buffer))
+    }
     await new Promise<void>((resolve) => {
       let finished = false
       let clientGone = false
@@ -473,7 +501,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
             .finally(resolve)
         })
       })
-      up.end(bytes)
+      for (const b of pieces) up.write(b)
+      up.end()
     })
   }
 

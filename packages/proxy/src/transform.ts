@@ -12,7 +12,8 @@
  * - OpenAI Responses and Chat Completions: `prompt_cache_key` when the client sent none
  *   (the session's id), so its requests reach the same cache.
  * No message is added, dropped, reordered or edited; system, tools, model, `max_tokens`
- * and sampling fields stay byte-for-byte what the client sent (the JSON is re-serialised).
+ * and sampling fields stay byte-for-byte what the client sent (the proxy forwards the
+ * client's own bytes with only the changed values rewritten: `internal/body.ts`).
  * `observe` returns the body unchanged.
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
@@ -372,6 +373,18 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
 }
 
 /**
+ * Seconds of idleness after which OpenAI has surely dropped a Responses body's cached
+ * prefix: the retention the model applies to it (in-memory unless the body asks for 24h or
+ * the model keeps only 24h), plus 30 s because the lifetime counts from the reply.
+ */
+const responsesExpiry = (input: TransformInput, body: Json): number => {
+  const limits = input.limits ?? lookupModel("openai", typeof body["model"] === "string" ? body["model"] : "")
+  const wanted = body["prompt_cache_retention"] === "24h" ? "24h" : "in_memory"
+  const ttl = limits.ttls.find((t) => t.name === wanted) ?? limits.ttls[0]
+  return ttl === undefined ? SURELY_EXPIRED : ttl.seconds + (SURELY_EXPIRED - FIVE_MINUTES)
+}
+
+/**
  * The proxy's change to one request. Pure and deterministic: the same input gives the
  * same bytes, which is what keeps a session's prefix stable.
  *
@@ -402,7 +415,7 @@ export const transformRequest = (input: TransformInput): TransformResult => {
     case "openai-responses":
     case "openai-chat": {
       const edit = mode === "edit" && protocol === "openai-responses"
-        ? clearSupersededResponses({ body, gap: session.gaps.at(-1), lastBet: false, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+        ? clearSupersededResponses({ body, gap: session.gaps.at(-1), lastBet: false, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [], expiresAfter: responsesExpiry(input, body) })
         : undefined
       const edited = edit?.body ?? body
       const next = edit === undefined || edit.cleared.length === 0 ? ledger : { ...ledger, cleared: edit.cleared }

@@ -14,9 +14,12 @@ const KEY = "sk-test-codex-KEY-93e1b0d4aa17"
 const work = mkdtempSync(join(tmpdir(), "strata-proxy-codex-"))
 const repo = join(work, "repo")
 
+// Big enough that clearing superseded printouts is worth it in edit mode (at least 1,500
+// tokens at once for a Responses body).
+const HEADER = Array.from({ length: 80 }, (_, i) => `// ${i}: this module is part of the greeting example and has a long header comment.`).join("\n") + "\n"
 const FILES: Record<string, string> = {
-  "src/greet.ts": 'export const greet = (name: string) => "hello " + name\n',
-  "src/math.ts": "export const add = (a: number, b: number) => a + b\nexport const sub = (a: number, b: number) => a - b\n",
+  "src/greet.ts": HEADER + 'export const greet = (name: string) => "hello " + name\n',
+  "src/math.ts": HEADER + "export const add = (a: number, b: number) => a + b\nexport const sub = (a: number, b: number) => a - b\n",
   "NOTES.md": "# Notes\n\nTODO: rename greet\n"
 }
 
@@ -91,8 +94,10 @@ const runCodex = async (front: (upstream: string) => Promise<{ url: string; clos
 
 const sent: Array<{ sent: unknown; forwarded: unknown }> = []
 const logs: Array<string> = []
+const editSent: Array<{ sent: unknown; forwarded: unknown; at: number }> = []
 let direct: Outcome
 let proxied: Outcome
+let edited: Outcome
 
 beforeAll(async () => {
   direct = await runCodex(async (url) => ({ url, close: async () => {} }), join(work, "home-direct"))
@@ -106,7 +111,27 @@ beforeAll(async () => {
     })
     return { url: proxy.url, close: proxy.close }
   }, join(work, "home-proxy"))
-}, 240_000)
+  // Edit mode, on a clock where the person steps away for 25 hours every 8 requests: GPT-5.5
+  // keeps only 24h cache entries, so the cache is lost anyway and clearing is free. (Pauses
+  // of minutes lose nothing on this model, and the proxy then clears nothing.)
+  let calls = 0
+  let at = 0
+  edited = await runCodex(async (upstream) => {
+    const proxy = await startProxy({
+      port: 0,
+      upstream,
+      store: "memory",
+      mode: "edit",
+      now: () => {
+        const k = calls++
+        at = 1_000_000 + k * 2 + 90_000 * Math.floor(k / 8)
+        return at
+      },
+      onForward: (e) => editSent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")), at })
+    })
+    return { url: proxy.url, close: proxy.close }
+  }, join(work, "home-edit"))
+}, 360_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
@@ -145,6 +170,36 @@ describe("Codex CLI through the proxy", () => {
     })
     expect(a).toBeGreaterThan(0)
     expect(f / a).toBeLessThanOrEqual(1)
+  })
+
+  it("--mode edit: same edits, same answer; only cache controls and superseded command outputs (placeholders) change; no dearer than sent", () => {
+    expect(edited.run.code).toBe(0)
+    expect(finalText(edited)).toBe(finalText(direct))
+    expect(edited.files).toEqual(direct.files)
+    const blank = (body: unknown): unknown => {
+      const b = withoutCacheControls(body) as { input?: unknown }
+      return { ...b, input: Array.isArray(b.input) ? b.input.map((i: { type?: string }) => (i.type === "function_call_output" ? { ...i, output: "" } : i)) : b.input }
+    }
+    let placeholders = 0
+    for (const s of editSent) {
+      expect(blank(s.forwarded)).toEqual(blank(s.sent))
+      placeholders += (JSON.stringify(s.forwarded).match(/\[strata proxy: cleared the superseded output of /g) ?? []).length
+    }
+    expect(placeholders).toBeGreaterThan(0)
+    // Priced at the times the proxy saw (its clock).
+    const asSent = makeOpenAISimulator({ model: "gpt-5.5" })
+    const forwarded = makeOpenAISimulator({ model: "gpt-5.5" })
+    let a = 0
+    let f = 0
+    for (const s of editSent) {
+      const x = asSent.send(s.sent, s.at)
+      const y = forwarded.send(s.forwarded, s.at)
+      a += x.cost.inputEquivalentTokens
+      f += y.cost.inputEquivalentTokens
+    }
+    console.log(`codex --mode edit: ${editSent.length} requests, ${placeholders} placeholders sent, forwarded/as-sent ${(f / a).toFixed(4)}`)
+    expect(f / a).toBeLessThanOrEqual(1)
+    expect(f / a).toBeLessThan(0.999)
   })
 
   it("keeps the loop as one session and never logs the key", () => {

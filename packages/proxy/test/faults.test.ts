@@ -167,6 +167,9 @@ describe("bad input and faults", () => {
             const history = convo.get(s) ?? []
             const first = `session ${tag}-${s}`
             const reqBody = JSON.parse(body(first, history)) as Record<string, unknown>
+            // Half the sessions send bodies of ~200 KB: read into the proxy's pooled buffers,
+            // which must never mix one request's bytes into another's.
+            if (s % 2 === 0) reqBody["system"] = [{ type: "text", text: `You are terse (${s}). ` + "Keep answers short. ".repeat(7_000) }]
             convo.set(s, [...history, { role: "assistant", content: [{ type: "text", text: `echo ${first}` }] }, { role: "user", content: [{ type: "text", text: `step ${history.length / 2 + 1}` }] }])
             sentStripped.add(JSON.stringify(withoutCacheControls(reqBody)))
             const res = await post("/v1/messages", JSON.stringify(reqBody))

@@ -98,6 +98,12 @@ export interface EditInput {
   /** Requests the session has made before this one. */
   readonly requestsBefore: number
   readonly cleared: ReadonlyArray<readonly [string, string]>
+  /**
+   * Responses only: seconds of idleness after which the provider has surely dropped the
+   * cached prefix (the retention the model applies to this body, plus a margin). Default:
+   * in-memory retention (`SURELY_EXPIRED`).
+   */
+  readonly expiresAfter?: number | undefined
 }
 
 export interface EditResult {
@@ -227,8 +233,9 @@ const commandOf = (args: unknown): string | undefined => {
  * again later, or a file printed (`cat`, `sed -n`, `nl`, `head`, `tail`) before a patch
  * touched it, replaced by a placeholder in its `function_call_output`. OpenAI charges no
  * write premium but reads the cached prefix at a tenth, so a new clearing only happens
- * when the cache is lost anyway (a pause past the in-memory retention of 5 minutes, and
- * the client did not ask for 24h). Stable like the Anthropic form; never the last 3 calls.
+ * when the cache is lost anyway (a pause past the retention the model applies: in-memory
+ * 5 minutes, or 24 hours when the client asked for it or the model keeps only that, as
+ * GPT-5.5 does). Stable like the Anthropic form; never the last 3 calls.
  */
 export const clearSupersededResponses = (input: EditInput): EditResult => {
   const { body } = input
@@ -245,7 +252,7 @@ export const clearSupersededResponses = (input: EditInput): EditResult => {
     if (item["type"] === "function_call_output" && typeof item["output"] === "string") outputs.set(id, index)
   })
   const known = new Map(input.cleared)
-  const lost = input.gap !== undefined && input.gap > SURELY_EXPIRED && body["prompt_cache_retention"] !== "24h"
+  const lost = input.gap !== undefined && input.gap > (input.expiresAfter ?? (body["prompt_cache_retention"] === "24h" ? Infinity : SURELY_EXPIRED))
   const fresh: Array<readonly [string, string]> = []
   if (lost) {
     for (const c of calls.slice(0, Math.max(0, calls.length - KEEP_STEPS))) {

@@ -1,0 +1,91 @@
+// The hot path's byte reader (src/internal/body.ts) against the plain path it replaces:
+// the same value as JSON.parse, the same chain as chainOf, and the same bytes as
+// JSON.stringify of the transform's result, on random bodies of all three protocols.
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { chainOf, transformRequest, type Protocol } from "@strata/proxy"
+import { chainOfParsed, parseBody, spliceBody } from "../src/internal/body.ts"
+
+type Json = Record<string, unknown>
+
+const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 20 }), fc.constantFrom("a\nb\t\"q\"\\", "\u00e9\u4e2d\ud83d\ude00", ""))
+/** A string past the interning threshold (16 KB), sometimes with escapes. */
+const big = fc.tuple(fc.integer({ min: 16 * 1024, max: 40 * 1024 }), fc.constantFrom("x", "line\n", "\u00e9")).map(([n, unit]) => unit.repeat(Math.ceil(n / unit.length)))
+const marker = fc.option(fc.constantFrom({ type: "ephemeral" }, { type: "ephemeral", ttl: "1h" }), { nil: undefined })
+const withMarker = (b: Json, m: Json | undefined): Json => (m === undefined ? b : { ...b, cache_control: m })
+
+const anthropicBlock = fc.oneof(
+  fc.tuple(fc.oneof(text, big), marker).map(([t, m]) => withMarker({ type: "text", text: t }, m)),
+  fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom("Read", "Bash", "Edit"), fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)), { maxKeys: 4 }), marker).map(([id, name, input, m]) => withMarker({ type: "tool_use", id, name, input }, m)),
+  fc.tuple(fc.string({ maxLength: 8 }), fc.oneof(text, big), marker).map(([id, c, m]) => withMarker({ type: "tool_result", tool_use_id: id, content: c }, m)),
+  fc.constant({ type: "thinking", thinking: "hmm", signature: "sig" })
+)
+const anthropicBody = fc.record({
+  model: fc.constantFrom("claude-sonnet-4-5", "claude-haiku-4-5"),
+  max_tokens: fc.integer({ min: 1, max: 8192 }),
+  stream: fc.boolean(),
+  system: fc.oneof(text, fc.array(fc.tuple(fc.oneof(text, big), marker).map(([t, m]) => withMarker({ type: "text", text: t }, m)), { maxLength: 3 })),
+  tools: fc.array(fc.record({ name: fc.string({ maxLength: 8 }), input_schema: fc.constant({ type: "object" }) }), { maxLength: 2 }),
+  messages: fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), content: fc.oneof(text, fc.array(anthropicBlock, { minLength: 1, maxLength: 4 })) }), { minLength: 1, maxLength: 8 })
+}, { requiredKeys: ["model", "max_tokens", "messages"] })
+const responsesBody = fc.record({
+  model: fc.constant("gpt-5"),
+  instructions: text,
+  input: fc.oneof(text, fc.array(fc.oneof(
+    fc.record({ type: fc.constant("message"), role: fc.constant("user"), content: text }),
+    fc.record({ type: fc.constant("function_call_output"), call_id: fc.string({ maxLength: 6 }), output: fc.oneof(text, big) })
+  ), { maxLength: 6 })),
+  prompt_cache_key: fc.option(text, { nil: undefined })
+}, { requiredKeys: ["model", "input"] })
+const chatBody = fc.record({ model: fc.constant("gpt-4o"), messages: fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), content: text }), { maxLength: 6 }) })
+const bodies = fc.oneof(
+  anthropicBody.map((b) => ["anthropic", b] as const),
+  responsesBody.map((b) => ["openai-responses", b] as const),
+  chatBody.map((b) => ["openai-chat", b] as const)
+)
+
+describe("the byte reader", () => {
+  it("reads what JSON.parse reads, chains like chainOf and splices what JSON.stringify writes", () => {
+    fc.assert(
+      fc.property(bodies, fc.constantFrom("observe", "cache", "edit"), fc.array(fc.integer({ min: 1, max: 2000 }), { maxLength: 5 }), ([protocol, body], mode, gaps) => {
+        const bytes = Buffer.from(JSON.stringify(body), "utf8")
+        const parsed = parseBody(bytes)
+        expect(parsed).toBeDefined()
+        const value = parsed!.value as Json
+        expect(value).toEqual(JSON.parse(bytes.toString("utf8")))
+        expect(chainOfParsed(protocol as Protocol, parsed!)).toEqual(chainOf(protocol, value))
+        const out = transformRequest({ protocol, mode, body: value, session: { id: "s-1", gaps, lastBlocks: 2 } })
+        const pieces = spliceBody(parsed!, out.body)
+        expect(pieces).toBeDefined()
+        expect(Buffer.concat(pieces!).toString("utf8")).toBe(JSON.stringify(out.body))
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("takes the plain path for what it does not read: malformed bytes, whitespace, duplicate keys", () => {
+    for (const bad of ["{", "{\"a\":}", "[1,]", "{\"a\":1}x", "nul", "\"abc", "{\"a\" 1}", "01", "{'a':1}"]) {
+      expect(parseBody(Buffer.from(bad))).toBeUndefined()
+    }
+    const spaced = parseBody(Buffer.from("{ \"messages\": [ {\"role\":\"user\",\"content\":\"hi\"} ] }"))!
+    expect(spaced.value).toEqual({ messages: [{ role: "user", content: "hi" }] })
+    expect(chainOfParsed("anthropic", spaced)).toBeUndefined()
+    const twice = parseBody(Buffer.from("{\"a\":1,\"a\":2}"))!
+    expect(twice.value).toEqual({ a: 2 })
+    expect(chainOfParsed("anthropic", twice)).toBeUndefined()
+    // `__proto__` is an own key, as JSON.parse makes it.
+    const proto = parseBody(Buffer.from("{\"__proto__\":{\"x\":1}}"))!.value as Json
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype)
+    expect(Object.keys(proto)).toEqual(["__proto__"])
+  })
+
+  it("keeps the client's bytes where nothing changed and splices a marker in place", () => {
+    // A client that writes its keys in its own order and escapes more than JSON.stringify.
+    const sent = "{\"messages\":[{\"content\":[{\"text\":\"caf\\u00e9\",\"type\":\"text\"}],\"role\":\"user\"}],\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5}"
+    const parsed = parseBody(Buffer.from(sent))!
+    const out = transformRequest({ protocol: "anthropic", mode: "cache", body: parsed.value, session: { id: "s", gaps: [], lastBlocks: 0 } })
+    expect(Buffer.concat(spliceBody(parsed, out.body)!).toString("utf8")).toBe(
+      "{\"messages\":[{\"content\":[{\"text\":\"caf\\u00e9\",\"type\":\"text\",\"cache_control\":{\"type\":\"ephemeral\"}}],\"role\":\"user\"}],\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5}"
+    )
+  })
+})
