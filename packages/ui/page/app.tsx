@@ -7,7 +7,7 @@
  */
 import { render } from "preact"
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
-import type { RequestDetail, RequestRow, SessionSummary, SessionView } from "../src/views.ts"
+import type { RequestDetail, RequestRow, RequestRowPage, SessionSummary, SessionView } from "../src/views.ts"
 import { Lines, StackedBars } from "./charts.tsx"
 import { BILLING, CONTENT } from "./colors.ts"
 import { percent, time, tokens, usd } from "./format.ts"
@@ -15,31 +15,6 @@ import "uplot/dist/uPlot.min.css"
 import "./styles.css"
 
 const API = "/_strata/api/"
-
-/** Rows the requests table shows before "Show all". */
-const TABLE_ROWS = 100
-/** Bars a chart draws at most: a longer session's requests are summed into buckets of consecutive requests. */
-const CHART_POINTS = 250
-
-/** Consecutive values per bucket (1: one per request), so a chart stays `CHART_POINTS` wide. */
-const bucketSize = (n: number): number => Math.max(1, Math.ceil(n / CHART_POINTS))
-
-/** Per-bucket means of `values` (a bar is the mean request of its bucket, so its height reads as tokens per request). */
-const bucketMeans = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> => {
-  if (size === 1) return values
-  const out: Array<number> = []
-  for (let i = 0; i < values.length; i += size) {
-    let sum = 0
-    const end = Math.min(values.length, i + size)
-    for (let j = i; j < end; j++) sum += values[j] ?? 0
-    out.push(sum / (end - i))
-  }
-  return out
-}
-
-/** Every `size`-th value and the last (running totals: the bucket's end). */
-const bucketEnds = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> =>
-  size === 1 ? values : Array.from({ length: Math.ceil(values.length / size) }, (_, b) => values[Math.min(values.length - 1, (b + 1) * size - 1)] ?? 0)
 
 type Route =
   | { readonly view: "list" }
@@ -56,12 +31,25 @@ const parseRoute = (hash: string): Route => {
 const sessionHref = (id: string): string => `#/s/${encodeURIComponent(id)}`
 const requestHref = (id: string, index: number): string => `${sessionHref(id)}/r/${index}`
 
-/** A fetched value, refetched whenever `version` changes. */
-const useJson = <A,>(path: string, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
-  const [state, setState] = useState<{ readonly path: string; readonly data: A | undefined; readonly error: string | undefined }>({ path, data: undefined, error: undefined })
+/** The JSON a view reads first, by route. */
+const routePath = (route: Route): string =>
+  route.view === "list" ? "sessions" : route.view === "session" ? `sessions/${encodeURIComponent(route.id)}` : `sessions/${encodeURIComponent(route.id)}/requests/${route.index}`
+
+/**
+ * The first view's JSON, requested while the page's script is still starting (before the
+ * first render and its effects), so it arrives sooner. Taken once, by the first read of it.
+ */
+const early = new Map<string, Promise<Response>>([[routePath(parseRoute(location.hash)), fetch(API + routePath(parseRoute(location.hash)))]])
+
+/** A fetched value, refetched whenever `version` changes; no request while `path` is undefined. */
+const useJson = <A,>(path: string | undefined, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
+  const [state, setState] = useState<{ readonly path: string | undefined; readonly data: A | undefined; readonly error: string | undefined }>({ path, data: undefined, error: undefined })
   useEffect(() => {
+    if (path === undefined) return
     let live = true
-    fetch(API + path)
+    const started = early.get(path)
+    early.delete(path)
+    ;(version === 0 && started !== undefined ? started : fetch(API + path))
       .then(async (r) => {
         const body: unknown = await r.json()
         if (!live) return
@@ -150,38 +138,35 @@ const Blocks = ({ row }: { readonly row: RequestRow }) => (
 
 const SessionPage = ({ id, version }: { readonly id: string; readonly version: number }) => {
   const { data, error } = useJson<SessionView>(`sessions/${encodeURIComponent(id)}`, version)
+  // The view carries the latest rows; "Show all" reads every row (and rereads it on each commit).
+  const [showAll, setShowAll] = useState(false)
+  const all = useJson<RequestRowPage>(showAll ? `sessions/${encodeURIComponent(id)}/requests` : undefined, version)
   useEffect(() => {
     if (data !== undefined) document.title = `${data.summary.name} · Strata`
   }, [data])
+  // The server computes the bars (means of consecutive requests) and the running totals; the page draws them.
   const charts = useMemo(() => {
     if (data === undefined) return undefined
-    const rows = data.requests
-    const size = bucketSize(rows.length)
-    const x = bucketEnds(rows.map((r) => r.index), size)
-    const asSent = rows.some((r) => r.asSentCost !== null)
+    const c = data.charts
     return {
-      x,
-      size,
-      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: bucketMeans(rows.map((r) => r.tokens[b.key]), size) })),
-      content: CONTENT.map((c) => ({ label: c.label, color: c.color, values: bucketMeans(rows.map((r) => r.content[c.key]), size) })),
+      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: c.billing[b.key] })),
+      content: CONTENT.map((k) => ({ label: k.label, color: k.color, values: c.content[k.key] })),
       cost: [
-        { label: "with Strata", color: "#2b6cb0", values: bucketEnds(rows.map((r) => r.cumulativeCost ?? 0), size) },
-        { label: "no caching", color: "#c53030", values: bucketEnds(rows.map((r) => r.cumulativeUncachedCost ?? 0), size) },
-        ...(asSent ? [{ label: "as the agent sent it", color: "#6b46c1", values: bucketEnds(rows.map((r) => r.cumulativeAsSentCost ?? 0), size) }] : [])
+        { label: "with Strata", color: "#2b6cb0", values: c.cost.cost },
+        { label: "no caching", color: "#c53030", values: c.cost.uncached },
+        ...(c.cost.asSent === null ? [] : [{ label: "as the agent sent it", color: "#6b46c1", values: c.cost.asSent }])
       ]
     }
   }, [data])
-  const [showAll, setShowAll] = useState(false)
-  const pick = useCallback((i: number) => {
-    const size = bucketSize(data?.requests.length ?? 0)
-    const row = data?.requests[Math.min((data?.requests.length ?? 1) - 1, (i + 1) * size - 1)]
-    if (row !== undefined) location.hash = requestHref(id, row.index)
+  const pick = useCallback((bar: number) => {
+    const index = data?.charts.x[bar]
+    if (index !== undefined) location.hash = requestHref(id, index)
   }, [data, id])
   if (data === undefined || charts === undefined) return <Status error={error} />
   const s = data.summary
-  const misses = data.requests.filter((r) => r.miss !== null)
+  const size = data.charts.bucket
   // A long session's table starts with its latest requests: laying out thousands of rows costs more than the rest of the view.
-  const shown = showAll || data.requests.length <= TABLE_ROWS ? data.requests : data.requests.slice(-TABLE_ROWS)
+  const shown: ReadonlyArray<RequestRow> = showAll && all.data !== undefined ? all.data.requests : data.requests
   return (
     <section aria-labelledby="session-heading">
       <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / {s.name}</nav>
@@ -198,23 +183,23 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
       {data.warnings.map((w, i) => <p key={i} class="warning" role="note">{w}</p>)}
       {data.omitted > 0 && <p class="muted">The {tokens(data.omitted)} oldest requests are counted in the totals only.</p>}
       <div class="grid">
-        <StackedBars title={`Input tokens per request by billing${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
-        <StackedBars title={`Input tokens per request by content${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
-        <Lines title="Cumulative cost" x={charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
+        <StackedBars title={`Input tokens per request by billing${size > 1 ? ` (mean of ${size} requests per bar)` : ""}`} x={data.charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
+        <StackedBars title={`Input tokens per request by content${size > 1 ? ` (mean of ${size} requests per bar)` : ""}`} x={data.charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
+        <Lines title="Cumulative cost" x={data.charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
       </div>
-      {misses.length > 0 && (
+      {data.misses.length > 0 && (
         <section aria-labelledby="misses-heading">
           <h2 id="misses-heading">Misses</h2>
           <ul class="misses">
-            {misses.map((r) => <li key={r.index}><a href={requestHref(id, r.index)}>Request {r.index}</a>: {r.miss}</li>)}
+            {data.misses.map((r) => <li key={r.index}><a href={requestHref(id, r.index)}>Request {r.index}</a>: {r.miss}</li>)}
           </ul>
         </section>
       )}
       <h2>Requests</h2>
-      {shown.length < data.requests.length && (
+      {shown.length < data.total && (
         <p>
-          Showing the latest {tokens(shown.length)} of {tokens(data.requests.length)} requests.{" "}
-          <button type="button" onClick={() => setShowAll(true)}>Show all</button>
+          Showing the latest {tokens(shown.length)} of {tokens(data.total)} requests.{" "}
+          {showAll ? <span role="status">Loading…</span> : <button type="button" onClick={() => setShowAll(true)}>Show all</button>}
         </p>
       )}
       <div class="scroll" tabIndex={0} role="region" aria-label="Requests table">
