@@ -5,41 +5,26 @@
  * stream says a session changed. Every string goes through Preact's text nodes, so content
  * (a tool result holding `<script>`) is shown, never run.
  */
-import { render } from "preact"
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
+import { render, type JSX } from "preact"
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import type { RequestDetail, RequestRow, RequestRowPage, SessionSummary, SessionView } from "../src/views.ts"
 import { Lines, StackedBars } from "./charts.tsx"
 import { BILLING, CONTENT } from "./colors.ts"
 import { percent, time, tokens, usd } from "./format.ts"
+import { API, parseRoute, routePath, type Route } from "./route.ts"
 import "uplot/dist/uPlot.min.css"
 import "./styles.css"
 
-const API = "/_strata/api/"
-
-type Route =
-  | { readonly view: "list" }
-  | { readonly view: "session"; readonly id: string }
-  | { readonly view: "request"; readonly id: string; readonly index: number }
-
-const parseRoute = (hash: string): Route => {
-  const m = /^#\/s\/([^/]+)(?:\/r\/(\d+))?$/.exec(hash)
-  if (m === null) return { view: "list" }
-  const id = decodeURIComponent(m[1] ?? "")
-  return m[2] === undefined ? { view: "session", id } : { view: "request", id, index: Number(m[2]) }
-}
 
 const sessionHref = (id: string): string => `#/s/${encodeURIComponent(id)}`
 const requestHref = (id: string, index: number): string => `${sessionHref(id)}/r/${index}`
 
-/** The JSON a view reads first, by route. */
-const routePath = (route: Route): string =>
-  route.view === "list" ? "sessions" : route.view === "session" ? `sessions/${encodeURIComponent(route.id)}` : `sessions/${encodeURIComponent(route.id)}/requests/${route.index}`
-
 /**
- * The first view's JSON, requested while the page's script is still starting (before the
- * first render and its effects), so it arrives sooner. Taken once, by the first read of it.
+ * The first view's JSON: requested by boot.js before the bundle loaded (or now, when it did
+ * not run), so it arrives sooner. Taken once, by the first read of it.
  */
-const early = new Map<string, Promise<Response>>([[routePath(parseRoute(location.hash)), fetch(API + routePath(parseRoute(location.hash)))]])
+const first = routePath(parseRoute(location.hash))
+const early = new Map<string, Promise<Response>>([[first, window.strataEarly?.path === first ? window.strataEarly.response : fetch(API + first)]])
 
 /** A fetched value, refetched whenever `version` changes; no request while `path` is undefined. */
 const useJson = <A,>(path: string | undefined, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
@@ -136,11 +121,128 @@ const Blocks = ({ row }: { readonly row: RequestRow }) => (
   </span>
 )
 
+/** A requests-table row's height in CSS pixels: styles.css keeps every row to one line of this height. */
+const ROW_PX = 30
+/** Rows rendered beyond the visible ones, above and below. */
+const OVERSCAN = 10
+/** Rows one read of `GET .../requests` asks for at least. */
+const PAGE_ROWS = 100
+/** The table region's height until it is measured (its CSS max-height, 32rem). */
+const REGION_PX = 512
+
+const NO_ROWS: ReadonlyMap<number, RequestRow> = new Map()
+
+const RequestRowView = ({ id, r, position }: { readonly id: string; readonly r: RequestRow; readonly position: number }) => (
+  <tr data-request={r.index} aria-rowindex={position} class={r.miss === null ? "" : "missed"}>
+    <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
+    <td>{time(r.at)}</td>
+    <td>{r.model}</td>
+    <Num value={r.tokens.read} format={tokens} />
+    <Num value={r.tokens.write5m} format={tokens} />
+    <Num value={r.tokens.write1h} format={tokens} />
+    <Num value={r.tokens.uncached} format={tokens} />
+    <Num value={r.tokens.output} format={tokens} />
+    <Num value={r.cost} format={usd} />
+    <Num value={r.uncachedCost} format={usd} />
+    <td><Blocks row={r} /></td>
+  </tr>
+)
+
+/**
+ * Every request of the session in one scrolling region, oldest first, starting at the
+ * latest (and following new ones while scrolled to the bottom). Only the rows in view
+ * (and `OVERSCAN` either side) are in the DOM: padding stands in for the others, so a
+ * 1,000-request session lays out a few dozen rows. The view carries the latest rows;
+ * earlier ones are read a page at a time as they scroll into view.
+ */
+const RequestsTable = ({ id, view }: { readonly id: string; readonly view: SessionView }) => {
+  const region = useRef<HTMLDivElement>(null)
+  // undefined: scrolled to the bottom (follow the latest); else the region's scrollTop.
+  const [scroll, setScroll] = useState<{ readonly top: number | undefined; readonly height: number }>({ top: undefined, height: REGION_PX })
+  const latest = useMemo(() => new Map(view.requests.map((r) => [r.index, r])), [view])
+  const [read, setRead] = useState<{ readonly view: SessionView; readonly rows: ReadonlyMap<number, RequestRow> }>({ view, rows: NO_ROWS })
+  const earlier = read.view === view ? read.rows : NO_ROWS
+  const loading = useRef(new Set<string>())
+  const total = view.total
+  const top = scroll.top ?? Math.max(0, (total + 1) * ROW_PX - scroll.height)
+  const start = Math.max(0, Math.min(total, Math.floor(top / ROW_PX) - OVERSCAN))
+  const end = Math.min(total, start + Math.ceil(scroll.height / ROW_PX) + 2 * OVERSCAN)
+  const rowAt = (k: number): RequestRow | undefined => latest.get(view.omitted + k) ?? earlier.get(view.omitted + k)
+  // The region is a reversed flex column (styles.css): it starts scrolled to the bottom and stays
+  // there as rows arrive, with no script reading the layout; its scrollTop runs from minus the
+  // scrollable height (the top) to 0 (the bottom).
+  const onScroll = useCallback(() => {
+    const el = region.current
+    if (el === null) return
+    const fromTop = el.scrollHeight - el.clientHeight + el.scrollTop
+    const atBottom = el.scrollTop >= -2
+    setScroll((s) => {
+      const next = atBottom ? undefined : fromTop
+      return s.top === next && s.height === el.clientHeight ? s : { top: next, height: el.clientHeight }
+    })
+  }, [])
+  // Rows in the window that neither the view nor an earlier read holds: read them.
+  useEffect(() => {
+    let lo = -1
+    let hi = -1
+    for (let k = start; k < end; k++) {
+      if (rowAt(k) !== undefined) continue
+      if (lo < 0) lo = k
+      hi = k
+    }
+    if (lo < 0) return
+    const from = Math.max(0, Math.min(lo, hi + 1 - PAGE_ROWS))
+    const key = `${view.summary.version}:${from}:${hi}`
+    if (loading.current.has(key)) return
+    loading.current.add(key)
+    fetch(`${API}sessions/${encodeURIComponent(id)}/requests?from=${view.omitted + from}&limit=${hi + 1 - from}`)
+      .then(async (r) => {
+        // The server's Schema defines this shape; the page trusts its own server.
+        const page = (await r.json()) as RequestRowPage
+        setRead((prev) => {
+          const rows = new Map(prev.view === view ? prev.rows : NO_ROWS)
+          for (const row of page.requests) rows.set(row.index, row)
+          return { view, rows }
+        })
+      })
+      .catch(() => undefined)
+      .finally(() => loading.current.delete(key))
+  }, [id, view, start, end, earlier])
+  const shown: Array<JSX.Element> = []
+  for (let k = start; k < end; k++) {
+    const r = rowAt(k)
+    shown.push(r === undefined
+      ? <tr key={`loading-${k}`} aria-rowindex={k + 2} aria-busy="true"><td colSpan={11} class="muted">Loading request {view.omitted + k}…</td></tr>
+      : <RequestRowView key={r.index} id={id} r={r} position={k + 2} />)
+  }
+  return (
+    <div class="scroll follow" tabIndex={0} role="region" aria-labelledby="requests-heading" ref={region} onScroll={onScroll}>
+      <div style={{ paddingTop: `${start * ROW_PX}px`, paddingBottom: `${(total - end) * ROW_PX}px` }}>
+        <table class="data" id="requests" aria-rowcount={total + 1}>
+          <thead>
+            <tr aria-rowindex={1}>
+              <th scope="col">#</th>
+              <th scope="col">Time (UTC)</th>
+              <th scope="col">Model</th>
+              <th scope="col" class="num">Read</th>
+              <th scope="col" class="num">5m write</th>
+              <th scope="col" class="num">1h write</th>
+              <th scope="col" class="num">Uncached</th>
+              <th scope="col" class="num">Output</th>
+              <th scope="col" class="num">Cost</th>
+              <th scope="col" class="num">No caching</th>
+              <th scope="col">Blocks (tier·breakpoint, * changed)</th>
+            </tr>
+          </thead>
+          <tbody>{shown}</tbody>
+        </table>
+      </div>
+    </div>
+  )
+}
+
 const SessionPage = ({ id, version }: { readonly id: string; readonly version: number }) => {
   const { data, error } = useJson<SessionView>(`sessions/${encodeURIComponent(id)}`, version)
-  // The view carries the latest rows; "Show all" reads every row (and rereads it on each commit).
-  const [showAll, setShowAll] = useState(false)
-  const all = useJson<RequestRowPage>(showAll ? `sessions/${encodeURIComponent(id)}/requests` : undefined, version)
   useEffect(() => {
     if (data !== undefined) document.title = `${data.summary.name} · Strata`
   }, [data])
@@ -165,8 +267,6 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
   if (data === undefined || charts === undefined) return <Status error={error} />
   const s = data.summary
   const size = data.charts.bucket
-  // A long session's table starts with its latest requests: laying out thousands of rows costs more than the rest of the view.
-  const shown: ReadonlyArray<RequestRow> = showAll && all.data !== undefined ? all.data.requests : data.requests
   return (
     <section aria-labelledby="session-heading">
       <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / {s.name}</nav>
@@ -195,49 +295,8 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
           </ul>
         </section>
       )}
-      <h2>Requests</h2>
-      {shown.length < data.total && (
-        <p>
-          Showing the latest {tokens(shown.length)} of {tokens(data.total)} requests.{" "}
-          {showAll ? <span role="status">Loading…</span> : <button type="button" onClick={() => setShowAll(true)}>Show all</button>}
-        </p>
-      )}
-      <div class="scroll" tabIndex={0} role="region" aria-label="Requests table">
-        <table class="data" id="requests">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Time (UTC)</th>
-              <th scope="col">Model</th>
-              <th scope="col" class="num">Read</th>
-              <th scope="col" class="num">5m write</th>
-              <th scope="col" class="num">1h write</th>
-              <th scope="col" class="num">Uncached</th>
-              <th scope="col" class="num">Output</th>
-              <th scope="col" class="num">Cost</th>
-              <th scope="col" class="num">No caching</th>
-              <th scope="col">Blocks (tier·breakpoint, * changed)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => (
-              <tr key={r.index} data-request={r.index} class={r.miss === null ? "" : "missed"}>
-                <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
-                <td class="nowrap">{time(r.at)}</td>
-                <td class="nowrap">{r.model}</td>
-                <Num value={r.tokens.read} format={tokens} />
-                <Num value={r.tokens.write5m} format={tokens} />
-                <Num value={r.tokens.write1h} format={tokens} />
-                <Num value={r.tokens.uncached} format={tokens} />
-                <Num value={r.tokens.output} format={tokens} />
-                <Num value={r.cost} format={usd} />
-                <Num value={r.uncachedCost} format={usd} />
-                <td><Blocks row={r} /></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <h2 id="requests-heading">Requests</h2>
+      <RequestsTable id={id} view={data} />
       {data.ledger.length > 0 && (
         <section aria-labelledby="ledger-heading">
           <h2 id="ledger-heading">Cleared tool results</h2>

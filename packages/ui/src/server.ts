@@ -59,6 +59,7 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Strata dashboard</title>
 <link rel="icon" href="data:,">
+<script src="${DASHBOARD_PREFIX}assets/boot.js"></script>
 <link rel="stylesheet" href="${DASHBOARD_PREFIX}assets/app.css">
 </head>
 <body>
@@ -252,6 +253,7 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
     }
     try {
       if (path === "/" || path === "/index.html") send(res, 200, "text/html; charset=utf-8", PAGE)
+      else if (path === `${DASHBOARD_PREFIX}assets/boot.js`) send(res, 200, "text/javascript; charset=utf-8", asset("boot.js"))
       else if (path === `${DASHBOARD_PREFIX}assets/app.js`) send(res, 200, "text/javascript; charset=utf-8", asset("app.js"))
       else if (path === `${DASHBOARD_PREFIX}assets/app.css`) send(res, 200, "text/css; charset=utf-8", asset("app.css"))
       else if (path === `${DASHBOARD_PREFIX}api/events`) events(req, res)

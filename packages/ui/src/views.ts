@@ -132,7 +132,7 @@ export const SessionCharts = Schema.Struct({
   x: Series,
   billing: Schema.Struct({ read: Series, write5m: Series, write1h: Series, uncached: Series }),
   content: Schema.Struct({ system: Series, tools: Series, map: Series, files: Series, history: Series, prompt: Series, other: Series }),
-  /** Running cost with Strata and with no caching (0 until the first priced request); as the agent sent it for proxy sessions, else null. */
+  /** Running cost in USD (rounded to millionths; 0 until the first priced request) with Strata and with no caching; as the agent sent it for proxy sessions, else null. */
   cost: Schema.Struct({ cost: Series, uncached: Series, asSent: Schema.NullOr(Series) })
 })
 export type SessionCharts = typeof SessionCharts.Type
@@ -146,7 +146,7 @@ export const SessionView = Schema.Struct({
   summary: SessionSummary,
   /** How many requests the store keeps a summary of; `omitted` older ones (before summaries were kept) count only in the totals. */
   total: Schema.Number,
-  /** The latest `TABLE_ROWS` of them (all when fewer); `GET .../requests` pages through the rest. */
+  /** The latest `TABLE_ROWS` (50) of them, all when fewer; `GET .../requests?from=&limit=` reads any others. */
   requests: Schema.Array(RequestRow),
   omitted: Schema.Number,
   charts: SessionCharts,
@@ -166,8 +166,8 @@ export const RequestRowPage = Schema.Struct({
 })
 export type RequestRowPage = typeof RequestRowPage.Type
 
-/** Rows a session view carries: the table's first page, the latest requests. */
-export const TABLE_ROWS = 100
+/** Rows a session view carries: the latest requests, more than the page's table shows at first (it reads others as they scroll into view). */
+export const TABLE_ROWS = 50
 /** Bars a chart has at most. */
 export const CHART_BARS = 250
 
@@ -438,6 +438,9 @@ const bucketEnds = (rows: ReadonlyArray<RequestRow>, size: number, value: (r: Re
   return out
 }
 
+/** USD rounded to millionths for a chart (0 for no price yet). */
+const micro = (usd: number | null): number => (usd === null ? 0 : Math.round(usd * 1e6) / 1e6)
+
 /** A session's charts from its rows: at most `bars` bars of `ceil(rows / bars)` requests each. Pure. */
 export const sessionCharts = (rows: ReadonlyArray<RequestRow>, bars = CHART_BARS): SessionCharts => {
   const size = Math.max(1, Math.ceil(rows.length / Math.max(1, bars)))
@@ -457,9 +460,9 @@ export const sessionCharts = (rows: ReadonlyArray<RequestRow>, bars = CHART_BARS
       other: means((r) => r.content.other)
     },
     cost: {
-      cost: ends((r) => r.cumulativeCost ?? 0),
-      uncached: ends((r) => r.cumulativeUncachedCost ?? 0),
-      asSent: rows.some((r) => r.asSentCost !== null) ? ends((r) => r.cumulativeAsSentCost ?? 0) : null
+      cost: ends((r) => micro(r.cumulativeCost)),
+      uncached: ends((r) => micro(r.cumulativeUncachedCost)),
+      asSent: rows.some((r) => r.asSentCost !== null) ? ends((r) => micro(r.cumulativeAsSentCost)) : null
     }
   }
 }
