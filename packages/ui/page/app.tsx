@@ -160,8 +160,11 @@ const RequestsTable = ({ id, view }: { readonly id: string; readonly view: Sessi
   // undefined: scrolled to the bottom (follow the latest); else the region's scrollTop.
   const [scroll, setScroll] = useState<{ readonly top: number | undefined; readonly height: number }>({ top: undefined, height: REGION_PX })
   const latest = useMemo(() => new Map(view.requests.map((r) => [r.index, r])), [view])
-  const [read, setRead] = useState<{ readonly view: SessionView; readonly rows: ReadonlyMap<number, RequestRow> }>({ view, rows: NO_ROWS })
-  const earlier = read.view === view ? read.rows : NO_ROWS
+  // Rows read earlier stay valid across commits (a commit only adds requests), while the
+  // session and its first kept request stay the same.
+  const scope = `${id}\u0000${view.omitted}`
+  const [read, setRead] = useState<{ readonly scope: string; readonly rows: ReadonlyMap<number, RequestRow> }>({ scope, rows: NO_ROWS })
+  const earlier = read.scope === scope ? read.rows : NO_ROWS
   const loading = useRef(new Set<string>())
   const total = view.total
   const top = scroll.top ?? Math.max(0, (total + 1) * ROW_PX - scroll.height)
@@ -197,17 +200,19 @@ const RequestsTable = ({ id, view }: { readonly id: string; readonly view: Sessi
     loading.current.add(key)
     fetch(`${API}sessions/${encodeURIComponent(id)}/requests?from=${view.omitted + from}&limit=${hi + 1 - from}`)
       .then(async (r) => {
+        // A failed read leaves its rows "Loading…" until they scroll into view again.
+        if (!r.ok) return
         // The server's Schema defines this shape; the page trusts its own server.
         const page = (await r.json()) as RequestRowPage
         setRead((prev) => {
-          const rows = new Map(prev.view === view ? prev.rows : NO_ROWS)
+          const rows = new Map(prev.scope === scope ? prev.rows : NO_ROWS)
           for (const row of page.requests) rows.set(row.index, row)
-          return { view, rows }
+          return { scope, rows }
         })
       })
       .catch(() => undefined)
       .finally(() => loading.current.delete(key))
-  }, [id, view, start, end, earlier])
+  }, [id, view, scope, start, end, earlier])
   const shown: Array<JSX.Element> = []
   for (let k = start; k < end; k++) {
     const r = rowAt(k)
