@@ -184,6 +184,9 @@ describe("dashboard endpoints", () => {
     })
     expect(foreign).toBe(403)
     expect((await fetch(new URL("/_strata/api/sessions", server.url), { method: "POST" })).status).toBe(405)
-    for (const path of ["/", "/_strata/assets/app.js", "/_strata/api/sessions"]) expect((await get(path)).text).not.toContain(SECRET)
+    expect((await get("/_strata/assets/boot.js")).type).toMatch(/javascript/)
+    const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const chat = `/_strata/api/sessions/${encodeURIComponent(sessions.find((s) => s.name === "chat")!.id)}`
+    for (const path of ["/", "/_strata/assets/boot.js", "/_strata/assets/app.js", "/_strata/api/sessions", chat, `${chat}/requests`, `${chat}/requests/0`]) expect((await get(path)).text).not.toContain(SECRET)
   })
 })
