@@ -86,6 +86,7 @@ const id = ui.sessionId(key)
 const cold = performance.now()
 await (await fetch(new URL(`/_strata/api/sessions/${encodeURIComponent(id)}`, server.url))).json()
 const coldMs = performance.now() - cold
+const viewBytes = Buffer.byteLength(await (await fetch(new URL(`/_strata/api/sessions/${encodeURIComponent(id)}`, server.url))).text())
 const apiTimes = []
 for (let i = 0; i < RUNS; i++) {
   const t = performance.now()
@@ -147,7 +148,8 @@ console.log(`bench/ui  session of ${REQUESTS} requests, ${RUNS} runs (first page
 console.log(`session record after ${REQUESTS} requests: ${(recordBytes / 1024).toFixed(1)} KiB (totals and the last request's blocks; summaries live with the turns)`)
 console.log(`one commit (record + request summary) at the ${REQUESTS}th request: ${(median(commitBytes.slice(-100)) / 1024).toFixed(1)} KiB; file-store commit time (median of the last 100): ${ms(median(commitTimes.slice(-100)))}`)
 console.log(`GET /_strata/api/sessions/:id cold (reads ${REQUESTS} summaries from the store): ${ms(coldMs)}; cached (median): ${ms(median(apiTimes))}`)
-console.log(`page shows the session (${REQUESTS} requests in 3 charts of at most 250 bars, the latest 100 in the table), wall time from goto (median): ${ms(median(renderTimes))}`)
+console.log(`page shows the session (${REQUESTS} requests: figures, 3 charts of at most 250 bars, the requests table at its latest row), wall time from goto (median): ${ms(median(renderTimes))}`)
+console.log(`  GET /_strata/api/sessions/:id body: ${(viewBytes / 1024).toFixed(1)} KiB`)
 console.log(`  in-page time since navigation start (median): ${ms(median(scriptTimes))}  (target < 1000 ms: ${median(scriptTimes) < 1000 ? "met" : "NOT met"})`)
 console.log(`  renderer main-thread CPU time for it (median): ${ms(median(cpuTimes))}`)
 console.log(`machine: load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`)

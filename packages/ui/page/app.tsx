@@ -5,63 +5,36 @@
  * stream says a session changed. Every string goes through Preact's text nodes, so content
  * (a tool result holding `<script>`) is shown, never run.
  */
-import { render } from "preact"
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
-import type { RequestDetail, RequestRow, SessionSummary, SessionView } from "../src/views.ts"
+import { render, type JSX } from "preact"
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import type { RequestDetail, RequestRow, RequestRowPage, SessionSummary, SessionView } from "../src/views.ts"
 import { Lines, StackedBars } from "./charts.tsx"
 import { BILLING, CONTENT } from "./colors.ts"
 import { percent, time, tokens, usd } from "./format.ts"
+import { API, parseRoute, routePath, type Route } from "./route.ts"
 import "uplot/dist/uPlot.min.css"
 import "./styles.css"
 
-const API = "/_strata/api/"
-
-/** Rows the requests table shows before "Show all". */
-const TABLE_ROWS = 100
-/** Bars a chart draws at most: a longer session's requests are summed into buckets of consecutive requests. */
-const CHART_POINTS = 250
-
-/** Consecutive values per bucket (1: one per request), so a chart stays `CHART_POINTS` wide. */
-const bucketSize = (n: number): number => Math.max(1, Math.ceil(n / CHART_POINTS))
-
-/** Per-bucket means of `values` (a bar is the mean request of its bucket, so its height reads as tokens per request). */
-const bucketMeans = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> => {
-  if (size === 1) return values
-  const out: Array<number> = []
-  for (let i = 0; i < values.length; i += size) {
-    let sum = 0
-    const end = Math.min(values.length, i + size)
-    for (let j = i; j < end; j++) sum += values[j] ?? 0
-    out.push(sum / (end - i))
-  }
-  return out
-}
-
-/** Every `size`-th value and the last (running totals: the bucket's end). */
-const bucketEnds = (values: ReadonlyArray<number>, size: number): ReadonlyArray<number> =>
-  size === 1 ? values : Array.from({ length: Math.ceil(values.length / size) }, (_, b) => values[Math.min(values.length - 1, (b + 1) * size - 1)] ?? 0)
-
-type Route =
-  | { readonly view: "list" }
-  | { readonly view: "session"; readonly id: string }
-  | { readonly view: "request"; readonly id: string; readonly index: number }
-
-const parseRoute = (hash: string): Route => {
-  const m = /^#\/s\/([^/]+)(?:\/r\/(\d+))?$/.exec(hash)
-  if (m === null) return { view: "list" }
-  const id = decodeURIComponent(m[1] ?? "")
-  return m[2] === undefined ? { view: "session", id } : { view: "request", id, index: Number(m[2]) }
-}
 
 const sessionHref = (id: string): string => `#/s/${encodeURIComponent(id)}`
 const requestHref = (id: string, index: number): string => `${sessionHref(id)}/r/${index}`
 
-/** A fetched value, refetched whenever `version` changes. */
-const useJson = <A,>(path: string, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
-  const [state, setState] = useState<{ readonly path: string; readonly data: A | undefined; readonly error: string | undefined }>({ path, data: undefined, error: undefined })
+/**
+ * The first view's JSON: requested by boot.js before the bundle loaded (or now, when it did
+ * not run), so it arrives sooner. Taken once, by the first read of it.
+ */
+const first = routePath(parseRoute(location.hash))
+const early = new Map<string, Promise<Response>>([[first, window.strataEarly?.path === first ? window.strataEarly.response : fetch(API + first)]])
+
+/** A fetched value, refetched whenever `version` changes; no request while `path` is undefined. */
+const useJson = <A,>(path: string | undefined, version: number): { readonly data: A | undefined; readonly error: string | undefined } => {
+  const [state, setState] = useState<{ readonly path: string | undefined; readonly data: A | undefined; readonly error: string | undefined }>({ path, data: undefined, error: undefined })
   useEffect(() => {
+    if (path === undefined) return
     let live = true
-    fetch(API + path)
+    const started = early.get(path)
+    early.delete(path)
+    ;(version === 0 && started !== undefined ? started : fetch(API + path))
       .then(async (r) => {
         const body: unknown = await r.json()
         if (!live) return
@@ -148,40 +121,157 @@ const Blocks = ({ row }: { readonly row: RequestRow }) => (
   </span>
 )
 
+/** A requests-table row's height in CSS pixels: styles.css keeps every row to one line of this height. */
+const ROW_PX = 30
+/** Rows rendered beyond the visible ones, above and below. */
+const OVERSCAN = 10
+/** Rows one read of `GET .../requests` asks for at least. */
+const PAGE_ROWS = 100
+/** The table region's height until it is measured (its CSS max-height, 32rem). */
+const REGION_PX = 512
+
+const NO_ROWS: ReadonlyMap<number, RequestRow> = new Map()
+
+const RequestRowView = ({ id, r, position }: { readonly id: string; readonly r: RequestRow; readonly position: number }) => (
+  <tr data-request={r.index} aria-rowindex={position} class={r.miss === null ? "" : "missed"}>
+    <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
+    <td>{time(r.at)}</td>
+    <td>{r.model}</td>
+    <Num value={r.tokens.read} format={tokens} />
+    <Num value={r.tokens.write5m} format={tokens} />
+    <Num value={r.tokens.write1h} format={tokens} />
+    <Num value={r.tokens.uncached} format={tokens} />
+    <Num value={r.tokens.output} format={tokens} />
+    <Num value={r.cost} format={usd} />
+    <Num value={r.uncachedCost} format={usd} />
+    <td><Blocks row={r} /></td>
+  </tr>
+)
+
+/**
+ * Every request of the session in one scrolling region, oldest first, starting at the
+ * latest (and following new ones while scrolled to the bottom). Only the rows in view
+ * (and `OVERSCAN` either side) are in the DOM: padding stands in for the others, so a
+ * 1,000-request session lays out a few dozen rows. The view carries the latest rows;
+ * earlier ones are read a page at a time as they scroll into view.
+ */
+const RequestsTable = ({ id, view }: { readonly id: string; readonly view: SessionView }) => {
+  const region = useRef<HTMLDivElement>(null)
+  // undefined: scrolled to the bottom (follow the latest); else the region's scrollTop.
+  const [scroll, setScroll] = useState<{ readonly top: number | undefined; readonly height: number }>({ top: undefined, height: REGION_PX })
+  const latest = useMemo(() => new Map(view.requests.map((r) => [r.index, r])), [view])
+  // Rows read earlier stay valid across commits (a commit only adds requests), while the
+  // session and its first kept request stay the same.
+  const scope = `${id}\u0000${view.omitted}`
+  const [read, setRead] = useState<{ readonly scope: string; readonly rows: ReadonlyMap<number, RequestRow> }>({ scope, rows: NO_ROWS })
+  const earlier = read.scope === scope ? read.rows : NO_ROWS
+  const loading = useRef(new Set<string>())
+  const total = view.total
+  const top = scroll.top ?? Math.max(0, (total + 1) * ROW_PX - scroll.height)
+  const start = Math.max(0, Math.min(total, Math.floor(top / ROW_PX) - OVERSCAN))
+  const end = Math.min(total, start + Math.ceil(scroll.height / ROW_PX) + 2 * OVERSCAN)
+  const rowAt = (k: number): RequestRow | undefined => latest.get(view.omitted + k) ?? earlier.get(view.omitted + k)
+  // The region is a reversed flex column (styles.css): it starts scrolled to the bottom and stays
+  // there as rows arrive, with no script reading the layout; its scrollTop runs from minus the
+  // scrollable height (the top) to 0 (the bottom).
+  const onScroll = useCallback(() => {
+    const el = region.current
+    if (el === null) return
+    const fromTop = el.scrollHeight - el.clientHeight + el.scrollTop
+    const atBottom = el.scrollTop >= -2
+    setScroll((s) => {
+      const next = atBottom ? undefined : fromTop
+      return s.top === next && s.height === el.clientHeight ? s : { top: next, height: el.clientHeight }
+    })
+  }, [])
+  // Rows in the window that neither the view nor an earlier read holds: read them.
+  useEffect(() => {
+    let lo = -1
+    let hi = -1
+    for (let k = start; k < end; k++) {
+      if (rowAt(k) !== undefined) continue
+      if (lo < 0) lo = k
+      hi = k
+    }
+    if (lo < 0) return
+    const from = Math.max(0, Math.min(lo, hi + 1 - PAGE_ROWS))
+    const key = `${view.summary.version}:${from}:${hi}`
+    if (loading.current.has(key)) return
+    loading.current.add(key)
+    fetch(`${API}sessions/${encodeURIComponent(id)}/requests?from=${view.omitted + from}&limit=${hi + 1 - from}`)
+      .then(async (r) => {
+        // A failed read leaves its rows "Loading…" until they scroll into view again.
+        if (!r.ok) return
+        // The server's Schema defines this shape; the page trusts its own server.
+        const page = (await r.json()) as RequestRowPage
+        setRead((prev) => {
+          const rows = new Map(prev.scope === scope ? prev.rows : NO_ROWS)
+          for (const row of page.requests) rows.set(row.index, row)
+          return { scope, rows }
+        })
+      })
+      .catch(() => undefined)
+      .finally(() => loading.current.delete(key))
+  }, [id, view, scope, start, end, earlier])
+  const shown: Array<JSX.Element> = []
+  for (let k = start; k < end; k++) {
+    const r = rowAt(k)
+    shown.push(r === undefined
+      ? <tr key={`loading-${k}`} aria-rowindex={k + 2} aria-busy="true"><td colSpan={11} class="muted">Loading request {view.omitted + k}…</td></tr>
+      : <RequestRowView key={r.index} id={id} r={r} position={k + 2} />)
+  }
+  return (
+    <div class="scroll follow" tabIndex={0} role="region" aria-labelledby="requests-heading" ref={region} onScroll={onScroll}>
+      <div style={{ paddingTop: `${start * ROW_PX}px`, paddingBottom: `${(total - end) * ROW_PX}px` }}>
+        <table class="data" id="requests" aria-rowcount={total + 1}>
+          <thead>
+            <tr aria-rowindex={1}>
+              <th scope="col">#</th>
+              <th scope="col">Time (UTC)</th>
+              <th scope="col">Model</th>
+              <th scope="col" class="num">Read</th>
+              <th scope="col" class="num">5m write</th>
+              <th scope="col" class="num">1h write</th>
+              <th scope="col" class="num">Uncached</th>
+              <th scope="col" class="num">Output</th>
+              <th scope="col" class="num">Cost</th>
+              <th scope="col" class="num">No caching</th>
+              <th scope="col">Blocks (tier·breakpoint, * changed)</th>
+            </tr>
+          </thead>
+          <tbody>{shown}</tbody>
+        </table>
+      </div>
+    </div>
+  )
+}
+
 const SessionPage = ({ id, version }: { readonly id: string; readonly version: number }) => {
   const { data, error } = useJson<SessionView>(`sessions/${encodeURIComponent(id)}`, version)
   useEffect(() => {
     if (data !== undefined) document.title = `${data.summary.name} · Strata`
   }, [data])
+  // The server computes the bars (means of consecutive requests) and the running totals; the page draws them.
   const charts = useMemo(() => {
     if (data === undefined) return undefined
-    const rows = data.requests
-    const size = bucketSize(rows.length)
-    const x = bucketEnds(rows.map((r) => r.index), size)
-    const asSent = rows.some((r) => r.asSentCost !== null)
+    const c = data.charts
     return {
-      x,
-      size,
-      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: bucketMeans(rows.map((r) => r.tokens[b.key]), size) })),
-      content: CONTENT.map((c) => ({ label: c.label, color: c.color, values: bucketMeans(rows.map((r) => r.content[c.key]), size) })),
+      billing: BILLING.map((b) => ({ label: b.label, color: b.color, values: c.billing[b.key] })),
+      content: CONTENT.map((k) => ({ label: k.label, color: k.color, values: c.content[k.key] })),
       cost: [
-        { label: "with Strata", color: "#2b6cb0", values: bucketEnds(rows.map((r) => r.cumulativeCost ?? 0), size) },
-        { label: "no caching", color: "#c53030", values: bucketEnds(rows.map((r) => r.cumulativeUncachedCost ?? 0), size) },
-        ...(asSent ? [{ label: "as the agent sent it", color: "#6b46c1", values: bucketEnds(rows.map((r) => r.cumulativeAsSentCost ?? 0), size) }] : [])
+        { label: "with Strata", color: "#2b6cb0", values: c.cost.cost },
+        { label: "no caching", color: "#c53030", values: c.cost.uncached },
+        ...(c.cost.asSent === null ? [] : [{ label: "as the agent sent it", color: "#6b46c1", values: c.cost.asSent }])
       ]
     }
   }, [data])
-  const [showAll, setShowAll] = useState(false)
-  const pick = useCallback((i: number) => {
-    const size = bucketSize(data?.requests.length ?? 0)
-    const row = data?.requests[Math.min((data?.requests.length ?? 1) - 1, (i + 1) * size - 1)]
-    if (row !== undefined) location.hash = requestHref(id, row.index)
+  const pick = useCallback((bar: number) => {
+    const index = data?.charts.x[bar]
+    if (index !== undefined) location.hash = requestHref(id, index)
   }, [data, id])
   if (data === undefined || charts === undefined) return <Status error={error} />
   const s = data.summary
-  const misses = data.requests.filter((r) => r.miss !== null)
-  // A long session's table starts with its latest requests: laying out thousands of rows costs more than the rest of the view.
-  const shown = showAll || data.requests.length <= TABLE_ROWS ? data.requests : data.requests.slice(-TABLE_ROWS)
+  const size = data.charts.bucket
   return (
     <section aria-labelledby="session-heading">
       <nav aria-label="Breadcrumb"><a href="#/">Sessions</a> / {s.name}</nav>
@@ -198,61 +288,20 @@ const SessionPage = ({ id, version }: { readonly id: string; readonly version: n
       {data.warnings.map((w, i) => <p key={i} class="warning" role="note">{w}</p>)}
       {data.omitted > 0 && <p class="muted">The {tokens(data.omitted)} oldest requests are counted in the totals only.</p>}
       <div class="grid">
-        <StackedBars title={`Input tokens per request by billing${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
-        <StackedBars title={`Input tokens per request by content${charts.size > 1 ? ` (mean of ${charts.size} requests per bar)` : ""}`} x={charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
-        <Lines title="Cumulative cost" x={charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
+        <StackedBars title={`Input tokens per request by billing${size > 1 ? ` (mean of ${size} requests per bar)` : ""}`} x={data.charts.x} bands={charts.billing} yLabel="tokens" onPick={pick} />
+        <StackedBars title={`Input tokens per request by content${size > 1 ? ` (mean of ${size} requests per bar)` : ""}`} x={data.charts.x} bands={charts.content} yLabel="tokens" onPick={pick} />
+        <Lines title="Cumulative cost" x={data.charts.x} xLabel="request" lines={charts.cost} yLabel="USD" />
       </div>
-      {misses.length > 0 && (
+      {data.misses.length > 0 && (
         <section aria-labelledby="misses-heading">
           <h2 id="misses-heading">Misses</h2>
           <ul class="misses">
-            {misses.map((r) => <li key={r.index}><a href={requestHref(id, r.index)}>Request {r.index}</a>: {r.miss}</li>)}
+            {data.misses.map((r) => <li key={r.index}><a href={requestHref(id, r.index)}>Request {r.index}</a>: {r.miss}</li>)}
           </ul>
         </section>
       )}
-      <h2>Requests</h2>
-      {shown.length < data.requests.length && (
-        <p>
-          Showing the latest {tokens(shown.length)} of {tokens(data.requests.length)} requests.{" "}
-          <button type="button" onClick={() => setShowAll(true)}>Show all</button>
-        </p>
-      )}
-      <div class="scroll" tabIndex={0} role="region" aria-label="Requests table">
-        <table class="data" id="requests">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Time (UTC)</th>
-              <th scope="col">Model</th>
-              <th scope="col" class="num">Read</th>
-              <th scope="col" class="num">5m write</th>
-              <th scope="col" class="num">1h write</th>
-              <th scope="col" class="num">Uncached</th>
-              <th scope="col" class="num">Output</th>
-              <th scope="col" class="num">Cost</th>
-              <th scope="col" class="num">No caching</th>
-              <th scope="col">Blocks (tier·breakpoint, * changed)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => (
-              <tr key={r.index} data-request={r.index} class={r.miss === null ? "" : "missed"}>
-                <th scope="row"><a href={requestHref(id, r.index)}>{r.index}</a></th>
-                <td class="nowrap">{time(r.at)}</td>
-                <td class="nowrap">{r.model}</td>
-                <Num value={r.tokens.read} format={tokens} />
-                <Num value={r.tokens.write5m} format={tokens} />
-                <Num value={r.tokens.write1h} format={tokens} />
-                <Num value={r.tokens.uncached} format={tokens} />
-                <Num value={r.tokens.output} format={tokens} />
-                <Num value={r.cost} format={usd} />
-                <Num value={r.uncachedCost} format={usd} />
-                <td><Blocks row={r} /></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <h2 id="requests-heading">Requests</h2>
+      <RequestsTable id={id} view={data} />
       {data.ledger.length > 0 && (
         <section aria-labelledby="ledger-heading">
           <h2 id="ledger-heading">Cleared tool results</h2>

@@ -1,5 +1,5 @@
 // Bundles the page (Preact, uPlot, the dashboard and the replay view) with esbuild into
-// dist/page/: app.js/app.css for the server, replay.js/replay.css inlined into replay reports.
+// dist/page/: boot.js, app.js and app.css for the server, replay.js/replay.css inlined into replay reports.
 // Run by `pnpm build`; nothing is fetched at run time.
 import { build } from "esbuild"
 import { fileURLToPath, URL } from "node:url"
@@ -16,6 +16,19 @@ await build({
   platform: "browser",
   jsx: "automatic",
   jsxImportSource: "preact",
+  legalComments: "none",
+  logLevel: "warning"
+})
+// boot.js: a classic script the page loads first (it starts the first view's request).
+await build({
+  absWorkingDir: root,
+  entryPoints: { boot: "page/boot.ts" },
+  outdir: "dist/page",
+  bundle: true,
+  minify: true,
+  format: "iife",
+  target: "es2022",
+  platform: "browser",
   legalComments: "none",
   logLevel: "warning"
 })

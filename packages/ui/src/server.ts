@@ -13,10 +13,12 @@ import { asset } from "./internal/assets.ts"
 import {
   decodeStoredRequests,
   requestDetail,
+  requestRowPage,
   requestRows,
   sessionId,
   sessionRequests,
   sessionView,
+  summaryOf,
   type RequestRow,
   type SessionRequests,
   type SessionSummary
@@ -57,6 +59,7 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Strata dashboard</title>
 <link rel="icon" href="data:,">
+<script src="${DASHBOARD_PREFIX}assets/boot.js"></script>
 <link rel="stylesheet" href="${DASHBOARD_PREFIX}assets/app.css">
 </head>
 <body>
@@ -79,6 +82,9 @@ const send = (res: http.ServerResponse, status: number, type: string, body: stri
 }
 
 const sendJson = (res: http.ServerResponse, status: number, value: unknown): void => send(res, status, "application/json; charset=utf-8", JSON.stringify(value))
+
+/** A query parameter as a whole number: undefined when absent, null when not a whole number. */
+const whole = (value: string | null): number | undefined | null => (value === null ? undefined : /^\d{1,9}$/.test(value) ? Number(value) : null)
 
 const hostName = (header: string | undefined): string => {
   if (header === undefined) return ""
@@ -201,18 +207,18 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
     }
   }
 
-  const api = async (path: string, res: http.ServerResponse): Promise<void> => {
+  const api = async (path: string, query: URLSearchParams, res: http.ServerResponse): Promise<void> => {
     if (path === "sessions") {
       const listed = await list()
       const sessions = await Promise.all(listed.map(async (s) => {
         const entry = await cached(s)
-        entry.summary ??= sessionView(entry.loaded.snapshot, entry.session, [], entry.rows).summary
+        entry.summary ??= summaryOf(entry.loaded.snapshot, entry.session, entry.rows)
         return entry.summary
       }))
       sessions.sort((a, b) => (b.lastAt ?? 0) - (a.lastAt ?? 0) || a.name.localeCompare(b.name))
       return sendJson(res, 200, { store: catalog.describe, sessions })
     }
-    const m = /^sessions\/([^/]+)(?:\/requests\/(\d+))?$/.exec(path)
+    const m = /^sessions\/([^/]+)(\/requests(?:\/(\d+))?)?$/.exec(path)
     if (m === null) return sendJson(res, 404, { error: `No endpoint /_strata/api/${path}` })
     const id = decodeURIComponent(m[1] ?? "")
     const entry = await findSession(id)
@@ -222,8 +228,14 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
       entry.view ??= JSON.stringify(sessionView(loaded.snapshot, entry.session, loaded.warnings, entry.rows))
       return send(res, 200, "application/json; charset=utf-8", entry.view)
     }
-    const detail = requestDetail(loaded.snapshot, entry.session, Number(m[2]), entry.rows)
-    if (detail === undefined) return sendJson(res, 404, { error: `Session ${formatSessionKey(loaded.snapshot.session)} keeps no request ${m[2]}` })
+    if (m[3] === undefined) {
+      const from = whole(query.get("from"))
+      const limit = whole(query.get("limit"))
+      if (from === null || limit === null) return sendJson(res, 400, { error: "from and limit are whole numbers (request indexes and a count)" })
+      return sendJson(res, 200, requestRowPage(entry.rows, entry.session.omitted, from, limit))
+    }
+    const detail = requestDetail(loaded.snapshot, entry.session, Number(m[3]), entry.rows)
+    if (detail === undefined) return sendJson(res, 404, { error: `Session ${formatSessionKey(loaded.snapshot.session)} keeps no request ${m[3]}` })
     return sendJson(res, 200, detail)
   }
 
@@ -241,11 +253,12 @@ export const dashboardHandler = (options: DashboardOptions): DashboardHandler =>
     }
     try {
       if (path === "/" || path === "/index.html") send(res, 200, "text/html; charset=utf-8", PAGE)
+      else if (path === `${DASHBOARD_PREFIX}assets/boot.js`) send(res, 200, "text/javascript; charset=utf-8", asset("boot.js"))
       else if (path === `${DASHBOARD_PREFIX}assets/app.js`) send(res, 200, "text/javascript; charset=utf-8", asset("app.js"))
       else if (path === `${DASHBOARD_PREFIX}assets/app.css`) send(res, 200, "text/css; charset=utf-8", asset("app.css"))
       else if (path === `${DASHBOARD_PREFIX}api/events`) events(req, res)
       else if (path.startsWith(`${DASHBOARD_PREFIX}api/`)) {
-        api(path.slice(`${DASHBOARD_PREFIX}api/`.length), res).catch((error: unknown) => {
+        api(path.slice(`${DASHBOARD_PREFIX}api/`.length), url.searchParams, res).catch((error: unknown) => {
           if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) })
         })
       } else sendJson(res, 404, { error: `No dashboard path ${path}` })

@@ -118,16 +118,58 @@ export const LedgerEntry = Schema.Struct({
 })
 export type LedgerEntry = typeof LedgerEntry.Type
 
+const Series = Schema.Array(Schema.Number)
+
+/**
+ * A session's charts, computed by the server over every request it keeps a summary of:
+ * at most `CHART_BARS` bars, each the mean request of `bucket` consecutive requests (token
+ * series, rounded to whole tokens) or the running total at the bucket's last request (cost
+ * series). `x` holds each bar's last request index.
+ */
+export const SessionCharts = Schema.Struct({
+  /** Requests per bar (1: one bar per request). */
+  bucket: Schema.Number,
+  x: Series,
+  billing: Schema.Struct({ read: Series, write5m: Series, write1h: Series, uncached: Series }),
+  content: Schema.Struct({ system: Series, tools: Series, map: Series, files: Series, history: Series, prompt: Series, other: Series }),
+  /** Running cost in USD (rounded to millionths; 0 until the first priced request) with Strata and with no caching; as the agent sent it for proxy sessions, else null. */
+  cost: Schema.Struct({ cost: Series, uncached: Series, asSent: Schema.NullOr(Series) })
+})
+export type SessionCharts = typeof SessionCharts.Type
+
+/** A request that missed the cache, and why. */
+export const MissRow = Schema.Struct({ index: Schema.Number, miss: Schema.String })
+export type MissRow = typeof MissRow.Type
+
 /** `GET /_strata/api/sessions/:id`. */
 export const SessionView = Schema.Struct({
   summary: SessionSummary,
-  /** Every request the store keeps a summary of; `omitted` older ones (before summaries were kept) count only in the totals. */
+  /** How many requests the store keeps a summary of; `omitted` older ones (before summaries were kept) count only in the totals. */
+  total: Schema.Number,
+  /** The latest `TABLE_ROWS` (50) of them, all when fewer; `GET .../requests?from=&limit=` reads any others. */
   requests: Schema.Array(RequestRow),
   omitted: Schema.Number,
+  charts: SessionCharts,
+  /** Every request that missed, with its explanation. */
+  misses: Schema.Array(MissRow),
   ledger: Schema.Array(LedgerEntry),
   warnings: Schema.Array(Schema.String)
 })
 export type SessionView = typeof SessionView.Type
+
+/** `GET /_strata/api/sessions/:id/requests?from=&limit=`: rows by request index. */
+export const RequestRowPage = Schema.Struct({
+  /** Requests kept in all (indexes run from `omitted` to `omitted + total - 1`). */
+  total: Schema.Number,
+  omitted: Schema.Number,
+  requests: Schema.Array(RequestRow)
+})
+export type RequestRowPage = typeof RequestRowPage.Type
+
+/** Rows a session view carries: the latest requests, more than the page's table shows at first (it reads others as they scroll into view). */
+export const TABLE_ROWS = 50
+/** Bars a chart has at most. */
+export const CHART_BARS = 250
 
 /** A block of a request's detail, with its text when the record kept it. */
 export const BlockDetail = Schema.Struct({
@@ -299,7 +341,8 @@ export const sessionRequests = (snapshot: StateSnapshot, stored: ReadonlyArray<R
   }
 }
 
-const summaryOf = (snapshot: StateSnapshot, session: SessionRequests, rows: ReadonlyArray<RequestRow>): SessionSummary => {
+/** A session's summary from its rows (the list's row; `sessionView` carries it too). Pure. */
+export const summaryOf = (snapshot: StateSnapshot, session: SessionRequests, rows: ReadonlyArray<RequestRow>): SessionSummary => {
   const last = session.requests.at(-1)
   const fromRows = rows.reduce((t, r) => ({ read: t.read + r.tokens.read, prompt: t.prompt + r.tokens.read + r.tokens.write5m + r.tokens.write1h + r.tokens.uncached }), { read: 0, prompt: 0 })
   const totals = session.record?.totals
@@ -368,13 +411,83 @@ export const clearedLedger = (snapshot: StateSnapshot): ReadonlyArray<LedgerEntr
   })
 }
 
-/** The session view: summary, requests with running costs, the cleared ledger. Pure. */
-export const sessionView = (snapshot: StateSnapshot, session: SessionRequests, warnings: ReadonlyArray<string> = [], rows?: ReadonlyArray<RequestRow>): SessionView => {
+/** Per-bucket means of `value` over consecutive `size` rows, rounded to whole numbers. */
+const bucketMeans = (rows: ReadonlyArray<RequestRow>, size: number, value: (r: RequestRow) => number): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  let sum = 0
+  let n = 0
+  for (const r of rows) {
+    sum += value(r)
+    n++
+    if (n === size) {
+      out.push(Math.round(sum / n))
+      sum = 0
+      n = 0
+    }
+  }
+  if (n > 0) out.push(Math.round(sum / n))
+  return out
+}
+
+/** Each bucket's last value (running totals, request indexes). */
+const bucketEnds = (rows: ReadonlyArray<RequestRow>, size: number, value: (r: RequestRow) => number): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  rows.forEach((r, i) => {
+    if ((i + 1) % size === 0 || i === rows.length - 1) out.push(value(r))
+  })
+  return out
+}
+
+/** USD rounded to millionths for a chart (0 for no price yet). */
+const micro = (usd: number | null): number => (usd === null ? 0 : Math.round(usd * 1e6) / 1e6)
+
+/** A session's charts from its rows: at most `bars` bars of `ceil(rows / bars)` requests each. Pure. */
+export const sessionCharts = (rows: ReadonlyArray<RequestRow>, bars = CHART_BARS): SessionCharts => {
+  const size = Math.max(1, Math.ceil(rows.length / Math.max(1, bars)))
+  const means = (value: (r: RequestRow) => number) => bucketMeans(rows, size, value)
+  const ends = (value: (r: RequestRow) => number) => bucketEnds(rows, size, value)
+  return {
+    bucket: size,
+    x: ends((r) => r.index),
+    billing: { read: means((r) => r.tokens.read), write5m: means((r) => r.tokens.write5m), write1h: means((r) => r.tokens.write1h), uncached: means((r) => r.tokens.uncached) },
+    content: {
+      system: means((r) => r.content.system),
+      tools: means((r) => r.content.tools),
+      map: means((r) => r.content.map),
+      files: means((r) => r.content.files),
+      history: means((r) => r.content.history),
+      prompt: means((r) => r.content.prompt),
+      other: means((r) => r.content.other)
+    },
+    cost: {
+      cost: ends((r) => micro(r.cumulativeCost)),
+      uncached: ends((r) => micro(r.cumulativeUncachedCost)),
+      asSent: rows.some((r) => r.asSentCost !== null) ? ends((r) => micro(r.cumulativeAsSentCost)) : null
+    }
+  }
+}
+
+/** Rows `from` (a request index) on, at most `limit`, of a session's rows. Pure. */
+export const requestRowPage = (rows: ReadonlyArray<RequestRow>, omitted: number, from = omitted, limit = rows.length): RequestRowPage => {
+  const start = Math.max(0, from - omitted)
+  return { total: rows.length, omitted, requests: rows.slice(start, start + Math.max(0, limit)) }
+}
+
+/**
+ * The session view: summary, the charts over every request, the latest `tableRows` rows
+ * with running costs, the misses, the cleared ledger. Pure.
+ */
+export const sessionView = (snapshot: StateSnapshot, session: SessionRequests, warnings: ReadonlyArray<string> = [], rows?: ReadonlyArray<RequestRow>, tableRows = TABLE_ROWS): SessionView => {
   const all = rows ?? requestRows(session.requests, session.omitted)
+  const misses: Array<MissRow> = []
+  for (const r of all) if (r.miss !== null) misses.push({ index: r.index, miss: r.miss })
   return {
     summary: summaryOf(snapshot, session, all),
-    requests: all,
+    total: all.length,
+    requests: all.length <= tableRows ? all : all.slice(-tableRows),
     omitted: session.omitted,
+    charts: sessionCharts(all),
+    misses,
     ledger: clearedLedger(snapshot),
     warnings: [...warnings, ...session.warnings]
   }

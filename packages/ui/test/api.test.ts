@@ -7,7 +7,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDirs } from "@strata/test-support"
 import { decodeSessionRecord } from "@strata/core"
-import { decodeStoredRequests, PROXY_REPOSITORY, RequestDetail, serveDashboard, SessionSummary, SessionView, sessionId, type DashboardServer } from "../src/index.ts"
+import { decodeStoredRequests, PROXY_REPOSITORY, RequestDetail, RequestRowPage, serveDashboard, SessionSummary, SessionView, sessionId, type DashboardServer } from "../src/index.ts"
 import { makeRepo, openStore, recordSession, XSS_SCRIPT } from "./sessions.ts"
 
 const dirs = tempDirs("strata-ui-api-")
@@ -83,6 +83,17 @@ describe("dashboard endpoints", () => {
     expect(view.requests.filter((r) => r.miss !== null).map((r) => r.index)).toEqual([3])
     expect(view.requests[3]!.tokens.read).toBe(0)
     expect(view.requests.some((r) => r.blocks.some((b) => b.breakpoint !== null))).toBe(true)
+    // The charts and the misses come computed: one bar per request here, the misses with their reasons.
+    expect(view.total).toBe(6)
+    expect(view.misses).toEqual(view.requests.flatMap((r) => (r.miss === null ? [] : [{ index: r.index, miss: r.miss }])))
+    expect(view.charts.bucket).toBe(1)
+    expect(view.charts.x).toEqual(view.requests.map((r) => r.index))
+    expect(view.charts.billing.read).toEqual(view.requests.map((r) => r.tokens.read))
+    view.charts.cost.cost.forEach((c, i) => expect(c).toBeCloseTo(view.requests[i]!.cumulativeCost ?? 0, 6))
+    // Rows by index, a page at a time.
+    const page2 = Schema.decodeUnknownSync(RequestRowPage)(JSON.parse((await get(`/_strata/api/sessions/${encodeURIComponent(chat.id)}/requests?from=2&limit=3`)).text))
+    expect(page2).toEqual({ total: 6, omitted: 0, requests: view.requests.slice(2, 5) })
+    expect((await get(`/_strata/api/sessions/${encodeURIComponent(chat.id)}/requests?from=two`)).status).toBe(400)
   })
 
   it("reads a record written before summaries moved to the turns, and a proxy session with its as-sent cost", async () => {
@@ -173,6 +184,9 @@ describe("dashboard endpoints", () => {
     })
     expect(foreign).toBe(403)
     expect((await fetch(new URL("/_strata/api/sessions", server.url), { method: "POST" })).status).toBe(405)
-    for (const path of ["/", "/_strata/assets/app.js", "/_strata/api/sessions"]) expect((await get(path)).text).not.toContain(SECRET)
+    expect((await get("/_strata/assets/boot.js")).type).toMatch(/javascript/)
+    const { sessions } = JSON.parse((await get("/_strata/api/sessions")).text) as { sessions: ReadonlyArray<SessionSummary> }
+    const chat = `/_strata/api/sessions/${encodeURIComponent(sessions.find((s) => s.name === "chat")!.id)}`
+    for (const path of ["/", "/_strata/assets/boot.js", "/_strata/assets/app.js", "/_strata/api/sessions", chat, `${chat}/requests`, `${chat}/requests/0`]) expect((await get(path)).text).not.toContain(SECRET)
   })
 })

@@ -34,6 +34,7 @@ beforeAll(async () => {
   await recordSession(root, "review", { turns: 3 })
   const stores = await openStore(root)
   await copyAsProxySession(stores.store, "chat", "agent-proxy")
+  await copyAsProxySession(stores.store, "chat", "long", 90)
   server = await serveDashboard({ ...stores, port: 0, pollMs: 50 })
   ;({ browser, context } = await launch())
 })
@@ -123,6 +124,29 @@ describe("the dashboard in chromium", () => {
     expect(await page.locator("#blocks script, #blocks img").count()).toBe(0)
     await page.screenshot({ path: join(SCREENSHOTS, "request.png"), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
+    expect(errors).toEqual([])
+  })
+
+  it("renders only the rows in view of a long session and reads earlier ones as they scroll in", async () => {
+    const { page, errors } = await watchedPage(context)
+    const { sessions } = await api<{ sessions: ReadonlyArray<SessionSummary> }>("sessions")
+    const long = sessions.find((s) => s.name === "long")!
+    await page.goto(`${server.url}#/s/${encodeURIComponent(long.id)}`)
+    // It starts at the latest request; the first is not in the DOM, nor most of the others.
+    await page.locator('#requests tr[data-request="89"]').waitFor()
+    expect(await page.locator('#requests tr[data-request="0"]').count()).toBe(0)
+    expect(await page.locator("#requests tbody tr").count()).toBeLessThan(50)
+    const view = await api<SessionView>(`sessions/${encodeURIComponent(long.id)}`)
+    expect(view.total).toBe(90)
+    expect(view.requests.at(-1)!.index).toBe(89)
+    expect(view.requests[0]!.index).toBeGreaterThan(0)
+    // Scrolled to the top (the region is a reversed column: its scrollTop is negative upwards), the first rows are read and shown.
+    await page.locator("#requests").evaluate((table) => table.closest(".scroll")?.scrollTo({ top: -1e6 }))
+    await page.locator('#requests tr[data-request="0"]').waitFor()
+    const first = await api<{ requests: ReadonlyArray<SessionView["requests"][number]> }>(`sessions/${encodeURIComponent(long.id)}/requests?from=0&limit=1`)
+    const r = first.requests[0]!
+    expect(await values(page, 'tr[data-request="0"]')).toEqual([r.tokens.read, r.tokens.write5m, r.tokens.write1h, r.tokens.uncached, r.tokens.output, r.cost, r.uncachedCost].map((v) => num(v)))
+    expect(await page.locator('#requests tr[data-request="89"]').count()).toBe(0)
     expect(errors).toEqual([])
   })
 

@@ -83,15 +83,17 @@ export const openStore = async (root: string): Promise<{ readonly store: StateSt
 /**
  * A proxy session (`strata-proxy`, the proxy's own record) whose request summaries are those
  * of session `from`, each with an as-sent usage that reads nothing from the cache: what the
- * proxy commits, without running it.
+ * proxy commits, without running it. `requests`: that many, cycling through the source's.
  */
-export const copyAsProxySession = async (store: StateStore["Service"], from: string, name: string): Promise<void> => {
+export const copyAsProxySession = async (store: StateStore["Service"], from: string, name: string, requests?: number): Promise<void> => {
   const source = (await Effect.runPromise(store.sessions())).find((s) => s.key.name === from)
   if (source === undefined) throw new Error(`no session ${from}`)
   const page = await Effect.runPromise(store.requests(source.key, { from: 1, limit: 1000 }))
   const key = { repository: PROXY_REPOSITORY, name }
-  for (const [i, stored] of page.requests.entries()) {
-    const r = Schema.decodeUnknownSync(RecordedRequest)(stored.request)
+  // `requests`: that many, cycling through the source's (a long session without recording one).
+  const all = Array.from({ length: requests ?? page.requests.length }, (_, i) => page.requests[i % page.requests.length])
+  for (const [i, stored] of all.entries()) {
+    const r = Schema.decodeUnknownSync(RecordedRequest)(stored?.request)
     const u = r.usage ?? { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
     const asSent = { input: u.input + u.cacheRead + u.cacheWrite, cacheRead: 0, cacheWrite: 0, output: u.output }
     await Effect.runPromise(store.commit({ session: key, baseVersion: i, turnId: `${name}-${i}`, append: [], patch: { record: { kind: "strata-proxy-session", id: name } }, request: Schema.encodeSync(RecordedRequest)({ ...r, source: "proxy", asSent }) }))

@@ -10,8 +10,8 @@ const PAGE_DIR_FROM_DIST = new URL("../page/", import.meta.url)
 
 const cache = new Map<string, string>()
 
-/** The bundled asset `name` (`app.js`, `app.css`, `replay.js`, `replay.css`); throws with a fix when the build has not run. */
-export const asset = (name: "app.js" | "app.css" | "replay.js" | "replay.css"): string => {
+/** The bundled asset `name` (`boot.js`, `app.js`, `app.css`, `replay.js`, `replay.css`); throws with a fix when the build has not run. */
+export const asset = (name: "boot.js" | "app.js" | "app.css" | "replay.js" | "replay.css"): string => {
   const hit = cache.get(name)
   if (hit !== undefined) return hit
   for (const dir of [PAGE_DIR, PAGE_DIR_FROM_DIST]) {
