@@ -132,16 +132,15 @@ describe("the engine's turns", () => {
 })
 
 describe("one assembly per turn", () => {
+  /** An engine whose 4,000-token limit a large file passes. */
+  const overLimit = () => ({ model: "test-model", repoRoot: root, maxInputTokens: 4_000, outputReserveTokens: 0, tokenCounter: makeEstimatingCounter("test-model") })
+
   it("a file the inputLimit stage sheds leaves context, and the request is assembled once", async () => {
     writeFileSync(join(root, "huge.txt"), "word ".repeat(6_000))
     let runs = 0
     const counting: Stage = { name: "countRuns", run: (state) => Effect.sync(() => { runs++; return state }) }
     await using e = createContextEngine({
-      model: "test-model",
-      repoRoot: root,
-      maxInputTokens: 4_000,
-      outputReserveTokens: 0,
-      tokenCounter: makeEstimatingCounter("test-model"),
+      ...overLimit(),
       tracker: stubTrackerLayer(),
       layers: [extraStages({ stage: counting, after: "track" })]
     })
@@ -166,11 +165,7 @@ describe("one assembly per turn", () => {
       }
     }
     await using e = createContextEngine({
-      model: "test-model",
-      repoRoot: root,
-      maxInputTokens: 4_000,
-      outputReserveTokens: 0,
-      tokenCounter: makeEstimatingCounter("test-model"),
+      ...overLimit(),
       provider: counting
     })
     await e.addFile("a.ts")
