@@ -1,4 +1,5 @@
-// Cache-aware compaction end to end: core's engine layer (ContextManager + HistoryCompactor)
+// Cache-aware compaction end to end: core's engine layer (the turn API over the session's store,
+// HistoryCompactor)
 // over the real @strata/tiers tracker, the real @strata/symbols index of a repository on
 // disk, the Anthropic placement plugin and its prompt-cache simulator. The compaction
 // report (tokens saved, cached tokens invalidated and rewritten) is checked against what
@@ -9,10 +10,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
   LayoutMode,
-  assembleSession,
+  beginEngineTurn,
   CompactionModel,
+  commitEngineTurn,
   type CompactionResult,
   ContextManager,
+  engineBudget,
+  engineCompact,
   makeCustomCounter,
   makeEngineLayer,
   Tracker
@@ -69,6 +73,7 @@ interface Turn {
 }
 
 const session = (policy: PolicyName, layout: LayoutMode) => {
+  const plugin = AnthropicPlacement({ maxTokens: 1024 })
   const runtime = ManagedRuntime.make(
     makeEngineLayer({
       model: MODEL,
@@ -93,17 +98,17 @@ const session = (policy: PolicyName, layout: LayoutMode) => {
     // cached tier, which is rewritten, and history may piggyback into L3.
     const edited = n % 6 === 0
     if (edited) write("src/log.ts", module("log", "report", `export function edit${n}(): number {\n  return ${n}\n}\n`))
-    const result = await runtime.runPromise(
+    const { turn: begun } = await runtime.runPromise(
       Effect.gen(function* () {
         const manager = yield* ContextManager
         yield* manager.addFile("src/parse.ts")
-        return yield* assembleSession({ prompt: `Turn ${String(n).padStart(3, "0")}: ${words(20, n)}` })
+        return yield* beginEngineTurn({ prompt: `Turn ${String(n).padStart(3, "0")}: ${words(20, n)}` }, plugin)
       })
     )
+    const result = begun.assembly
     const usage = sim.send(result.placed.body, at, { outputTokens: 200 }).usage
     at += 30
-    await runtime.runPromise(result.commit)
-    await runtime.runPromise(ContextManager.use((m) => m.addExchange(result.userText, `Answer ${String(n).padStart(3, "0")}: ${words(50, n)}`)))
+    await runtime.runPromise(commitEngineTurn(begun, { reply: `Answer ${String(n).padStart(3, "0")}: ${words(50, n)}`, usage }, plugin))
     return {
       promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
       cacheRead: usage.cacheRead,
@@ -114,8 +119,8 @@ const session = (policy: PolicyName, layout: LayoutMode) => {
       edited
     }
   }
-  const compact = () => runtime.runPromise(ContextManager.use((m) => m.compactHistoryIfNeeded))
-  const historyTokens = () => runtime.runPromise(ContextManager.use((m) => m.historyTokenCount))
+  const compact = () => runtime.runPromise(engineCompact())
+  const historyTokens = () => runtime.runPromise(Effect.map(engineBudget, (b) => b.historyTokens))
   /** The cached tier of each history entry the tracker holds. */
   const cachedHistory = () =>
     runtime.runPromise(Effect.gen(function* () {

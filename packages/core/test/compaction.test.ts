@@ -20,7 +20,6 @@ import {
   type Message,
   parseDetection,
   Prompts,
-  RepoFiles,
   shouldCompact,
   SUMMARY_ACK,
   SUMMARY_PREFIX,
@@ -32,7 +31,7 @@ import {
   type TrackerSnapshot,
   verbatimStart
 } from "../src/index.ts"
-import { ContextManager } from "../src/effect.ts"
+import { createContextEngine } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 
 // One token per character plus 4 per message: easy to reason about.
@@ -469,7 +468,7 @@ describe("HistoryCompactor: the compaction prompt", () => {
     }))
 })
 
-describe("ContextManager without a HistoryCompactor", () => {
+describe("the engine's compaction without a model", () => {
   it.effect("emergency truncation reports the cache it invalidates too", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "strata-repo-")))
@@ -477,11 +476,12 @@ describe("ContextManager without a HistoryCompactor", () => {
         { key: "symbol:a.ts", tier: "L3", n: 3, hash: "a", tokens: 300 },
         { key: "history:0", tier: "L3", n: 3, hash: "h0", tokens: 107 }
       ])
-      const layer = ContextManager.layer({ compaction: { triggerTokens: 500 } }).pipe(
-        Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), RepoFiles.layer({ root }), tracker.layer))
-      )
       const history = conversation(10)
-      const result = yield* ContextManager.use((m) => Effect.andThen(m.setHistory(history), m.compactHistoryIfNeeded)).pipe(Effect.provide(layer))
+      const result = yield* Effect.promise(async () => {
+        await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, tokenCounter: counter, compaction: { triggerTokens: 500 }, tracker: tracker.layer })
+        await engine.setHistory(history)
+        return await engine.compactHistoryIfNeeded()
+      })
       expect(result).toMatchObject({ compacted: true, kind: "emergency", cacheTokensInvalidated: 407, cacheTokensRewritten: 300 })
       expect(result.history).toEqual(history.slice(16))
       expect(tracker.state.purges).toBe(1)

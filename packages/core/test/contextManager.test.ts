@@ -2,17 +2,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { afterAll, beforeAll, describe, expect, it as vitestIt } from "vitest"
 import {
-  CompactionModel,
+  type ContextEngineOptions,
   ContextManager,
-  HistoryCompactor,
+  createContextEngine,
   InvalidInput,
+  makeEstimatingCounter,
   type Message,
   RepoFiles,
   Tokenizer,
   Tracker,
-  TrackerPersistError,
   type TrackedItem,
   type TrackerSnapshot
 } from "../src/effect.ts"
@@ -27,7 +27,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 /**
  * A stand-in for `@strata/tiers`' tracker (core may not import it): holds items in a
- * map and records purges, which is all the manager and the compactor touch.
+ * map and records purges, which is all the engine's history edits and the compactor touch.
  */
 const stubTracker = (initial: ReadonlyArray<TrackedItem> = []) => {
   const items = new Map(initial.map((i) => [i.key as string, i]))
@@ -83,49 +83,36 @@ const exchanges = (count: number, chars = 100): Array<Message> =>
 const isPaired = (history: ReadonlyArray<Message>): boolean =>
   history.length % 2 === 0 && history.every((m, i) => m.role === (i % 2 === 0 ? "user" : "assistant"))
 
-describe("ContextManager history", () => {
-  it.effect("addMessage appends one message", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addMessage("user", "hello")
-        yield* m.addMessage("assistant", [{ type: "text", text: "hi" }])
-        expect(yield* m.getHistory).toEqual([
-          { role: "user", content: "hello" },
-          { role: "assistant", content: [{ type: "text", text: "hi" }] }
-        ])
-      })))
+/** An engine over a memory store with the estimating counter (the history lives in the store, not the manager). */
+const engineWith = (options: Omit<ContextEngineOptions, "model"> = {}) =>
+  createContextEngine({ model: "gpt-4o", repoRoot: root, tokenCounter: makeEstimatingCounter(), ...options, provider: undefined })
 
-  it.effect("addExchange appends a user/assistant pair", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("question", "answer")
-        expect(yield* m.getHistory).toEqual([
-          { role: "user", content: "question" },
-          { role: "assistant", content: "answer" }
-        ])
-      })))
+describe("the engine's history (in the session's store)", () => {
+  vitestIt("addMessage appends one message; addExchange a user/assistant pair", async () => {
+    await using e = engineWith()
+    await e.addMessage("user", "hello")
+    await e.addMessage("assistant", [{ type: "text", text: "hi" }])
+    await e.addExchange("question", "answer")
+    expect(await e.getHistory()).toEqual([
+      { role: "user", content: "hello" },
+      { role: "assistant", content: [{ type: "text", text: "hi" }] },
+      { role: "user", content: "question" },
+      { role: "assistant", content: "answer" }
+    ])
+  })
 
-  it.effect("getHistory returns a copy: mutating it does not change the manager", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("q", [{ type: "text", text: "a" }])
-        const copy = (yield* m.getHistory) as Array<{ role: string; content: unknown }>
-        copy.push({ role: "user", content: "injected" })
-        copy[0]!.content = "changed"
-        ;(copy[1]!.content as Array<{ text: string }>)[0]!.text = "changed"
-        expect(yield* m.getHistory).toEqual([
-          { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "text", text: "a" }] }
-        ])
-      })))
-
-  it.effect("setHistory replaces the history", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("old", "old")
-        yield* m.setHistory([{ role: "user", content: "new" }])
-        expect(yield* m.getHistory).toEqual([{ role: "user", content: "new" }])
-      })))
+  vitestIt("getHistory returns a copy: mutating it does not change the engine", async () => {
+    await using e = engineWith()
+    await e.addExchange("q", [{ type: "text", text: "a" }])
+    const copy = (await e.getHistory()) as Array<{ role: string; content: unknown }>
+    copy.push({ role: "user", content: "injected" })
+    copy[0]!.content = "changed"
+    ;(copy[1]!.content as Array<{ text: string }>)[0]!.text = "changed"
+    expect(await e.getHistory()).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: [{ type: "text", text: "a" }] }
+    ])
+  })
 
   const malformed: ReadonlyArray<readonly [string, unknown, string]> = [
     ["a bad role", [{ role: "user", content: "ok" }, { role: "robot", content: "x" }], `role is "system", "user", "assistant" or "tool"\n  at [1]`],
@@ -133,77 +120,48 @@ describe("ContextManager history", () => {
     ["a bad content part", [{ role: "user", content: [{ type: "text", text: 3 }] }], `[0]["content"][0]["text"]`],
     ["not an array", { role: "user", content: "x" }, "Expected"]
   ]
-  for (const [name, input, field] of malformed) it.effect(`setHistory with ${name} fails naming ${field} and leaves history unchanged`, () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("keep", "me")
-        const error = yield* Effect.flip(m.setHistory(input))
-        expect(error).toBeInstanceOf(InvalidInput)
-        expect(error.message).toContain(field)
-        expect(yield* m.getHistory).toEqual([
-          { role: "user", content: "keep" },
-          { role: "assistant", content: "me" }
-        ])
-      })))
+  for (const [name, input, field] of malformed) vitestIt(`setHistory with ${name} fails naming ${field} and leaves history unchanged`, async () => {
+    await using e = engineWith()
+    await e.addExchange("keep", "me")
+    const error = await e.setHistory(input).catch((x: unknown) => x)
+    expect(error).toBeInstanceOf(InvalidInput)
+    expect(String((error as InvalidInput).message)).toContain(field)
+    expect(await e.getHistory()).toEqual([
+      { role: "user", content: "keep" },
+      { role: "assistant", content: "me" }
+    ])
+    await e.setHistory([{ role: "user", content: "new" }])
+    expect(await e.getHistory()).toEqual([{ role: "user", content: "new" }])
+  })
 
-  it.effect("addMessage rejects malformed input with InvalidInput", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(m.addMessage("bot" as "user", "x"))
-        expect(error).toBeInstanceOf(InvalidInput)
-        expect(yield* m.getHistory).toEqual([])
-      })))
+  vitestIt("addMessage rejects malformed input with InvalidInput", async () => {
+    await using e = engineWith()
+    await expect(e.addMessage("bot" as "user", "x")).rejects.toBeInstanceOf(InvalidInput)
+    expect(await e.getHistory()).toEqual([])
+  })
 
-  it.effect("clearHistory empties the history and purges tracker history entries", () => {
+  vitestIt("clearHistory empties the history and purges tracker history entries; reregisterHistoryItems only purges", async () => {
     const tracker = stubTracker([
       { key: "history:0", tier: "L3", n: 3, hash: "h0", tokens: 10 },
       { key: "file:a.ts", tier: "L2", n: 6, hash: "f", tokens: 20 }
     ])
-    return run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("q", "a")
-        yield* m.clearHistory
-        expect(yield* m.getHistory).toEqual([])
-        expect(tracker.log.purges).toBe(1)
-        expect([...tracker.items.keys()]).toEqual(["file:a.ts"])
-      }), managerLayer({}, tracker.layer))
+    await using e = engineWith({ tracker: tracker.layer })
+    await e.addExchange("q", "a")
+    await e.reregisterHistoryItems()
+    expect(await e.getHistory()).toHaveLength(2)
+    expect([...tracker.items.keys()]).toEqual(["file:a.ts"])
+    await e.clearHistory()
+    expect(await e.getHistory()).toEqual([])
+    expect(tracker.log.purges).toBe(2)
   })
 
-  it.effect("clearHistory keeps the history when the tracker cannot be saved", () => {
-    const failing = Layer.succeed(Tracker, {
-      current: Effect.die("unused"),
-      commit: () => Effect.void,
-      remove: () => Effect.succeed([]),
-      purgeHistory: Effect.fail(new TrackerPersistError({ path: ".strata/tracker.json", reason: "disk full" }))
-    })
-    return run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("q", "a")
-        const error = yield* Effect.flip(m.clearHistory)
-        expect(error._tag).toBe("TrackerPersistError")
-        expect(yield* m.getHistory).toHaveLength(2)
-      }), managerLayer({}, failing))
+  vitestIt("historyTokenCount is 0 when empty and the counter's count of the history otherwise", async () => {
+    await using e = engineWith()
+    expect(await e.historyTokenCount()).toBe(0)
+    await e.addExchange("hello there", "general kenobi")
+    expect(await e.historyTokenCount()).toBe((await e.getTokenCounter()).countMessages(await e.getHistory()))
+    expect(await e.historyTokenCount()).toBeGreaterThan(0)
   })
-
-  it.effect("reregisterHistoryItems purges tracker history entries but keeps the history", () => {
-    const tracker = stubTracker([{ key: "history:0", tier: "L3", n: 3, hash: "h0", tokens: 10 }])
-    return run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("q", "a")
-        yield* m.reregisterHistoryItems
-        expect(yield* m.getHistory).toHaveLength(2)
-        expect(tracker.items.size).toBe(0)
-      }), managerLayer({}, tracker.layer))
-  })
-
-  it.effect("historyTokenCount is 0 when empty and > 0 for non-empty history", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        expect(yield* m.historyTokenCount).toBe(0)
-        yield* m.addExchange("hello there", "general kenobi")
-        expect(yield* m.historyTokenCount).toBeGreaterThan(0)
-        expect(yield* m.historyTokenCount).toBe(m.counter.countMessages(yield* m.getHistory))
-      })))
 })
 
 describe("ContextManager files", () => {
@@ -236,123 +194,109 @@ describe("ContextManager files", () => {
       })))
 })
 
-describe("ContextManager budget", () => {
-  it.effect("the token budget has the seed's keys, maxHistoryTokens = maxInputTokens / 16, remaining > 0", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("hello", "world")
-        const budget = yield* m.getTokenBudget
-        expect(Object.keys(budget).sort()).toEqual(["historyTokens", "maxHistoryTokens", "maxInputTokens", "needsSummary", "remaining"])
-        expect(budget.maxInputTokens).toBe(160_000)
-        expect(budget.maxHistoryTokens).toBe(10_000)
-        expect(budget.remaining).toBe(10_000 - budget.historyTokens)
-        expect(budget.remaining).toBeGreaterThan(0)
-        expect(budget.needsSummary).toBe(false)
-      }), managerLayer({ maxInputTokens: 160_000 })))
+describe("the engine's budget", () => {
+  vitestIt("the token budget's keys, maxHistoryTokens = maxInputTokens / 16, remaining > 0", async () => {
+    await using e = engineWith({ maxInputTokens: 160_000 })
+    await e.addExchange("hello", "world")
+    const budget = await e.getTokenBudget()
+    expect(Object.keys(budget).sort()).toEqual(["historyTokens", "maxHistoryTokens", "maxInputTokens", "needsSummary", "remaining"])
+    expect(budget.maxInputTokens).toBe(160_000)
+    expect(budget.maxHistoryTokens).toBe(10_000)
+    expect(budget.remaining).toBe(10_000 - budget.historyTokens)
+    expect(budget.remaining).toBeGreaterThan(0)
+    expect(budget.needsSummary).toBe(false)
+  })
 
-  it.effect("shouldCompact is false when compaction is disabled, even over the trigger", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory(exchanges(10))
-        expect(yield* m.shouldCompact).toBe(false)
-        expect((yield* m.getTokenBudget).needsSummary).toBe(false)
-      }), managerLayer({ compaction: { enabled: false, triggerTokens: 10 } })))
+  vitestIt("shouldCompact is false when compaction is disabled, even over the trigger", async () => {
+    await using e = engineWith({ compaction: { enabled: false, triggerTokens: 10 } })
+    await e.setHistory(exchanges(10))
+    expect(await e.shouldCompact()).toBe(false)
+    expect((await e.getTokenBudget()).needsSummary).toBe(false)
+  })
 
-  it.effect("shouldCompact is false below the trigger and true at or above it", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory(exchanges(2))
-        expect(yield* m.shouldCompact).toBe(false)
-        yield* m.setHistory(exchanges(20))
-        expect(yield* m.shouldCompact).toBe(true)
-        expect((yield* m.getTokenBudget).needsSummary).toBe(true)
-      }), managerLayer({ compaction: { triggerTokens: 500 } })))
+  vitestIt("shouldCompact is false below the trigger and true at or above it", async () => {
+    await using e = engineWith({ compaction: { triggerTokens: 500 } })
+    await e.setHistory(exchanges(2))
+    expect(await e.shouldCompact()).toBe(false)
+    await e.setHistory(exchanges(20))
+    expect(await e.shouldCompact()).toBe(true)
+    expect((await e.getTokenBudget()).needsSummary).toBe(true)
+  })
 
-  it.effect("compaction status reports enabled, trigger and percent", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory([{ role: "user", content: "x".repeat(396) }])
-        const status = yield* m.getCompactionStatus
-        expect(status).toEqual({ enabled: true, tokens: 106, threshold: 200, percent: 53 })
-      }), managerLayer({ compaction: { triggerTokens: 200 } })))
+  vitestIt("compaction status reports enabled, trigger and percent", async () => {
+    await using e = engineWith({ compaction: { triggerTokens: 200 } })
+    await e.setHistory([{ role: "user", content: "x".repeat(396) }])
+    expect(await e.getCompactionStatus()).toEqual({ enabled: true, tokens: 106, threshold: 200, percent: 53 })
+  })
 })
 
-describe("ContextManager enforcement", () => {
-  it.effect("emergency truncation reduces the message count and preserves user/assistant pairs", () => {
+describe("the engine's enforcement", () => {
+  vitestIt("emergency truncation reduces the message count and preserves user/assistant pairs", async () => {
     const tracker = stubTracker([{ key: "history:0", tier: "L3", n: 3, hash: "h", tokens: 10 }])
-    return run((m) =>
-      Effect.gen(function* () {
-        const history = exchanges(10)
-        yield* m.setHistory(history)
-        const before = yield* m.historyTokenCount
-        expect(before).toBeGreaterThan(2 * 150)
-        const result = yield* m.emergencyTruncate
-        const after = yield* m.getHistory
-        expect(result.dropped).toBeGreaterThan(0)
-        expect(after.length).toBe(history.length - result.dropped)
-        expect(isPaired(after)).toBe(true)
-        expect(after).toEqual(history.slice(result.dropped))
-        expect(result.tokensAfter).toBeLessThanOrEqual(150)
-        expect(tracker.log.purges).toBe(1)
-      }), managerLayer({ compaction: { triggerTokens: 150 } }, tracker.layer))
+    await using e = engineWith({ compaction: { triggerTokens: 150 }, tracker: tracker.layer })
+    const history = exchanges(10)
+    await e.setHistory(history)
+    expect(await e.historyTokenCount()).toBeGreaterThan(2 * 150)
+    const result = await e.emergencyTruncate()
+    const after = await e.getHistory()
+    expect(result.dropped).toBeGreaterThan(0)
+    expect(after.length).toBe(history.length - result.dropped)
+    expect(isPaired(after)).toBe(true)
+    expect(after).toEqual(history.slice(result.dropped))
+    expect(result.tokensAfter).toBeLessThanOrEqual(150)
+    expect(tracker.log.purges).toBe(1)
   })
 
-  it.effect("emergency truncation does nothing at or under twice the trigger", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory(exchanges(2))
-        const result = yield* m.emergencyTruncate
-        expect(result.dropped).toBe(0)
-        expect(yield* m.getHistory).toHaveLength(4)
-      }), managerLayer({ compaction: { triggerTokens: 150 } })))
+  vitestIt("emergency truncation does nothing at or under twice the trigger", async () => {
+    await using e = engineWith({ compaction: { triggerTokens: 150 } })
+    await e.setHistory(exchanges(2))
+    expect((await e.emergencyTruncate()).dropped).toBe(0)
+    expect(await e.getHistory()).toHaveLength(4)
+  })
 
-  it.effect("without a compactor, compactHistoryIfNeeded falls back to emergency truncation", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory(exchanges(3))
-        const below = yield* m.compactHistoryIfNeeded
-        expect(below.compacted).toBe(false)
-        yield* m.setHistory(exchanges(10))
-        const result = yield* m.compactHistoryIfNeeded
-        expect(result).toMatchObject({ compacted: true, kind: "emergency" })
-        expect(isPaired(yield* m.getHistory)).toBe(true)
-        expect(result.history).toEqual(yield* m.getHistory)
-        expect(result.tokensSaved).toBe(result.tokensBefore - result.tokensAfter)
-      }), managerLayer({ compaction: { triggerTokens: 150 } })))
+  vitestIt("without a model, compactHistoryIfNeeded drops old messages, keeping pairs", async () => {
+    await using e = engineWith({ compaction: { triggerTokens: 150 } })
+    await e.setHistory(exchanges(3))
+    expect((await e.compactHistoryIfNeeded()).compacted).toBe(false)
+    await e.setHistory(exchanges(10))
+    const result = await e.compactHistoryIfNeeded()
+    expect(result.compacted).toBe(true)
+    expect(isPaired(await e.getHistory())).toBe(true)
+    expect(result.history).toEqual(await e.getHistory())
+    expect(result.tokensSaved).toBe(result.tokensBefore - result.tokensAfter)
+  })
 
-  it.effect("with a HistoryCompactor, compaction replaces the history and keeps messages added meanwhile", () => {
-    let during: Effect.Effect<void> = Effect.void
-    const model = Layer.succeed(CompactionModel, {
-      complete: () =>
-        Effect.suspend(() => during).pipe(
-          Effect.as(JSON.stringify({ boundary_index: null, boundary_reason: "", confidence: 0, summary: "We built a parser." }))
-        )
-    })
+  vitestIt("with a compaction model, compaction replaces the history and keeps messages added meanwhile", async () => {
     const tracker = stubTracker([{ key: "history:1", tier: "L2", n: 6, hash: "h", tokens: 40 }])
-    const deps = Layer.mergeAll(Tokenizer.layerEstimate, RepoFiles.layer({ root }), model, tracker.layer)
-    const compactor = HistoryCompactor.layer({
-      config: { triggerTokens: 300, verbatimWindowTokens: 100, minVerbatimExchanges: 1 },
-      prompt: "Find a boundary."
-    }).pipe(Layer.provideMerge(deps))
-    const layer = ContextManager.layer().pipe(Layer.provide(compactor))
-    return run((m) =>
-      Effect.gen(function* () {
-        expect(m.compactionConfig.triggerTokens).toBe(300)
-        yield* m.setHistory(exchanges(8))
-        during = Effect.orDie(m.addExchange("late question", "late answer"))
-        const result = yield* m.compactHistoryIfNeeded
-        expect(result).toMatchObject({ compacted: true, kind: "summarized" })
-        const history = yield* m.getHistory
-        expect(history[0]).toEqual({ role: "user", content: "[History Summary]\nWe built a parser." })
-        expect(history.slice(-2)).toEqual([
-          { role: "user", content: "late question" },
-          { role: "assistant", content: "late answer" }
-        ])
-        expect(result.history).toEqual(history)
-        expect(tracker.log.purges).toBe(1)
-      }), layer)
+    let during: () => Promise<void> = async () => {}
+    await using e = engineWith({
+      compaction: { triggerTokens: 300, verbatimWindowTokens: 100, minVerbatimExchanges: 1 },
+      compactionModel: async () => {
+        await during()
+        return JSON.stringify({ boundary_index: null, boundary_reason: "", confidence: 0, summary: "We built a parser." })
+      },
+      tracker: tracker.layer
+    })
+    await e.setHistory(exchanges(8))
+    during = async () => {
+      during = async () => {}
+      await e.addExchange("late question", "late answer")
+    }
+    const result = await e.compactHistoryIfNeeded()
+    expect(result).toMatchObject({ compacted: true, kind: "summarized" })
+    const history = await e.getHistory()
+    expect(history[0]).toEqual({ role: "user", content: "[History Summary]\nWe built a parser." })
+    expect(history.slice(-2)).toEqual([
+      { role: "user", content: "late question" },
+      { role: "assistant", content: "late answer" }
+    ])
+    expect(result.history).toEqual(history)
+    expect(tracker.items.size).toBe(0)
+    expect(tracker.log.purges).toBe(1)
   })
+})
 
+describe("ContextManager shedding", () => {
   it.effect("shedFilesIfNeeded removes the largest files when over budget, with a warning", () =>
     run((m) =>
       Effect.gen(function* () {
@@ -367,7 +311,7 @@ describe("ContextManager enforcement", () => {
         expect(yield* m.getFiles).toEqual(["mid.txt", "small.txt"])
       }), managerLayer({ maxInputTokens: 2000 })))
 
-  it.effect("shedFilesIfNeeded counts history and is a no-op under budget", () =>
+  it.effect("shedFilesIfNeeded counts the other tokens it is given and is a no-op under budget", () =>
     run((m) =>
       Effect.gen(function* () {
         yield* m.addFile("mid.txt", "m".repeat(2400))
@@ -375,40 +319,34 @@ describe("ContextManager enforcement", () => {
         expect(report.dropped).toEqual([])
         expect(report.warning).toBeUndefined()
         expect(yield* m.getFiles).toEqual(["mid.txt"])
-        yield* m.setHistory(exchanges(10, 400))
-        const over = yield* m.shedFilesIfNeeded(100)
+        const over = yield* m.shedFilesIfNeeded(100 + m.counter.countMessages(exchanges(10, 400)))
         expect(over.dropped.map((f) => f.path)).toEqual(["mid.txt"])
         expect(over.warning).toContain("still")
       }), managerLayer({ maxInputTokens: 2000 })))
 })
 
-describe("ContextManager lifecycle", () => {
-  it.effect("resetSession clears history and purges tracker history, keeping files", () => {
+describe("the engine's session lifecycle", () => {
+  vitestIt("resetSession clears history and purges tracker history, keeping files", async () => {
     const tracker = stubTracker([{ key: "history:0", tier: "L1", n: 9, hash: "h", tokens: 10 }])
-    return run((m) =>
-      Effect.gen(function* () {
-        yield* m.addFile("a.ts")
-        yield* m.addExchange("q", "a")
-        yield* m.resetSession
-        expect(yield* m.getHistory).toEqual([])
-        expect(yield* m.getFiles).toEqual(["a.ts"])
-        expect(tracker.items.size).toBe(0)
-      }), managerLayer({}, tracker.layer))
+    await using e = engineWith({ tracker: tracker.layer })
+    await e.addFile("a.ts")
+    await e.addExchange("q", "a")
+    await e.resetSession()
+    expect(await e.getHistory()).toEqual([])
+    expect(await e.getFiles()).toEqual(["a.ts"])
+    expect(tracker.items.size).toBe(0)
   })
 
-  it.effect("loadSession replaces the history with the stored messages after validating them", () => {
+  vitestIt("loadSession replaces the history with the stored messages after validating them", async () => {
     const tracker = stubTracker([{ key: "history:0", tier: "L1", n: 9, hash: "h", tokens: 10 }])
-    return run((m) =>
-      Effect.gen(function* () {
-        yield* m.addExchange("current", "session")
-        const stored = exchanges(2, 10)
-        expect(yield* m.loadSession(stored)).toBe(4)
-        expect(yield* m.getHistory).toEqual(stored)
-        expect(tracker.log.purges).toBe(1)
-        const error = yield* Effect.flip(m.loadSession([{ role: "user", content: null }]))
-        expect(error._tag).toBe("InvalidInput")
-        expect(yield* m.getHistory).toEqual(stored)
-        expect(tracker.log.purges).toBe(1)
-      }), managerLayer({}, tracker.layer))
+    await using e = engineWith({ tracker: tracker.layer })
+    await e.addExchange("current", "session")
+    const stored = exchanges(2, 10)
+    expect(await e.loadSession(stored)).toBe(4)
+    expect(await e.getHistory()).toEqual(stored)
+    expect(tracker.log.purges).toBe(1)
+    await expect(e.loadSession([{ role: "user", content: null }])).rejects.toBeInstanceOf(InvalidInput)
+    expect(await e.getHistory()).toEqual(stored)
+    expect(tracker.log.purges).toBe(1)
   })
 })

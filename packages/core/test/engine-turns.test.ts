@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect, Schema } from "effect"
 import { extraStages, type Stage } from "../src/effect.ts"
-import { createContextEngine, makeEstimatingCounter, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, type ToolCallPart } from "../src/index.ts"
+import { createContextEngine, makeEstimatingCounter, InvalidInput, StaleTurn, TurnAlreadyCommitted, type Message, type ProviderPlugin, seedPlugin, type ToolCallPart } from "../src/index.ts"
 import { stubSymbolIndex, stubTrackerLayer } from "./pipeline-stubs.ts"
 
 let root: string
@@ -132,16 +132,15 @@ describe("the engine's turns", () => {
 })
 
 describe("one assembly per turn", () => {
+  /** An engine whose 4,000-token limit a large file passes. */
+  const overLimit = () => ({ model: "test-model", repoRoot: root, maxInputTokens: 4_000, outputReserveTokens: 0, tokenCounter: makeEstimatingCounter("test-model") })
+
   it("a file the inputLimit stage sheds leaves context, and the request is assembled once", async () => {
     writeFileSync(join(root, "huge.txt"), "word ".repeat(6_000))
     let runs = 0
     const counting: Stage = { name: "countRuns", run: (state) => Effect.sync(() => { runs++; return state }) }
     await using e = createContextEngine({
-      model: "test-model",
-      repoRoot: root,
-      maxInputTokens: 4_000,
-      outputReserveTokens: 0,
-      tokenCounter: makeEstimatingCounter("test-model"),
+      ...overLimit(),
       tracker: stubTrackerLayer(),
       layers: [extraStages({ stage: counting, after: "track" })]
     })
@@ -153,6 +152,32 @@ describe("one assembly per turn", () => {
     expect(JSON.stringify(turn.request)).not.toContain("word word")
     expect(await e.getFiles()).toEqual(["a.ts"])
     expect(turn.warnings.join("\n")).toContain("huge.txt")
+  })
+
+  it("a flat request (no tracker) sheds by the same rule: the file leaves context, one assembly, one placement", async () => {
+    writeFileSync(join(root, "huge.txt"), "word ".repeat(6_000))
+    let placed = 0
+    const counting: ProviderPlugin<unknown> = {
+      ...seedPlugin,
+      place: (request) => {
+        placed++
+        return seedPlugin.place(request)
+      }
+    }
+    await using e = createContextEngine({
+      ...overLimit(),
+      provider: counting
+    })
+    await e.addFile("a.ts")
+    await e.addFile("huge.txt")
+    const turn = await e.assemble({ prompt: "What is in a.ts?" })
+    expect(turn.mode).toBe("flat")
+    expect(placed).toBe(1)
+    expect(turn.report.leftOut?.files.map((f) => f.path)).toEqual(["huge.txt"])
+    expect(JSON.stringify(turn.request)).not.toContain("word word")
+    expect(JSON.stringify(turn.request)).toContain("export const a = 1")
+    expect(await e.getFiles()).toEqual(["a.ts"])
+    expect(turn.warnings.join("\n")).toMatch(/left out of this request: the files huge\.txt/)
   })
 
   it("assemble and commit decode their input: what commit accepts is what the store keeps", async () => {

@@ -2,24 +2,23 @@
 // message, and every entry point that takes an untrusted history (setHistory, loadSession,
 // assembly input) rejects a broken one with an InvalidInput naming the message and the id,
 // changing nothing. Also: tool parts count as tokens, and the seeds' format renders them.
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { afterAll, beforeAll, describe, expect, it as vitestIt } from "vitest"
 import {
-  ContextManager,
+  createContextEngine,
   decodeAssemblyInput,
   History,
   historyProblems,
   InvalidInput,
   makeCustomCounter,
+  makeEstimatingCounter,
   Message,
   messageText,
   placeSeedFormat,
-  RepoFiles,
-  Tokenizer,
   type ToolCallPart,
   type ToolResultOutput
 } from "../src/effect.ts"
@@ -31,8 +30,7 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-const run = <A, E>(body: (manager: ContextManager["Service"]) => Effect.Effect<A, E>) =>
-  ContextManager.use(body).pipe(Effect.provide(ContextManager.layer({}).pipe(Layer.provide(Layer.mergeAll(Tokenizer.layerEstimate, RepoFiles.layer({ root }))))))
+const engine = () => createContextEngine({ model: "gpt-4o", repoRoot: root, tokenCounter: makeEstimatingCounter() })
 
 const call = (id: string, path = "src/a.ts"): ToolCallPart => ({ type: "tool-call", toolCallId: id, toolName: "read_file", input: { path } })
 const result = (id: string, output: ToolResultOutput = { type: "text", value: "export const a = 1" }) => ({ type: "tool-result" as const, toolCallId: id, toolName: "read_file", output })
@@ -78,29 +76,27 @@ describe("History", () => {
   ]
 
   for (const [name, input, message] of broken) {
-    it.effect(`setHistory rejects ${name} with InvalidInput and keeps the history`, () =>
-      run((m) =>
-        Effect.gen(function* () {
-          yield* m.addExchange("keep", "me")
-          const error = yield* Effect.flip(m.setHistory(input))
-          expect(error).toBeInstanceOf(InvalidInput)
-          expect(error.message).toMatch(message)
-          const loaded = yield* Effect.flip(m.loadSession(input))
-          expect(loaded.message).toMatch(message)
-          expect(yield* m.getHistory).toEqual([{ role: "user", content: "keep" }, { role: "assistant", content: "me" }])
-          const assembly = yield* Effect.flip(decodeAssemblyInput({ model: "gpt-4o", prompt: "go", systemPrompt: "s", history: input }))
-          expect(assembly.message).toMatch(message)
-        })))
+    vitestIt(`setHistory rejects ${name} with InvalidInput and keeps the history`, async () => {
+      await using e = engine()
+      await e.addExchange("keep", "me")
+      const error = await e.setHistory(input).catch((x: unknown) => x)
+      expect(error).toBeInstanceOf(InvalidInput)
+      expect((error as InvalidInput).message).toMatch(message)
+      const loaded = await e.loadSession(input).catch((x: unknown) => x)
+      expect((loaded as InvalidInput).message).toMatch(message)
+      expect(await e.getHistory()).toEqual([{ role: "user", content: "keep" }, { role: "assistant", content: "me" }])
+      const assembly = await Effect.runPromise(Effect.flip(decodeAssemblyInput({ model: "gpt-4o", prompt: "go", systemPrompt: "s", history: input })))
+      expect(assembly.message).toMatch(message)
+    })
   }
 
-  it.effect("setHistory takes a tool session and getHistory returns a copy of it", () =>
-    run((m) =>
-      Effect.gen(function* () {
-        yield* m.setHistory(session)
-        const copy = yield* m.getHistory
-        expect(copy).toEqual(session)
-        expect(copy[1]).not.toBe(session[1])
-      })))
+  vitestIt("setHistory takes a tool session and getHistory returns a copy of it", async () => {
+    await using e = engine()
+    await e.setHistory(session)
+    const copy = await e.getHistory()
+    expect(copy).toEqual(session)
+    expect(copy[1]).not.toBe(session[1])
+  })
 
   /** Random sessions of tool rounds (1-3 parallel calls) and chat turns. */
   const sessionArb = fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 6 }).map((rounds) => {

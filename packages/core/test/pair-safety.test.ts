@@ -1,6 +1,6 @@
 // Pair safety (issue 15): over random agent sessions, nothing that shortens a history
 // separates a tool call from its result: compaction at a topic boundary or with a
-// summary, emergency truncation (the function and the ContextManager's), file shedding
+// summary, emergency truncation (the function and the engine's), file shedding
 // and history budgets, and seed 001's token limit. Each property is checked on the
 // resulting history with `historyProblems`, which names any orphan.
 import { mkdtempSync, rmSync } from "node:fs"
@@ -12,13 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   applyDetection,
   CompactionModel,
-  ContextManager,
+  createContextEngine,
   createContextBuilder,
   emergencyTruncate,
   HistoryCompactor,
   isTurnStart,
   makeCustomCounter,
-  RepoFiles,
   shedFiles,
   FileContext,
   Tokenizer,
@@ -109,31 +108,24 @@ describe("pair safety: compaction (property tests)", () => {
   })
 })
 
-describe("pair safety: the ContextManager's budgets (property tests)", () => {
+describe("pair safety: the engine's budgets (property tests)", () => {
   it("emergency truncation, compaction without a model, file shedding and budgets keep every call with its result", async () => {
     await fc.assert(
       fc.asyncProperty(historyArb, fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 1000, max: 20_000 }), async (history, trigger, limit) => {
-        const layer = ContextManager.layer({ maxInputTokens: limit, compaction: { triggerTokens: trigger } }).pipe(
-          Layer.provide(Layer.mergeAll(Tokenizer.layerFrom(counter), RepoFiles.layer({ root })))
-        )
-        await Effect.runPromise(
-          Effect.gen(function* () {
-            const manager = yield* ContextManager
-            yield* manager.setHistory(history)
-            yield* manager.addFile("big.txt", "x".repeat(limit))
-            // Shedding drops files only: the history is untouched.
-            yield* manager.shedFilesIfNeeded(100)
-            expect(yield* manager.getHistory).toEqual(history)
-            const budget = yield* manager.getTokenBudget
-            expect(budget).toEqual(tokenBudget(counter.countMessages(history), limit, budget.needsSummary))
-            const truncated = yield* manager.emergencyTruncate
-            checkKept(history, truncated.history, history.length - truncated.history.length)
-            yield* manager.setHistory(history)
-            const compacted = yield* manager.compactHistoryIfNeeded
-            checkKept(history, compacted.history, history.length - compacted.history.length)
-            expect(pairingProblems(yield* manager.getHistory)).toEqual([])
-          }).pipe(Effect.provide(layer))
-        )
+        await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, tokenCounter: counter, maxInputTokens: limit, compaction: { triggerTokens: trigger } })
+        await engine.setHistory(history)
+        await engine.addFile("big.txt", "x".repeat(limit))
+        // Shedding drops files only: the history is untouched.
+        await engine.shedFilesIfNeeded(100)
+        expect(await engine.getHistory()).toEqual(history)
+        const budget = await engine.getTokenBudget()
+        expect(budget).toEqual(tokenBudget(counter.countMessages(history), limit, budget.needsSummary))
+        const truncated = await engine.emergencyTruncate()
+        checkKept(history, truncated.history, history.length - truncated.history.length)
+        await engine.setHistory(history)
+        const compacted = await engine.compactHistoryIfNeeded()
+        checkKept(history, compacted.history, history.length - compacted.history.length)
+        expect(pairingProblems(await engine.getHistory())).toEqual([])
       }),
       { numRuns: 60 }
     )

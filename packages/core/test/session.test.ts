@@ -4,20 +4,16 @@ import { join } from "node:path"
 import { Clock, Effect, Layer } from "effect"
 import { describe, expect, it as vitestIt } from "vitest"
 import {
-  ContextManager,
   createContextEngine,
   parseSessionText,
-  RepoFiles,
   SessionNotFound,
   SessionStore,
   SessionStoreMissing,
-  Tokenizer,
   Tracker,
   type TrackerSnapshot
 } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 
-const tmp = (prefix: string) => Effect.promise(() => mkdtemp(join(tmpdir(), prefix)))
 const fixedClock = (ms: number): Clock.Clock => ({
   currentTimeMillisUnsafe: () => ms,
   currentTimeMillis: Effect.succeed(ms),
@@ -159,112 +155,78 @@ const purgeCounter = () => {
   return { layer, log }
 }
 
-describe("ContextManager with a SessionStore", () => {
-  const manager = (root: string, sessions: Layer.Layer<SessionStore> | undefined, tracker?: Layer.Layer<Tracker>) =>
-    ContextManager.layer().pipe(
-      Layer.provide(Layer.mergeAll(
-        Tokenizer.layerEstimate,
-        RepoFiles.layer({ root }),
-        ...(tracker === undefined ? [] : [tracker]),
-        ...(sessions === undefined ? [] : [sessions])
-      ))
-    )
+describe("the engine's JSONL log (a transcript beside the session's store)", () => {
+  vitestIt("records every message, resumes a session and continues in it, and starts a new one on reset", async () => {
+    const root = await mkdtemp(join(tmpdir(), "strata-repo-"))
+    const tracker = purgeCounter()
+    let first: string | undefined
+    {
+      await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: true })
+      expect(await engine.getSessionId()).toBeUndefined()
+      await engine.addMessage("user", "Where is the parser?")
+      await engine.addMessage("assistant", "In src/parse.ts.")
+      await engine.addExchange("Add a test.", [{ type: "text", text: "Added test/parse.test.ts." }])
+      first = await engine.getSessionId()
+    }
+    expect(first).toMatch(/^\d{8}-\d{6}$/)
+    const file = join(root, ".strata", "sessions", `${first!}.jsonl`)
+    expect((await readFile(file, "utf8")).trim().split("\n")).toHaveLength(4)
 
-  it.effect("records every message, resumes a session and continues in it, and starts a new one on reset", () =>
-    Effect.gen(function* () {
-      const root = yield* tmp("strata-repo-")
-      const store = SessionStore.layer(root)
-      const tracker = purgeCounter()
-      const first = yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          expect(yield* m.sessionId).toBeUndefined()
-          yield* m.addMessage("user", "Where is the parser?")
-          yield* m.addMessage("assistant", "In src/parse.ts.")
-          yield* m.addExchange("Add a test.", [{ type: "text", text: "Added test/parse.test.ts." }])
-          return yield* m.sessionId
-        })).pipe(Effect.provide(manager(root, store)))
-      expect(first).toMatch(/^\d{8}-\d{6}$/)
-      const file = join(root, ".strata", "sessions", `${first!}.jsonl`)
-      expect((yield* Effect.promise(() => readFile(file, "utf8"))).trim().split("\n")).toHaveLength(4)
+    // A new process: resume, continue, reset.
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: true, tracker: tracker.layer })
+    await engine.addExchange("unrelated", "question")
+    const other = await engine.getSessionId()
+    const loaded = await engine.resumeSession(first!)
+    expect(loaded).toEqual({
+      id: first,
+      messages: [
+        { role: "user", content: "Where is the parser?" },
+        { role: "assistant", content: "In src/parse.ts." },
+        { role: "user", content: "Add a test." },
+        { role: "assistant", content: [{ type: "text", text: "Added test/parse.test.ts." }] }
+      ],
+      warnings: []
+    })
+    expect(await engine.getHistory()).toEqual(loaded.messages)
+    expect(await engine.getSessionId()).toBe(first)
+    expect(tracker.log.purges).toBe(1)
+    await engine.addExchange("And the lexer?", "Also tested.")
+    expect((await readFile(file, "utf8")).trim().split("\n")).toHaveLength(6)
+    const list = await engine.listSessions()
+    expect(list.map((s) => s.id).sort()).toEqual([first, other].sort())
+    expect(list.find((s) => s.id === first)?.messages).toBe(6)
 
-      // A new process: resume, continue, reset.
-      yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          yield* m.addExchange("unrelated", "question")
-          const other = yield* m.sessionId
-          const loaded = yield* m.resumeSession(first!)
-          expect(loaded).toEqual({
-            id: first,
-            messages: [
-              { role: "user", content: "Where is the parser?" },
-              { role: "assistant", content: "In src/parse.ts." },
-              { role: "user", content: "Add a test." },
-              { role: "assistant", content: [{ type: "text", text: "Added test/parse.test.ts." }] }
-            ],
-            warnings: []
-          })
-          expect(yield* m.getHistory).toEqual(loaded.messages)
-          expect(yield* m.sessionId).toBe(first)
-          expect(tracker.log.purges).toBe(1)
-          yield* m.addExchange("And the lexer?", "Also tested.")
-          expect((yield* Effect.promise(() => readFile(file, "utf8"))).trim().split("\n")).toHaveLength(6)
-          const list = yield* m.listSessions
-          expect(list.map((s) => s.id).sort()).toEqual([first, other].sort())
-          expect(list.find((s) => s.id === first)?.messages).toBe(6)
+    await engine.resetSession()
+    expect(await engine.getHistory()).toEqual([])
+    expect(await engine.getSessionId()).toBeUndefined()
+    await engine.addMessage("user", "fresh start")
+    const next = await engine.getSessionId()
+    expect(next).not.toBe(first)
+    expect(next).not.toBe(other)
+    expect((await engine.listSessions()).map((s) => s.id)).toContain(next)
+  })
 
-          yield* m.resetSession
-          expect(yield* m.getHistory).toEqual([])
-          expect(yield* m.sessionId).toBeUndefined()
-          yield* m.addMessage("user", "fresh start")
-          const next = yield* m.sessionId
-          expect(next).not.toBe(first)
-          expect(next).not.toBe(other)
-          expect((yield* m.listSessions).map((s) => s.id)).toContain(next)
-        })).pipe(Effect.provide(manager(root, store, tracker.layer)))
-    }))
+  vitestIt("without a log, messages stay in the store and the log's operations say how to enable it", async () => {
+    const root = await mkdtemp(join(tmpdir(), "strata-repo-"))
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root })
+    await engine.addExchange("q", "a")
+    expect(await engine.getSessionId()).toBeUndefined()
+    const error = await engine.resumeSession("20260101-000000").catch((x: unknown) => x)
+    expect(error).toBeInstanceOf(SessionStoreMissing)
+    expect((error as SessionStoreMissing).message).toBe('Cannot resume session "20260101-000000": no session store is configured. Create the engine with `sessions: true` (or provide SessionStore.layer(repoRoot)).')
+    await expect(engine.listSessions()).rejects.toBeInstanceOf(SessionStoreMissing)
+    expect(await engine.getHistory()).toHaveLength(2)
+  })
 
-  it.effect("a message that cannot be stored is not added either", () =>
-    Effect.gen(function* () {
-      const root = yield* tmp("strata-repo-")
-      // The sessions directory is a file: every write fails.
-      const blocked = join(root, "blocked")
-      yield* Effect.promise(() => writeFile(blocked, "not a directory"))
-      yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          const error = yield* Effect.flip(m.addExchange("q", "a"))
-          expect(error._tag).toBe("SessionStoreError")
-          expect(error.message).toContain(blocked)
-          expect(yield* m.getHistory).toEqual([])
-        })).pipe(Effect.provide(manager(root, SessionStore.layerDirectory(blocked))))
-    }))
-
-  it.effect("without a store, messages stay in memory and session operations say how to enable them", () =>
-    Effect.gen(function* () {
-      const root = yield* tmp("strata-repo-")
-      yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          yield* m.addExchange("q", "a")
-          expect(yield* m.sessionId).toBeUndefined()
-          const error = yield* Effect.flip(m.resumeSession("20260101-000000"))
-          expect(error).toBeInstanceOf(SessionStoreMissing)
-          expect(error.message).toBe('Cannot resume session "20260101-000000": no session store is configured. Create the engine with `sessions: true` (or provide SessionStore.layer(repoRoot)).')
-          expect((yield* Effect.flip(m.listSessions))._tag).toBe("SessionStoreMissing")
-        })).pipe(Effect.provide(manager(root, undefined)))
-    }))
-
-  it.effect("resuming a session that does not exist changes nothing", () =>
-    Effect.gen(function* () {
-      const root = yield* tmp("strata-repo-")
-      yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          yield* m.addExchange("q", "a")
-          const id = yield* m.sessionId
-          const error = yield* Effect.flip(m.resumeSession("nope"))
-          expect(error).toBeInstanceOf(SessionNotFound)
-          expect(yield* m.getHistory).toHaveLength(2)
-          expect(yield* m.sessionId).toBe(id)
-        })).pipe(Effect.provide(manager(root, SessionStore.layer(root))))
-    }))
+  vitestIt("resuming a session that does not exist changes nothing", async () => {
+    const root = await mkdtemp(join(tmpdir(), "strata-repo-"))
+    await using engine = createContextEngine({ model: "gpt-4o", repoRoot: root, sessions: true })
+    await engine.addExchange("q", "a")
+    const id = await engine.getSessionId()
+    await expect(engine.resumeSession("nope")).rejects.toBeInstanceOf(SessionNotFound)
+    expect(await engine.getHistory()).toHaveLength(2)
+    expect(await engine.getSessionId()).toBe(id)
+  })
 })
 
 describe("createContextEngine({ sessions })", () => {

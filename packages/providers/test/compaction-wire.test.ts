@@ -1,12 +1,11 @@
-// History compaction over the wire: core's HistoryCompactor (and the ContextManager and
-// Promise facade around it) asks the detection model through compactionModelLayer and
+// History compaction over the wire: core's HistoryCompactor (and the Promise facade
+// around it) asks the detection model through compactionModelLayer and
 // the real LlmClient (official Anthropic and OpenAI SDKs) against a scripted 127.0.0.1
 // server speaking the Messages and Chat Completions APIs, streamed and not. Each path
 // (boundary, summary, malformed JSON, missing fields, 429 with retry-after, 500s,
 // timeouts, broken streams, cut answers) is checked by the exact history it leaves.
 import {
   CompactionModel,
-  ContextManager,
   createContextEngine,
   formatDetectionTranscript,
   HistoryCompactor,
@@ -15,7 +14,6 @@ import {
   type Message,
   messageText,
   Prompts,
-  RepoFiles,
   summaryPair,
   Tokenizer,
   Tracker,
@@ -350,7 +348,7 @@ describe.each(["anthropic", "openai"] as const)("compaction through the %s clien
 })
 
 // ---------------------------------------------------------------------------------------
-// The same chain under the ContextManager and the Promise facade, with a tracker.
+// The same chain under the Promise facade (history in the session's store), with a tracker.
 
 /** A tracker stand-in (providers may not import @strata/tiers): fixed items, purges recorded. */
 const stubTracker = (items: ReadonlyArray<TrackedItem>) => {
@@ -388,33 +386,33 @@ const cachedItems: ReadonlyArray<TrackedItem> = [
   ...Array.from({ length: 6 }, (_, i): TrackedItem => ({ key: `history:${i}`, tier: "L3", n: 3, hash: `h${i}`, tokens: 100 }))
 ]
 
-describe("compaction under the ContextManager and the Promise facade", () => {
-  it.effect("ContextManager (anthropic): history replaced, tracker purged, cached tokens reported", () =>
-    Effect.gen(function* () {
-      const s = yield* scripted([{ answer: detection(null, 0, "CI fixed.") }])
-      const tracker = stubTracker(cachedItems)
-      const root = mkdtempSync(join(tmpdir(), "strata-compaction-wire-"))
-      const deps = Layer.mergeAll(
-        Tokenizer.layerFrom(counter),
-        RepoFiles.layer({ root }),
-        tracker.layer,
-        compactionModelLayer(MODEL.anthropic).pipe(Layer.provide(clientLayer("anthropic", s.url, {})), Layer.orDie)
-      )
-      const layer = ContextManager.layer().pipe(Layer.provide(HistoryCompactor.layer({ config, prompt: PROMPT }).pipe(Layer.provideMerge(deps))))
-      yield* ContextManager.use((m) =>
-        Effect.gen(function* () {
-          yield* m.setHistory(history)
-          expect(yield* m.getCompactionStatus).toEqual({ enabled: true, tokens: counter.countMessages(history), threshold: 1000, percent: Math.round(counter.countMessages(history) / 10) })
-          const result = yield* m.compactHistoryIfNeeded
-          expect(yield* m.getHistory).toEqual(summarized("CI fixed."))
-          // L3 held history: all of L3 (symbols and history, 500 + 600) is invalid; L0 stays.
-          expect(result.cacheTokensInvalidated).toBe(1100)
-          // The symbol entry is written again; the history is gone.
-          expect(result.cacheTokensRewritten).toBe(500)
-          expect(tracker.state.purges).toBe(1)
-          expect(yield* m.shouldCompact).toBe(false)
-        })).pipe(Effect.provide(layer))
-    }))
+describe("compaction under the Promise facade", () => {
+  it("engine over its store (anthropic): history replaced, tracker purged, cached tokens reported", async () => {
+    const s = await Effect.runPromise(scripted([{ answer: detection(null, 0, "CI fixed.") }]))
+    const tracker = stubTracker(cachedItems)
+    const root = mkdtempSync(join(tmpdir(), "strata-compaction-wire-"))
+    const prompts = mkdtempSync(join(tmpdir(), "strata-prompts-"))
+    writeFileSync(join(prompts, "compaction.md"), PROMPT)
+    await using engine = createContextEngine({
+      model: "gpt-4o",
+      repoRoot: root,
+      promptsDir: prompts,
+      tokenCounter: counter,
+      compaction: config,
+      tracker: tracker.layer,
+      layers: [compactionModelLayer(MODEL.anthropic).pipe(Layer.provide(clientLayer("anthropic", s.url, {})), Layer.orDie)]
+    })
+    await engine.setHistory(history)
+    expect(await engine.getCompactionStatus()).toEqual({ enabled: true, tokens: counter.countMessages(history), threshold: 1000, percent: Math.round(counter.countMessages(history) / 10) })
+    const result = await engine.compactHistoryIfNeeded()
+    expect(await engine.getHistory()).toEqual(summarized("CI fixed."))
+    // L3 held history: all of L3 (symbols and history, 500 + 600) is invalid; L0 stays.
+    expect(result.cacheTokensInvalidated).toBe(1100)
+    // The symbol entry is written again; the history is gone.
+    expect(result.cacheTokensRewritten).toBe(500)
+    expect(tracker.state.purges).toBe(1)
+    expect(await engine.shouldCompact()).toBe(false)
+  })
 
   it("Promise facade (openai): a prompts folder's compaction.md, a 429 then the answer", async () => {
     const s = await startServer((request, n, res) =>

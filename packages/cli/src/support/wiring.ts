@@ -1,19 +1,18 @@
 /**
- * Composes Strata's packages for one command on one repository: the tokenizer for the
- * model, the stability tracker (@strata/tiers; its state lives in the session's store),
- * the symbol index (@strata/symbols), the provider's placement plugin (@strata/providers),
- * the pipeline and prompts (@strata/core) and the session's `StateStore`; and what the
- * CLI keeps of a request (`.strata/last-request.json`) to simulate the next one's usage.
+ * Composes Strata's packages for one command on one repository: core's engine layer
+ * (`makeEngineLayer`: tokenizer, repository files, prompts, pipeline and request limits)
+ * with the stability tracker (@strata/tiers; its state lives in the session's store), the
+ * symbol index (@strata/symbols), the provider's placement plugin (@strata/providers) and
+ * the session's `StateStore`; and what the CLI keeps of a request
+ * (`.strata/last-request.json`) to simulate the next one's usage.
  */
 import { join } from "node:path"
 import { Effect, Layer, Option, Schema } from "effect"
 import {
-  AssemblySession,
-  Pipeline,
-  Prompts,
+  type EngineServices,
+  makeEngineLayer,
   type PromptPack,
   RepoFiles,
-  requestLimits,
   StateStore,
   SymbolIndex,
   type SymbolIndexError,
@@ -21,7 +20,6 @@ import {
   TrackerState,
   type InvalidInput,
   type PathOutsideRepo,
-  type StageServices,
   type Placement,
   type StateStoreError,
   type Usage,
@@ -64,8 +62,8 @@ export interface EngineOptions {
   readonly promptPack?: PromptPack | undefined
 }
 
-/** Every service a command's work may use. */
-export type CliServices = Tokenizer | SymbolIndex | Placement | AssemblySession | RepoFiles | Prompts | StageServices | TrackerState | StateStore
+/** Every service a command's work may use: the engine's, and what the CLI composes beside them. */
+export type CliServices = EngineServices | SymbolIndex | Placement | TrackerState
 
 export interface Engine {
   /** Fails with `InvalidInput` if the tracker's configuration is malformed, `PathOutsideRepo` if its state file links out of the repository. */
@@ -104,27 +102,26 @@ export const makeEngine = (options: EngineOptions): Effect.Effect<Engine, Symbol
       yield* progress.finish(`Indexed ${map.stats.files} files (${map.stats.parsed} parsed, ${map.stats.reused + map.stats.rehashed} unchanged)`)
       return map
     })
-    const tokenizerLayer = Tokenizer.layer(config.model)
     // The tracker's state is the store's: each turn seeds a tracker from the snapshot.
     const trackerLayer = TrackerLayer.state({ config: { policy: config.policy, cacheTargetTokens: config.budgets.cacheTargetTokens } })
     const layer = Layer.mergeAll(
-      Pipeline.layer,
-      // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
-      requestLimits({
+      makeEngineLayer({
+        model: config.model,
+        repoRoot: root,
+        maxFileBytes: config.budgets.maxFileBytes,
+        // The map budget and input limit: configured ones, or the model's (the pipeline derives them).
         ...(config.budgets.mapTokens === null ? {} : { mapTokens: config.budgets.mapTokens }),
         ...(config.budgets.maxInputTokens === null ? {} : { maxInputTokens: config.budgets.maxInputTokens }),
-        mapRanking: config.map.ranking
+        mapRanking: config.map.ranking,
+        // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.
+        ...(config.prompts === null ? {} : { promptsDir: join(root, config.prompts) }),
+        ...(options.promptPack === undefined ? {} : { prompts: options.promptPack })
       }),
-      // Each turn brings its own session bookkeeping (from the store's snapshot).
-      AssemblySession.layer,
-      tokenizerLayer,
       // A turn switches to its session's recorded legend (another process may have fixed it).
       Layer.succeed(SymbolIndex, index),
       providerPlacementLayer(config.provider),
       trackerLayer,
-      RepoFiles.layer({ root, maxFileBytes: config.budgets.maxFileBytes }),
-      // Prompt files must resolve inside the repository: a link out fails with PathOutsideRepo.
-      Prompts.layer({ dir: config.prompts === null ? undefined : join(root, config.prompts), root, pack: options.promptPack }),
+      // The session's store (or a read-only copy), in place of the engine's memory store.
       options.store
     )
     return { layer, lastMap: index.latest, symbolMap }

@@ -1,5 +1,5 @@
 /**
- * The files in a conversation's context (seed 004 "File Context"). `FileContext` is
+ * The files in a conversation's context (docs/promise-api.md, files). `FileContext` is
  * an immutable value keyed by repo-relative, forward-slash paths; `RepoFiles` is the
  * Effect service that resolves user paths against the repository root and reads files
  * from disk, refusing paths outside the root, binary files and oversize files.

@@ -36,8 +36,8 @@ export interface FlatRequest {
 }
 
 /**
- * Assemble a flat request from the manager's history (or `history`, when the history
- * lives elsewhere, such as a `StateStore`) and files. Files are shed (largest first,
+ * Assemble a flat request from `history` (the session's, from its `StateStore`; none
+ * when omitted) and the manager's files. Files are shed (largest first,
  * removed from context) when the request would pass 90% of the model's input limit; a
  * request still over the limit (with the output reserve) fails with `RequestTooLarge`.
  *
@@ -67,19 +67,19 @@ export const assembleFlatRequest = Effect.fn("ContextManager.assembleFlatRequest
     systemReminder: reminder.text,
     images: input.images
   }
-  // Everything but files and the manager's history; the manager adds those to its estimate.
+  // Everything but the files; the manager adds those to its estimate.
   const otherTokens = manager.counter.countMessages(assembleMessages(base)) + (history === undefined ? 0 : manager.counter.countMessages(history))
   const shed = yield* manager.shedFilesIfNeeded(otherTokens)
   if (shed.warning !== undefined) warnings.push(shed.warning)
-  const state = yield* manager.state
-  const messages = assembleMessages({ ...base, files: state.files.entries(), history: history ?? state.history })
+  const files = yield* manager.files
+  const messages = assembleMessages({ ...base, files: files.entries(), history: history ?? [] })
   const tokens = manager.counter.countMessages(messages)
   // Shedding keeps files out; what remains (history, a large map or prompt) must still fit.
   const limits = resolveRequestLimits(manager.model, { ...(yield* RequestLimits), maxInputTokens: manager.maxInputTokens })
   if (tokens + limits.outputReserveTokens > limits.maxInputTokens) {
     const c = manager.counter
-    const historyTokens = c.countMessages(history ?? state.history)
-    const fileTokens = state.files.countTokens(c)
+    const historyTokens = c.countMessages(history ?? [])
+    const fileTokens = files.countTokens(c)
     const mapTokens = [input.symbolLegend, input.symbolMap, input.fileTree].reduce((n, t) => n + (t === undefined ? 0 : c.count(t)), 0)
     return yield* new RequestTooLarge({
       model: limits.model,

@@ -1,5 +1,5 @@
 /**
- * Token budgets (seed 004 "Token Budget", "Token Budget Enforcement" layer 3) as pure
+ * Token budgets and their enforcement's third layer (docs/promise-api.md, keeping within budget) as pure
  * functions: the budget report, and pre-request shedding that drops the largest files
  * when a request would exceed 90% of the model's input limit.
  */
@@ -13,7 +13,7 @@ export const SHED_THRESHOLD = 0.9
 /** Added to every estimate for framing the counts miss (headers, overheads). */
 export const SHED_MARGIN_TOKENS = 500
 
-/** The seed's budget report. */
+/** The budget report. */
 export interface TokenBudget {
   readonly historyTokens: number
   /** `maxInputTokens / 16`, rounded down. */

@@ -7,7 +7,7 @@
 import { Cause, Effect, Exit, ManagedRuntime, Ref, Result } from "effect"
 import type { ContextBreakdown } from "../breakdown/index.ts"
 import type { CompactionResult, CompactionStatus } from "../compaction/HistoryCompactor.ts"
-import { ContextManager, type SessionState, type ShedReport, type TruncationResult } from "../context/ContextManager.ts"
+import { ContextManager, type EngineState, type ShedReport, type TruncationResult } from "../context/ContextManager.ts"
 import { assembleFlatRequest, type FlatRequest, type FlatRequestInput } from "../context/flatRequest.ts"
 import type { TokenBudget } from "../context/requestBudget.ts"
 import type { NeutralRequest } from "../domain/Block.ts"
@@ -18,7 +18,7 @@ import { Prompts, type PromptText } from "../prompts/Prompts.ts"
 import { seedPlugin, type SeedBody } from "../pipeline/seed/seedPlacement.ts"
 import type { ProviderPlugin } from "../services/Placement.ts"
 import type { SessionKey } from "../services/StateStore.ts"
-import type { LoadedSession, SessionSummary } from "../session/SessionStore.ts"
+import type { LoggedSession, LoggedSessionSummary } from "../session/SessionStore.ts"
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import type { SessionRecord } from "../turn/record.ts"
@@ -34,6 +34,7 @@ import {
   engineCompact,
   engineCompactionStatus,
   engineHistory,
+  engineLoggedSessions,
   enginePurge,
   engineRecord,
   engineReplace,
@@ -298,8 +299,8 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
   shedFilesIfNeeded(otherTokens: number, options?: CallOptions): Promise<ShedReport> {
     return this.run(
       Effect.gen(function* () {
-        const history = yield* engineBudget
-        return yield* (yield* ContextManager).shedFilesIfNeeded(otherTokens + history.historyTokens)
+        const { historyTokens } = yield* engineBudget
+        return yield* (yield* ContextManager).shedFilesIfNeeded(otherTokens + historyTokens)
       }),
       options
     )
@@ -333,13 +334,13 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
    * `SessionNotFound`, `SessionStoreError` or `SessionStoreMissing`. Call
    * `compactHistoryIfNeeded()` afterwards if the session is long.
    */
-  resumeSession(id: string, options?: CallOptions): Promise<LoadedSession> {
+  resumeSession(id: string, options?: CallOptions): Promise<LoggedSession> {
     return this.run(engineResume(id), options)
   }
 
   /** Sessions in the JSONL log, newest first (needs `sessions`). */
-  listSessions(options?: CallOptions): Promise<ReadonlyArray<SessionSummary>> {
-    return this.withManager((m) => m.listSessions, options)
+  listSessions(options?: CallOptions): Promise<ReadonlyArray<LoggedSessionSummary>> {
+    return this.run(engineLoggedSessions, options)
   }
 
   /** The JSONL session new messages are logged to (undefined before the first message, or without `sessions`). */
@@ -357,12 +358,12 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
     return this.run(engineRecord, options)
   }
 
-  /** The current history and files as immutable values. */
-  getState(options?: CallOptions): Promise<SessionState> {
+  /** The stored history and the files in context as immutable values. */
+  getState(options?: CallOptions): Promise<EngineState> {
     return this.run(
       Effect.gen(function* () {
-        const state = yield* (yield* ContextManager).state
-        return { ...state, history: yield* engineHistory }
+        const files = yield* (yield* ContextManager).files
+        return { history: yield* engineHistory, files }
       }),
       options
     )
@@ -416,7 +417,7 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
   }
 
   /**
-   * The session's next request (seed 002): files and prompts from the engine, history,
+   * The session's next request (the tiered pipeline, docs/pipeline.md): files and prompts from the engine, history,
    * tiers and journal from the session's state, the symbol map from `symbols`, the body
    * from `provider` (typed; default the seeds' OpenAI-compatible format). Without a
    * `tracker` the request is flat. Send `turn.request`, then `turn.commit({ reply })`.
@@ -501,7 +502,7 @@ export class ContextEngine<Body = unknown> implements AsyncDisposable {
     }
   }
 
-  /** The seed 003 breakdown JSON of the session's next request, without sending or committing anything. */
+  /** The context breakdown JSON (docs/pipeline.md) of the session's next request, without sending or committing anything. */
   getContextBreakdown(request: EngineTurnRequest = {}, options?: CallOptions): Promise<ContextBreakdown> {
     return this.run(engineBreakdown(request), options)
   }

@@ -1,6 +1,5 @@
 export * from "./layer.ts"
 export * from "./ContextEngine.ts"
-export * from "./fromSession.ts"
 export * from "./session.ts"
 export * from "./requestInput.ts"
 export { DEFAULT_TOOL_ROUNDS, toolOutputOf, type SendContext, type ToolCallContext, type ToolHandler, type ToolLoopOptions, type ToolLoopResult } from "./toolLoop.ts"

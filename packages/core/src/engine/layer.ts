@@ -5,7 +5,7 @@
  * (`@strata/tiers`), a `symbols` index (`@strata/symbols`), a `provider` plugin
  * (`@strata/providers`) and a `store` (`@strata/store`), plus any other layers.
  */
-import { Context, Effect, Layer, Ref, Result, Schema } from "effect"
+import { Context, Effect, Layer, Option, Ref, Result, Schema } from "effect"
 import type { CompactionConfig } from "../compaction/algorithm.ts"
 import { HistoryCompactor } from "../compaction/HistoryCompactor.ts"
 import { compactionModelFromFunction, type CompactionModelFunction } from "../compaction/promiseModel.ts"
@@ -76,6 +76,11 @@ export interface ContextEngineOptions<Body = unknown> {
    * requests. Default: derived from the input limit (`defaultMapTokens`).
    */
   readonly mapTokens?: number | undefined
+  /**
+   * Which blocks a map over its budget keeps: `"references"` (default) the most
+   * referenced files, `"focus"` the files ranked around the files in context.
+   */
+  readonly mapRanking?: "references" | "focus" | undefined
   /** Tokens kept free for the reply when checking a request against the input limit. Default: 8,192 (less for a model with a small output limit or input limit). */
   readonly outputReserveTokens?: number | undefined
   /**
@@ -123,6 +128,7 @@ const EngineOptionsFields = Schema.Struct({
   maxFileBytes: Schema.optional(PositiveInt),
   maxInputTokens: Schema.optional(PositiveInt),
   mapTokens: Schema.optional(PositiveInt),
+  mapRanking: Schema.optional(Schema.Literals(["references", "focus"])),
   outputReserveTokens: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   promptsDir: Schema.optional(NonBlank),
   prompts: Schema.optional(Schema.Literals(PROMPT_PACKS)),
@@ -241,6 +247,20 @@ const sessionLayer = <Body>(options: ContextEngineOptions<Body>, root: string): 
   )
 
 /**
+ * Options with nothing composed in from other packages (no `tracker`, `symbols` or extra
+ * `layers`): the engine's own services, whose failures are known. A caller composing its
+ * own tracker, index or store (the CLI) merges them beside this layer.
+ */
+export interface EngineOwnOptions {
+  readonly tracker?: undefined
+  readonly symbols?: undefined
+  readonly layers?: undefined
+}
+
+/** What building the engine's own services may fail with: malformed options, a prompts folder or store outside the repository, a store that cannot open. */
+export type EngineLayerError = InvalidInput | PathOutsideRepo | StateStoreError
+
+/**
  * Build the engine's Layer. Effect users can provide it directly instead of using the
  * Promise facade.
  *
@@ -255,7 +275,9 @@ const sessionLayer = <Body>(options: ContextEngineOptions<Body>, root: string): 
  * }).pipe(Effect.provide(makeEngineLayer({ model: "gpt-4o", repoRoot: "." })))
  * ```
  */
-export const makeEngineLayer = <Body = unknown>(options: ContextEngineOptions<Body>): Layer.Layer<EngineServices, unknown> => {
+export function makeEngineLayer<Body = unknown>(options: ContextEngineOptions<Body> & EngineOwnOptions): Layer.Layer<EngineServices, EngineLayerError>
+export function makeEngineLayer<Body = unknown>(options: ContextEngineOptions<Body>): Layer.Layer<EngineServices, unknown>
+export function makeEngineLayer<Body = unknown>(options: ContextEngineOptions<Body>): Layer.Layer<EngineServices, unknown> {
   const valid = validateEngineOptions(options)
   if (Result.isFailure(valid)) return Layer.unwrap(Effect.fail(valid.failure))
   const tokenizer = options.tokenCounter === undefined
@@ -273,7 +295,7 @@ export const makeEngineLayer = <Body = unknown>(options: ContextEngineOptions<Bo
     Prompts.layer({ dir: options.promptsDir, root, pack: options.prompts }),
     // The assembly pipeline's default stages; the composed values and extras (stage overrides) come later and win.
     Pipeline.layer,
-    requestLimits({ maxInputTokens: options.maxInputTokens, mapTokens: options.mapTokens, outputReserveTokens: options.outputReserveTokens }),
+    requestLimits({ maxInputTokens: options.maxInputTokens, mapTokens: options.mapTokens, mapRanking: options.mapRanking, outputReserveTokens: options.outputReserveTokens }),
     store,
     sessionLayer(options, root),
     ...sessions,
@@ -286,7 +308,11 @@ export const makeEngineLayer = <Body = unknown>(options: ContextEngineOptions<Bo
     ...(options.tracker !== undefined && options.store !== undefined ? [Layer.succeed(Tracker, inertTracker)] : []),
     ...(options.compactionModel === undefined ? [] : [compactionModelFromFunction(options.compactionModel)])
   )
-  const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provideMerge(base))
+  // The engine's history rewrites purge the tracker once their commit is stored: the
+  // compactor reads the tracker (for the cache impact) but leaves the purge to them.
+  const compactorTracker = Layer.unwrap(Effect.map(Effect.serviceOption(Tracker), (tracker) =>
+    Option.isNone(tracker) ? Layer.empty : Layer.succeed(Tracker, { ...tracker.value, purgeHistory: Effect.succeed([]) })))
+  const compactor = HistoryCompactor.layer({ config: options.compaction ?? {} }).pipe(Layer.provide(compactorTracker), Layer.provideMerge(base))
   return ContextManager.layer({ maxInputTokens: options.maxInputTokens, compaction: options.compaction }).pipe(
     Layer.provideMerge(compactor)
   )

@@ -21,7 +21,7 @@ import { Prompts } from "../prompts/Prompts.ts"
 import type { ProviderPlugin } from "../services/Placement.ts"
 import { StateStore, TurnId, type StateSnapshot } from "../services/StateStore.ts"
 import { Tracker, TrackerState } from "../services/Tracker.ts"
-import { SessionStore } from "../session/SessionStore.ts"
+import { SessionStore, SessionStoreMissing } from "../session/SessionStore.ts"
 import { Tokenizer } from "../tokens/Tokenizer.ts"
 import { appendHistory, rewriteSessionHistory } from "../turn/history.ts"
 import { decodeSessionRecord, type SessionRecord } from "../turn/record.ts"
@@ -139,13 +139,13 @@ const turnInput = Effect.fnUntraced(function* (request: EngineTurnRequest) {
   const prompts = yield* Prompts
   const system = yield* prompts.systemPrompt
   const reminder = yield* prompts.systemReminder
-  const state = yield* manager.state
+  const files = yield* manager.files
   const input: Omit<AssemblyInput, "history"> = {
     model: manager.model,
     prompt: request.prompt ?? "",
     systemPrompt: system.text,
     systemReminder: reminder.text,
-    files: state.files.entries(),
+    files: files.entries(),
     ...(request.images === undefined ? {} : { images: request.images }),
     ...(request.urls === undefined ? {} : { urls: request.urls }),
     ...(request.review === undefined ? {} : { review: request.review }),
@@ -163,32 +163,19 @@ const turnRequest = Effect.fnUntraced(function* (request: EngineTurnRequest, tur
 
 
 /**
- * Begin the session's next turn: load the state and assemble once. Seed 004's
- * pre-request shedding is the `inputLimit` stage's: the files it left out of the request
- * (over 90% of the input limit) also leave context, with its warning, and the request
- * is not assembled again. A flat request (no tracker: no stages) keeps the manager's
- * shedding, which assembles it again when a file leaves.
+ * Begin the session's next turn: load the state and assemble once. Pre-request shedding
+ * (docs/configuration.md) is the pipeline's: the files the `inputLimit` stage (or the flat
+ * request's shedding) left out of this request over 90% of the input limit also leave
+ * context, with its warning; the request is not assembled again.
  */
 export const beginEngineTurn = Effect.fn("ContextEngine.assemble")(function* <Body>(raw: EngineTurnRequest, plugin: ProviderPlugin<Body>) {
   const request: EngineTurnRequest = yield* decodeTurnRequest(raw, "assemble request")
   const session = yield* EngineSession
   const manager = yield* ContextManager
-  const turnId = request.turnId ?? crypto.randomUUID()
-  const first = yield* turnRequest(request, turnId)
-  const turn = yield* beginTurn(first.turn, { plugin, tracker: session.tracker })
-  if (turn.assembly.mode === "tiered") {
-    // The stage already left them out of this request: they leave context for the next ones.
-    for (const file of turn.assembly.report.leftOut?.files ?? []) yield* manager.removeFile(file.path)
-    return { turn, warnings: [...first.warnings, ...turn.warnings, ...turn.assembly.warnings] }
-  }
-  const { categories, totalTokens } = turn.assembly.report
-  // The manager counts its own history, which is empty: the store holds it, so the report's history counts here.
-  const shed = yield* manager.shedFilesIfNeeded(totalTokens - categories.files)
-  const final = shed.dropped.length === 0 ? turn : yield* beginTurn((yield* turnRequest(request, turnId)).turn, { plugin, tracker: session.tracker })
-  return {
-    turn: final,
-    warnings: [...first.warnings, ...final.warnings, ...(shed.warning === undefined ? [] : [shed.warning]), ...final.assembly.warnings]
-  }
+  const { turn: next, warnings } = yield* turnRequest(request, request.turnId ?? crypto.randomUUID())
+  const turn = yield* beginTurn(next, { plugin, tracker: session.tracker })
+  for (const file of turn.assembly.report.leftOut?.files ?? []) yield* manager.removeFile(file.path)
+  return { turn, warnings: [...warnings, ...turn.warnings, ...turn.assembly.warnings] }
 })
 
 /** Commit a turn with what came back: the reply decoded, the usage decoded, conflicts retried. */
@@ -210,7 +197,7 @@ export const commitEngineTurn = Effect.fn("ContextEngine.commit")(function* <Bod
   return committed
 })
 
-/** The seed 003 breakdown of the session's next request, nothing sent or committed. */
+/** The context breakdown (docs/pipeline.md) of the session's next request, nothing sent or committed. */
 export const engineBreakdown = Effect.fn("ContextEngine.getContextBreakdown")(function* (raw: EngineTurnRequest = {}) {
   const request: EngineTurnRequest = yield* decodeTurnRequest(raw, "breakdown request")
   const session = yield* EngineSession
@@ -364,17 +351,20 @@ const truncation = (history: ReadonlyArray<Message>, manager: ContextManager["Se
   return truncationResult(history, tokensBefore, true, { history: next, tokensAfter: counter.countMessages(next), dropped: history.length - next.length })
 }
 
+/** The JSONL log, or `SessionStoreMissing` naming the operation that needs it. */
+const requireLog = (operation: string) =>
+  Effect.flatMap(Effect.serviceOption(SessionStore), (log) =>
+    Option.isSome(log) ? Effect.succeed(log.value) : Effect.fail(new SessionStoreMissing({ operation })))
+
 /** Continue a JSONL-logged session: the stored history becomes its messages (tracker history purged). */
 export const engineResume = Effect.fn("ContextEngine.resumeSession")(function* (id: string) {
   const session = yield* EngineSession
-  const manager = yield* ContextManager
-  const log = yield* Effect.serviceOption(SessionStore)
-  if (Option.isNone(log)) {
-    // The manager says what is missing, with the same error as before.
-    return yield* manager.resumeSession(id)
-  }
-  const loaded = yield* log.value.load(id)
+  const log = yield* requireLog(`resume session "${id}"`)
+  const loaded = yield* log.load(id)
   yield* rewriteSessionHistory(session.key, () => Effect.succeed({ history: loaded.messages, value: undefined }), { purgeTracker: true, tracker: session.tracker, retries: session.historyRetries })
   yield* Ref.set(session.log, loaded.id)
   return loaded
 })
+
+/** The JSONL log's sessions, newest first. */
+export const engineLoggedSessions = Effect.flatMap(requireLog("list sessions"), (log) => log.list)

@@ -37,8 +37,10 @@ import {
 } from "./inputLimit/requestLimits.ts"
 import { seedPlacement } from "./seed/seedPlacement.ts"
 import { selectedFiles } from "./stages/activeFiles.ts"
+import { shedWarning } from "./inputLimit/shedWarning.ts"
+import type { LeftOutItem } from "../breakdown/report.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
-import { initialState, RequestTooLarge, StageError, type AssemblyError, type AssemblyInput, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./base/state.ts"
+import { initialState, RequestTooLarge, StageError, type AssemblyError, type AssemblyInput, type FileContent, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./base/state.ts"
 
 /** One assembled request; `Body` is the provider body's type when the plugin is known (see the turn API). */
 export interface AssemblyResult<Body = unknown> {
@@ -184,19 +186,24 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
     ? undefined
     : { budgetTokens: limits.mapTokens, budget: limits.mapBudget, mapTokens: cut.mapTokens, files: cut.leftOutFiles, fileTokens: cut.leftOutTokens, treeTokens: cut.treeLeftOut ? treeTokens : 0 }
   const warning = mapLeftOut === undefined ? undefined : mapCutWarning(mapLeftOut, limits)
-  const messages = assembleMessages({
-    systemPrompt: input.systemPrompt,
-    symbolLegend: map?.legend,
-    symbolMap,
-    fileTree: cut?.treeLeftOut === true ? undefined : map?.fileTree,
-    urlContext: normalized.urls.map((u) => u.content.text),
-    files,
-    history: input.history ?? [],
-    prompt: input.prompt,
-    systemReminder: input.systemReminder ?? "",
-    images: normalized.images
-  })
-  const tokens = counter.countMessages(messages) - LIST_OVERHEAD_TOKENS
+  const layOut = (kept: ReadonlyArray<FileContent>) => {
+    const messages = assembleMessages({
+      systemPrompt: input.systemPrompt,
+      symbolLegend: map?.legend,
+      symbolMap,
+      fileTree: cut?.treeLeftOut === true ? undefined : map?.fileTree,
+      urlContext: normalized.urls.map((u) => u.content.text),
+      files: kept,
+      history: input.history ?? [],
+      prompt: input.prompt,
+      systemReminder: input.systemReminder ?? "",
+      images: normalized.images
+    })
+    return { messages, tokens: counter.countMessages(messages) - LIST_OVERHEAD_TOKENS }
+  }
+  const laid = layOut(files)
+  const shed = shedFlatFiles(files, laid, layOut, limits, counter)
+  const { messages, tokens } = shed.laid
   const block: LayoutBlock = {
     tier: "active",
     parts: [...toolsPart(countedTools(input.tools, counter)), { name: "flat", messages, tokens, contents: [{ type: "messages", count: messages.length, tokens }], items: [] }]
@@ -204,10 +211,38 @@ const flatState = Effect.fnUntraced(function* (input: AssemblyInput, counter: To
   return {
     ...state,
     blocks: [block],
-    leftOut: { ...state.leftOut, map: mapLeftOut },
-    warnings: warning === undefined ? state.warnings : [...state.warnings, warning]
+    leftOut: { ...state.leftOut, map: mapLeftOut, files: shed.files },
+    warnings: [...state.warnings, ...(warning === undefined ? [] : [warning]), ...(shed.warning === undefined ? [] : [shed.warning])]
   }
 })
+
+/**
+ * The flat request's pre-request shedding, by the `inputLimit` stage's rule
+ * (docs/configuration.md): over the shedding line (with the output reserve), the largest
+ * files leave, until it fits or none is left. Only the flat messages are laid out again.
+ */
+const shedFlatFiles = <L extends { readonly tokens: number }>(
+  files: ReadonlyArray<FileContent>,
+  laid: L,
+  layOut: (kept: ReadonlyArray<FileContent>) => L,
+  limits: ResolvedLimits,
+  counter: TokenCounter
+): { readonly laid: L; readonly files: ReadonlyArray<LeftOutItem>; readonly warning?: string } => {
+  const allowed = limits.shedLimitTokens - limits.outputReserveTokens
+  if (laid.tokens <= allowed) return { laid, files: [] }
+  const largestFirst = files
+    .map((f) => ({ path: f.path, tokens: counter.count(f.content) }))
+    .sort((a, b) => b.tokens - a.tokens || (a.path < b.path ? -1 : 1))
+  const out: Array<LeftOutItem> = []
+  let now = laid
+  for (const file of largestFirst) {
+    if (now.tokens <= allowed) break
+    out.push(file)
+    const gone = new Set(out.map((f) => f.path))
+    now = layOut(files.filter((f) => !gone.has(f.path)))
+  }
+  return { laid: now, files: out, warning: shedWarning(limits, laid.tokens, now.tokens, { files: out, symbols: [], treeTokens: 0 }) }
+}
 
 const summaryOf = (state: AssemblyState, mode: "tiered" | "flat", changes: ReadonlyArray<TierChange>, emptyTiersBefore: number): LayoutSummary => ({
   model: state.input.model,

@@ -24,7 +24,7 @@ export type SessionLine = typeof SessionLine.Type
 export const SessionId = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{1,128}$/))
 export type SessionId = typeof SessionId.Type
 
-export interface SessionSummary {
+export interface LoggedSessionSummary {
   readonly id: string
   readonly messages: number
   readonly bytes: number
@@ -32,7 +32,7 @@ export interface SessionSummary {
   readonly updatedAt: number
 }
 
-export interface LoadedSession {
+export interface LoggedSession {
   readonly id: string
   readonly messages: ReadonlyArray<Message>
   /** Lines that could not be read, and why (a truncated last line, a corrupt line). */
@@ -247,12 +247,12 @@ const makeStore = (root: string, folder: string, createRoot: boolean) => {
         // Warnings are returned, not logged: the caller decides where they go (stdout may be JSON).
         const parsed = parseSessionText(text)
         if (parsed.warnings.length > 0) damagedIds.add(id)
-        return { id, ...parsed } satisfies LoadedSession
+        return { id, ...parsed } satisfies LoggedSession
       }),
     /** Sessions on disk, newest first. */
     list: Effect.gen(function* () {
       const names = yield* listInsideRepo(root, folder).pipe(Effect.mapError(storeError(directory)))
-      const sessions: Array<SessionSummary> = []
+      const sessions: Array<LoggedSessionSummary> = []
       for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
         const relative = join(folder, name)
         const info = yield* statInsideRepo(root, relative).pipe(Effect.mapError(storeError(join(directory, name))))
@@ -260,7 +260,7 @@ const makeStore = (root: string, folder: string, createRoot: boolean) => {
         if (info === undefined || text === undefined) continue
         sessions.push({ id: name.slice(0, -".jsonl".length), messages: parseSessionText(text).messages.length, bytes: info.size, updatedAt: info.mtimeMs })
       }
-      return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id)) as ReadonlyArray<SessionSummary>
+      return sessions.sort((a, b) => b.updatedAt - a.updatedAt || b.id.localeCompare(a.id)) as ReadonlyArray<LoggedSessionSummary>
     })
   }
 }

@@ -561,7 +561,7 @@ export function runTurn<E, R>(
 }
 
 /**
- * The seed 003 breakdown of the session's next request, from the stored state, without
+ * The context breakdown (docs/pipeline.md) of the session's next request, from the stored state, without
  * sending or committing anything. Promotions are the last committed request's.
  *
  * @example
