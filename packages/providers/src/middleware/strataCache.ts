@@ -12,7 +12,7 @@ import { sumUsage, ZERO_USAGE, type Usage } from "@strata/core"
 import { hash } from "node:crypto"
 import type { ModelLimits } from "../models.ts"
 import { cacheHitRate, decodeAiSdkUsage, promptTokens } from "../usage.ts"
-import { isRecord } from "../json.ts"
+import { isRecord } from "../internal/json.ts"
 import { makeCachePlanner, type CachePlan, type CachePlanner, type PlannedMarker } from "./planner.ts"
 import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions, type PromptTool } from "./prompt.ts"
 
