@@ -179,7 +179,7 @@ const runSession = async (session, policy, detector) => {
       totals.usd += result.cost.usd?.total ?? 0
       totals.equivalent += result.cost.inputEquivalentTokens
       compactions.maxHistory = Math.max(compactions.maxHistory, await engine.historyTokenCount())
-      // Post-response compaction, as seed 004's lifecycle runs it.
+      // Post-response compaction, as the engine's turn lifecycle runs it (docs/compaction.md).
       const t0 = performance.now()
       const c = await engine.compactHistoryIfNeeded()
       compactions.ms += performance.now() - t0

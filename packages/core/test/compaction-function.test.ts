@@ -3,14 +3,8 @@
 // and its failures as the compactor's typed error.
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import {
-  CompactionModel,
-  compactionModelFromFunction,
-  CompactionModelError,
-  createContextEngine,
-  SUMMARY_PREFIX,
-  type CompactionPrompt
-} from "../src/index.ts"
+import { CompactionModel, compactionModelFromFunction, CompactionModelError, createContextEngine, type CompactionPrompt } from "../src/index.ts"
+import { SUMMARY_PREFIX } from "../src/compaction/algorithm.ts"
 import { it } from "@strata/test-support"
 
 const SUMMARY = JSON.stringify({ boundary_index: null, boundary_reason: "one topic", confidence: 0.2, summary: "We set up CI; lint passes." })

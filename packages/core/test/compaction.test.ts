@@ -4,33 +4,9 @@ import { join } from "node:path"
 import { Effect, Layer, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect } from "vitest"
-import {
-  applyDetection,
-  BUNDLED_PROMPTS_DIR,
-  CompactionModel,
-  CompactionModelError,
-  type CompactionModelRequest,
-  compactionStatus,
-  DEFAULT_COMPACTION_CONFIG,
-  emergencyTruncate,
-  formatDetectionTranscript,
-  HistoryCompactor,
-  type HistoryCompactorOptions,
-  makeCustomCounter,
-  type Message,
-  parseDetection,
-  Prompts,
-  shouldCompact,
-  SUMMARY_ACK,
-  SUMMARY_PREFIX,
-  summaryPair,
-  Tokenizer,
-  type TrackedItem,
-  Tracker,
-  TrackerPersistError,
-  type TrackerSnapshot,
-  verbatimStart
-} from "../src/index.ts"
+import { applyDetection, BUNDLED_PROMPTS_DIR, CompactionModel, CompactionModelError, type CompactionModelRequest, compactionStatus, DEFAULT_COMPACTION_CONFIG, emergencyTruncate, formatDetectionTranscript, HistoryCompactor, makeCustomCounter, type Message, parseDetection, Prompts, Tokenizer, type TrackedItem, Tracker, TrackerPersistError, type TrackerSnapshot } from "../src/index.ts"
+import { type HistoryCompactorOptions } from "../src/compaction/HistoryCompactor.ts"
+import { shouldCompact, SUMMARY_ACK, SUMMARY_PREFIX, summaryPair, verbatimStart } from "../src/compaction/algorithm.ts"
 import { createContextEngine } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 

@@ -5,28 +5,9 @@
 import { Clock, Effect, Layer, Ref } from "effect"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
-import {
-  assemble,
-  AssemblySession,
-  clearedPlaceholder,
-  ContextEditing,
-  DEFAULT_CONTEXT_EDITING,
-  decodeJournalMemory,
-  encodeJournalMemory,
-  fileAccess,
-  getContextBreakdown,
-  LAYOUT_MODES,
-  LayoutMode,
-  renderTokenBreakdown,
-  toolOutputText,
-  type AssemblyInput,
-  type AssemblyResult,
-  type ContextEditingSettings,
-  type LayoutMode as Mode,
-  type Message,
-  type ToolCallPart,
-  type ToolMessage
-} from "../src/effect.ts"
+import { assemble, AssemblySession, clearedPlaceholder, ContextEditing, DEFAULT_CONTEXT_EDITING, encodeJournalMemory, fileAccess, getContextBreakdown, LAYOUT_MODES, LayoutMode, toolOutputText, type AssemblyInput, type AssemblyResult, type ContextEditingSettings, type LayoutMode as Mode, type Message, type ToolCallPart, type ToolMessage } from "../src/effect.ts"
+import { renderTokenBreakdown } from "../src/hud/index.ts"
+import { decodeJournalMemory } from "../src/pipeline/journal/journalCodec.ts"
 import { charCounter, journalTestLayer, stubTrackerLayer, testLayer } from "./pipeline-stubs.ts"
 import { historyOf, pairingProblems, stepsArb, TOOL_NAMES, type Step } from "./tool-sessions.ts"
 

@@ -4,18 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import {
-  BinaryFile,
-  DEFAULT_MAX_FILE_BYTES,
-  FileContext,
-  FileNotFound,
-  FileTooLarge,
-  InvalidInput,
-  makeEstimatingCounter,
-  makeTokenCounter,
-  normalizeRepoPath,
-  PathOutsideRepo
-} from "../src/index.ts"
+import { BinaryFile, FileContext, FileNotFound, FileTooLarge, InvalidInput, makeEstimatingCounter, makeTokenCounter, normalizeRepoPath, PathOutsideRepo } from "../src/index.ts"
+import { DEFAULT_MAX_FILE_BYTES } from "../src/context/FileContext.ts"
 import { RepoFiles } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 

@@ -1,20 +1,7 @@
 import fc from "fast-check"
 import { describe, expect } from "vitest"
-import {
-  assembleMessages,
-  estimatePromptTokens,
-  FILE_TREE_HEADER,
-  FILES_ACTIVE_HEADER,
-  type FlatAssemblyInput,
-  limitUrls,
-  makeEstimatingCounter,
-  makeTokenCounter,
-  type Message,
-  messageText,
-  REPO_MAP_HEADER,
-  URL_CONTEXT_HEADER,
-  withReminder
-} from "../src/index.ts"
+import { assembleMessages, estimatePromptTokens, FILES_ACTIVE_HEADER, type FlatAssemblyInput, limitUrls, makeEstimatingCounter, makeTokenCounter, type Message, messageText, REPO_MAP_HEADER, withReminder } from "../src/index.ts"
+import { FILE_TREE_HEADER, URL_CONTEXT_HEADER } from "../src/assembly/headers.ts"
 import { it } from "@strata/test-support"
 
 const full: FlatAssemblyInput = {

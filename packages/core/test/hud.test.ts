@@ -1,7 +1,8 @@
 // The terminal HUD: a pure function of the tier report and usage figures.
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { cacheHitShare, formatTokens, MIN_HUD_WIDTH, renderCacheBlocks, renderHud, renderTierChanges, renderTokenBreakdown, type TierReport } from "../src/index.ts"
+import { cacheHitShare, formatTokens, renderCacheBlocks, renderHud, type TierReport } from "../src/index.ts"
+import { MIN_HUD_WIDTH, renderTierChanges, renderTokenBreakdown } from "../src/hud/index.ts"
 
 const tier = (tokens: number, symbols = 0, files = 0, history = 0) => ({ tokens, symbols, files, history, hasTree: false })
 

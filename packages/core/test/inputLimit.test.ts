@@ -5,22 +5,8 @@
 import { Cause, Effect, Exit, Layer, Ref } from "effect"
 import fc from "fast-check"
 import { describe, expect } from "vitest"
-import {
-  assemble,
-  cutMap,
-  defaultMapTokens,
-  getContextBreakdown,
-  LayoutMode,
-  renderLeftOut,
-  requestLimits,
-  REPO_MAP_HEADER,
-  RequestTooLarge,
-  resolveRequestLimits,
-  Tracker,
-  type AssemblyInput,
-  type SymbolIndex,
-  type Message
-} from "../src/effect.ts"
+import { assemble, cutMap, defaultMapTokens, getContextBreakdown, LayoutMode, requestLimits, REPO_MAP_HEADER, RequestTooLarge, resolveRequestLimits, Tracker, type AssemblyInput, type SymbolIndex, type Message } from "../src/effect.ts"
+import { renderLeftOut } from "../src/hud/index.ts"
 import { journalTestLayer, stubSymbolIndex, stubTracker, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
 import { it } from "@strata/test-support"
 

@@ -6,17 +6,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, describe, expect } from "vitest"
-import {
-  keepDamagedCopy,
-  PathOutsideRepo,
-  readInsideRepo,
-  readInsideRepoSync,
-  resolveInsideRepoSync,
-  SessionStore,
-  unsafeNameCharacter,
-  writeInsideRepo,
-  writeInsideRepoSync
-} from "../src/effect.ts"
+import { keepDamagedCopy, PathOutsideRepo, readInsideRepo, readInsideRepoSync, resolveInsideRepoSync, SessionStore, unsafeNameCharacter, writeInsideRepo } from "../src/effect.ts"
+import { writeInsideRepoSync } from "../src/files/insideRepo.ts"
 import { it } from "@strata/test-support"
 
 let base = ""

@@ -5,38 +5,11 @@ import { Effect, Layer, Ref } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
-import {
-  ACK,
-  AdaptiveTtl,
-  assemble,
-  AssemblySession,
-  CacheExpiryMillis,
-  cacheImpactOfJournalRestart,
-  FILE_TREE_CHANGES_HEADER,
-  FILE_TREE_HEADER,
-  FILES_ACTIVE_HEADER,
-  FILES_JOURNAL_HEADER,
-  LayoutPlanStage,
-  MESSAGE_OVERHEAD_TOKENS,
-  JOURNAL_NOTE,
-  REPO_MAP_UPDATES_HEADER,
-  SYMBOL_DIFF_NOTE,
-  SymbolIndex,
-  Tracker,
-  TrackerConflict,
-  type AssemblyInput,
-  type AssemblyServices,
-  type AssemblyResult,
-  type CachedTier,
-  type ItemKey,
-  type JournalMemory,
-  type Message,
-  type RebuildReason,
-  type Tier,
-  type TierChange,
-  type TrackedItem,
-  type TrackerSnapshot
-} from "../src/effect.ts"
+import { ACK, assemble, AssemblySession, FILE_TREE_HEADER, FILES_ACTIVE_HEADER, LayoutPlanStage, SymbolIndex, Tracker, TrackerConflict, type AssemblyInput, type AssemblyServices, type AssemblyResult, type CachedTier, type ItemKey, type JournalMemory, type Message, type RebuildReason, type Tier, type TierChange, type TrackedItem, type TrackerSnapshot } from "../src/effect.ts"
+import { FILE_TREE_CHANGES_HEADER, FILES_JOURNAL_HEADER, JOURNAL_NOTE, REPO_MAP_UPDATES_HEADER, SYMBOL_DIFF_NOTE } from "../src/assembly/headers.ts"
+import { CacheExpiryMillis } from "../src/pipeline/base/providerCache.ts"
+import { AdaptiveTtl, cacheImpactOfJournalRestart } from "../src/pipeline/journal/journalPlan.ts"
+import { MESSAGE_OVERHEAD_TOKENS } from "../src/tokens/TokenCounter.ts"
 import { it } from "@strata/test-support"
 import { charCounter, journalTestLayer, stubSymbolIndex, stubTrackerLayer, testLayer, type StubRepo } from "./pipeline-stubs.ts"
 import { historyOf, pairingProblems, stepArb, type Step } from "./tool-sessions.ts"

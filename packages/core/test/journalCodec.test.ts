@@ -2,17 +2,8 @@
 // same bytes as the session that saved it, and unusable data means a rebuild, never an error.
 import { Effect, Layer, ManagedRuntime, Ref } from "effect"
 import { describe, expect } from "vitest"
-import {
-  AssemblySession,
-  assemble,
-  decodeJournalMemory,
-  encodeJournalMemory,
-  JOURNAL_MEMORY_VERSION,
-  Tracker,
-  type AssemblyInput,
-  type JournalMemory,
-  type Message
-} from "../src/effect.ts"
+import { AssemblySession, assemble, encodeJournalMemory, JOURNAL_MEMORY_VERSION, Tracker, type AssemblyInput, type JournalMemory, type Message } from "../src/effect.ts"
+import { decodeJournalMemory } from "../src/pipeline/journal/journalCodec.ts"
 import { it } from "@strata/test-support"
 import { journalTestLayer, stubSymbolIndex, stubTracker, type StubRepo } from "./pipeline-stubs.ts"
 

@@ -4,16 +4,8 @@ import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import {
-  createContextEngine,
-  DEFAULT_MODEL_LIMITS,
-  encodingForModel,
-  makeEstimatingCounter,
-  modelFacts,
-  modelInfo,
-  normalizeModelId,
-  unknownModelWarning
-} from "../src/index.ts"
+import { createContextEngine, encodingForModel, makeEstimatingCounter, modelFacts, modelInfo, normalizeModelId, unknownModelWarning } from "../src/index.ts"
+import { DEFAULT_MODEL_LIMITS } from "../src/models/modelTable.ts"
 import { assemble, Pipeline, Tokenizer } from "../src/effect.ts"
 import { it } from "@strata/test-support"
 

@@ -1,7 +1,10 @@
 // assembleTieredMessages: the seeds' pure entry point, checked byte for byte against the
 // verified message array of the reference implementation (research §3, seed 002).
 import { describe, expect, it } from "vitest"
-import { assembleTieredMessages, neutralRequest, sectionOf, tieredLayout, toSeedMessage, type SeedMessage } from "../src/index.ts"
+import { assembleTieredMessages, type SeedMessage } from "../src/index.ts"
+import { neutralRequest, sectionOf } from "../src/assembly/parts.ts"
+import { tieredLayout } from "../src/pipeline/seed/seed.ts"
+import { toSeedMessage } from "../src/pipeline/seed/seedPlacement.ts"
 import { charCounter } from "./pipeline-stubs.ts"
 
 const DESC =

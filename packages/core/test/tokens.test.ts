@@ -4,18 +4,8 @@ import { Tiktoken } from "js-tiktoken/lite"
 import cl100k from "js-tiktoken/ranks/cl100k_base"
 import o200k from "js-tiktoken/ranks/o200k_base"
 import { describe, expect } from "vitest"
-import {
-  makeBpeCounter,
-  makeTokenCounterSync,
-  encodingForModel,
-  estimateTokens,
-  makeCustomCounter,
-  makeTokenCounter,
-  modelInfo,
-  Tokenizer,
-  MESSAGE_OVERHEAD_TOKENS,
-  LIST_OVERHEAD_TOKENS
-} from "../src/index.ts"
+import { makeBpeCounter, makeTokenCounterSync, encodingForModel, estimateTokens, makeCustomCounter, makeTokenCounter, modelInfo, Tokenizer } from "../src/index.ts"
+import { MESSAGE_OVERHEAD_TOKENS, LIST_OVERHEAD_TOKENS } from "../src/tokens/TokenCounter.ts"
 import { it } from "@strata/test-support"
 
 describe("encodingForModel", () => {

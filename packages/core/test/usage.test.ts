@@ -2,7 +2,8 @@
 // the request's tokens, so read + write + uncached is the number every command shows.
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { promptTokensOf, usageInPromptTokens } from "../src/index.ts"
+import { usageInPromptTokens } from "../src/index.ts"
+import { promptTokensOf } from "../src/domain/Usage.ts"
 
 describe("usageInPromptTokens", () => {
   it("keeps the split and adds up to the request's tokens", () => {

@@ -2,18 +2,8 @@
 // results kept together, and per-message overhead counted.
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  ChunkType,
-  createContextBuilder,
-  estimateTokens,
-  LIST_OVERHEAD_TOKENS,
-  makeCustomCounter,
-  makeEstimatingCounter,
-  MESSAGE_OVERHEAD_TOKENS,
-  type ContextBuildResult,
-  type MemoryChunkInput,
-  type TokenCounter
-} from "../src/index.ts"
+import { ChunkType, createContextBuilder, estimateTokens, makeCustomCounter, makeEstimatingCounter, type ContextBuildResult, type MemoryChunkInput, type TokenCounter } from "../src/index.ts"
+import { LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS } from "../src/tokens/TokenCounter.ts"
 
 const user = (id: string, text: string): MemoryChunkInput => ({ id, type: ChunkType.AGENT, role: "user", content: text })
 const assistant = (id: string, text: string): MemoryChunkInput => ({ id, type: ChunkType.AGENT, role: "assistant", content: text })

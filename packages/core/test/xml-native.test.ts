@@ -5,19 +5,8 @@
 import { Effect } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  assemble,
-  createContextBuilder,
-  historyProblems,
-  historyToMemory,
-  memoryToHistory,
-  memoryToNativeHistory,
-  SPAWN_SUBAGENT_TOOL,
-  type Message,
-  type MemoryChunkInput,
-  type ToolCallPart,
-  type ToolResultPart
-} from "../src/effect.ts"
+import { assemble, createContextBuilder, historyProblems, historyToMemory, memoryToHistory, memoryToNativeHistory, type Message, type MemoryChunkInput, type ToolCallPart, type ToolResultPart } from "../src/effect.ts"
+import { SPAWN_SUBAGENT_TOOL } from "../src/xml/nativeHistory.ts"
 import { journalTestLayer, stubTrackerLayer } from "./pipeline-stubs.ts"
 import { historyOf, pairingProblems, stepsArb } from "./tool-sessions.ts"
 

@@ -2,25 +2,8 @@
 // fields, grouping, limit handling, team9-shaped input and bad input.
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import {
-  ChunkType,
-  ContextBuilder,
-  ContextBuildResult,
-  createContextBuilder,
-  createTokenizer,
-  decodeMemoryState,
-  estimateTokens,
-  IChunkRenderer,
-  InvalidInput,
-  LIST_OVERHEAD_TOKENS,
-  makeTokenCounter,
-  Message,
-  MESSAGE_OVERHEAD_TOKENS,
-  ContextMessageRole,
-  MemoryChunk,
-  type MemoryChunkInput,
-  type MemoryStateInput
-} from "../src/index.ts"
+import { ChunkType, ContextBuilder, ContextBuildResult, createContextBuilder, createTokenizer, decodeMemoryState, estimateTokens, IChunkRenderer, InvalidInput, makeTokenCounter, Message, ContextMessageRole, MemoryChunk, type MemoryChunkInput, type MemoryStateInput } from "../src/index.ts"
+import { LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS } from "../src/tokens/TokenCounter.ts"
 
 const chunk = (id: string, fields: Omit<MemoryChunkInput, "id">): MemoryChunkInput => ({ id, ...fields })
 const user = (id: string, text: string): MemoryChunkInput => chunk(id, { type: ChunkType.AGENT, role: "user", content: text })

@@ -3,14 +3,14 @@
  * and streaming usage fields, and cost from the dated price table in models.ts.
  * Providers disagree on whether "input" includes cached tokens; here it never does.
  */
-import { sumUsage, Usage, ZERO_USAGE } from "@strata/core"
+import { ZERO_USAGE, type Usage } from "@strata/core"
 import { Schema } from "effect"
 import { lookupModel, ttlSpec, type LookupOptions, type ModelLimits, type ProviderId, type Provenance } from "./models.ts"
 
 /**
  * The neutral usage is core's `Usage` (one schema for the monorepo: `input`, `cacheRead`,
  * `cacheWrite`, `output`, optional `cacheWriteByTtl`; the prompt is the first three).
- * `CacheUsage` is its former name here, kept so existing imports keep working.
+ * Import it from `@strata/core`, with `ZERO_USAGE` and `sumUsage`.
  *
  * @example
  * ```ts
@@ -19,11 +19,6 @@ import { lookupModel, ttlSpec, type LookupOptions, type ModelLimits, type Provid
  * Schema.decodeUnknownSync(Usage)({ input: 12, cacheRead: 4096, cacheWrite: 0, output: 300 })
  * ```
  */
-export const CacheUsage = Usage
-export type CacheUsage = Usage
-
-/** Usage with every count zero (core's `ZERO_USAGE`). */
-export const emptyUsage: Usage = ZERO_USAGE
 
 /** Total prompt tokens: `input + cacheRead + cacheWrite`. */
 export const promptTokens = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite
@@ -33,9 +28,6 @@ export const cacheHitRate = (u: Usage): number => {
   const total = promptTokens(u)
   return total === 0 ? 0 : u.cacheRead / total
 }
-
-/** Sum usages (e.g. over a session): core's `sumUsage`. */
-export const addUsage: (a: Usage, b: Usage) => Usage = sumUsage
 
 // ---------------------------------------------------------------------------------
 // Decoding. Provider responses are external input, so they are read through schemas
@@ -223,7 +215,7 @@ export const foldStreamUsage = (format: UsageFormat, acc: Usage | undefined, eve
       }
       if (event["type"] === "message_delta" && isRecord(event["usage"])) {
         const delta = event["usage"]
-        const prior = acc ?? emptyUsage
+        const prior = acc ?? ZERO_USAGE
         const has = (k: string) => typeof delta[k] === "number"
         const d = decodeAnthropicUsage(delta)
         const merged: Usage = {

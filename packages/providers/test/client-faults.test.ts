@@ -5,7 +5,8 @@
 // with a typed error that says what arrived; a whole JSON completion is decoded and used.
 import { ConfigProvider, Effect, Layer } from "effect"
 import { afterEach, describe, expect } from "vitest"
-import { LlmClient, simpleBody, type LlmClientOptions, type LlmError, type LlmProvider } from "../src/index.ts"
+import { LlmClient, simpleBody, type LlmError, type LlmProvider } from "../src/index.ts"
+import { type LlmClientOptions } from "../src/clients/LlmClient.ts"
 import { it } from "@strata/test-support"
 import { eventStream, json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"
 

@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { backoffMs, DEFAULT_RETRY, isRetryable, nextDelayMs, retryAfterMs, simpleBody, type Failure } from "../src/index.ts"
+import { retryAfterMs, simpleBody, type Failure } from "../src/index.ts"
+import { backoffMs, DEFAULT_RETRY, isRetryable, nextDelayMs } from "../src/clients/retry.ts"
 
 const http = (status: number, extra: Partial<Failure> = {}): Failure => ({ kind: "http", status, detail: "x", ...extra })
 

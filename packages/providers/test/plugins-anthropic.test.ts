@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import { Placement, type NeutralRequest } from "@strata/core"
 import { describe, expect } from "vitest"
-import { AnthropicPlacement, defaultMaxTokens, NON_STREAMING_MAX_TOKENS, placeAnthropic, serializeBody, type AnthropicBody, type ToolDefinition } from "../src/index.ts"
+import { AnthropicPlacement, defaultMaxTokens, placeAnthropic, serializeBody, type AnthropicBody, type ToolDefinition } from "../src/index.ts"
+import { NON_STREAMING_MAX_TOKENS } from "../src/plugins/anthropic.ts"
 import { bigRequest, seedRequest, textOf } from "./plugins-fixtures.ts"
 import { it } from "@strata/test-support"
 

@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import { Placement, toSeedMessages } from "@strata/core"
 import { describe, expect, it } from "vitest"
-import { isPluginName, PLUGIN_NAMES, placeAiSdk, placementLayerFor, placeOpenAICompatible, placeWith, upstreamOf } from "../src/index.ts"
+import { placeAiSdk, placementLayerFor, placeOpenAICompatible, placeWith, upstreamOf } from "../src/index.ts"
+import { isPluginName, PLUGIN_NAMES } from "../src/plugins/registry.ts"
 import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
 
 describe("openai-compatible plugin (seeds format)", () => {

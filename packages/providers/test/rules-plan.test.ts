@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
 import type { NeutralRequest } from "@strata/core"
-import { canonicalize, cleanParts, lookupModel, messageTokens, parseDataUrl, placeAnthropic, planBreakpoints, prefixTokens, serializeBody } from "../src/index.ts"
+import { canonicalize, cleanParts, lookupModel, placeAnthropic, planBreakpoints, prefixTokens, serializeBody } from "../src/index.ts"
+import { parseDataUrl } from "../src/rules/content.ts"
+import { messageTokens } from "../src/rules/prefix.ts"
 import { seedRequest } from "./plugins-fixtures.ts"
 
 const limits = lookupModel("anthropic", "claude-sonnet-4-5")

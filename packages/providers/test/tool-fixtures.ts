@@ -13,7 +13,7 @@ import {
   type ToolResultPart
 } from "@strata/core"
 import fc from "fast-check"
-import { estimateMessageTokens } from "../src/index.ts"
+import { estimateMessageTokens } from "../src/rules/prefix.ts"
 import { textOf } from "./plugins-fixtures.ts"
 
 export const TOOLS: ReadonlyArray<ToolDefinition> = [

@@ -1,23 +1,10 @@
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import {
-  addUsage,
-  cacheHitRate,
-  CacheUsage,
-  computeCost,
-  costOf,
-  decodeAnthropicUsage,
-  decodeBedrockUsage,
-  decodeGeminiUsage,
-  decodeOpenAIChatUsage,
-  decodeOpenAIResponsesUsage,
-  decodeUsage,
-  lookupModel,
-  promptTokens,
-  usageFromStream
-} from "../src/index.ts"
+import { computeCost, costOf, decodeAnthropicUsage, decodeBedrockUsage, decodeGeminiUsage, decodeOpenAIChatUsage, decodeOpenAIResponsesUsage, decodeUsage, lookupModel, usageFromStream } from "../src/index.ts"
+import { cacheHitRate, promptTokens } from "../src/usage.ts"
+import { sumUsage, Usage } from "@strata/core"
 
-describe("decoding provider usage into CacheUsage", () => {
+describe("decoding provider usage into Usage", () => {
   it("anthropic: input is already the uncached tail; the 5m/1h split is kept", () => {
     const u = decodeAnthropicUsage({
       input_tokens: 50,
@@ -64,10 +51,10 @@ describe("decoding provider usage into CacheUsage", () => {
     expect(() => decodeUsage("bedrock", { cacheDetails: "x" })).toThrow(/cacheDetails/)
   })
 
-  it("the decoded value is a valid CacheUsage", () => {
+  it("the decoded value is a valid Usage", () => {
     const u = decodeUsage("gemini", { promptTokenCount: 5 })
-    expect(Schema.decodeUnknownSync(CacheUsage)(u)).toEqual({ input: 5, cacheRead: 0, cacheWrite: 0, output: 0 })
-    expect(() => Schema.decodeUnknownSync(CacheUsage)({ input: -1, cacheRead: 0, cacheWrite: 0, output: 0 })).toThrow()
+    expect(Schema.decodeUnknownSync(Usage)(u)).toEqual({ input: 5, cacheRead: 0, cacheWrite: 0, output: 0 })
+    expect(() => Schema.decodeUnknownSync(Usage)({ input: -1, cacheRead: 0, cacheWrite: 0, output: 0 })).toThrow()
   })
 })
 
@@ -170,9 +157,9 @@ describe("cost from the dated price table", () => {
     expect(c.priceSource?.source).toBe("contract")
   })
 
-  it("addUsage sums parts and TTL splits", () => {
+  it("sumUsage sums parts and TTL splits", () => {
     const a = { input: 1, cacheRead: 2, cacheWrite: 3, output: 4, cacheWriteByTtl: { "5m": 3 } }
     const b = { input: 1, cacheRead: 1, cacheWrite: 1, output: 1, cacheWriteByTtl: { "1h": 1 } }
-    expect(addUsage(a, b)).toEqual({ input: 2, cacheRead: 3, cacheWrite: 4, output: 5, cacheWriteByTtl: { "5m": 3, "1h": 1 } })
+    expect(sumUsage(a, b)).toEqual({ input: 2, cacheRead: 3, cacheWrite: 4, output: 5, cacheWriteByTtl: { "5m": 3, "1h": 1 } })
   })
 })

@@ -1,6 +1,7 @@
 import { modelFacts, normalizeModelId as coreNormalizeModelId } from "@strata/core"
 import { describe, expect, it } from "vitest"
-import { computeCost, costOf, decodeAnthropicUsage, lookupModel, normalizeModelId, usageFromStream } from "../src/index.ts"
+import { computeCost, costOf, decodeAnthropicUsage, lookupModel, usageFromStream } from "../src/index.ts"
+import { normalizeModelId } from "@strata/core/effect"
 
 describe("models table", () => {
   it("normalizes provider-specific model ids", () => {

@@ -18,20 +18,9 @@ import { createOpenAI as openai6 } from "@ai-sdk/openai-v3"
 import * as ai7 from "ai"
 import * as ai6 from "ai6"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
-import {
-  makeSimulator,
-  placeAiSdk,
-  SimulatedRejection,
-  strataCache,
-  type AiSdkBody,
-  type AiSdkTarget,
-  type AnthropicNativeUsage,
-  type BedrockNativeUsage,
-  type CacheUsage,
-  type GeminiNativeUsage,
-  type OpenAIResponsesNativeUsage,
-  type SimProvider
-} from "../src/index.ts"
+import { makeSimulator, placeAiSdk, strataCache, type AiSdkBody, type AiSdkTarget, type AnthropicNativeUsage, type BedrockNativeUsage, type GeminiNativeUsage, type OpenAIResponsesNativeUsage, type SimProvider } from "../src/index.ts"
+import type { Usage } from "@strata/core"
+import { SimulatedRejection } from "../src/simulators/types.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 import { eventStream, json, sse, startServer, type Recorded, type Reply, type TestServer } from "./wire-server.ts"
 
@@ -52,7 +41,7 @@ const OUTPUT = 7
 interface Exchange {
   readonly request: Recorded
   readonly streamed: boolean
-  readonly usage: CacheUsage
+  readonly usage: Usage
 }
 
 const anthropicReply = (res: Reply, streamed: boolean, usage: AnthropicNativeUsage) => {

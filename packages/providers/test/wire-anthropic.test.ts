@@ -5,16 +5,8 @@
 import { CompactionModel } from "@strata/core"
 import { ConfigProvider, Duration, Effect, Layer, Option, Stream } from "effect"
 import { afterEach, describe, expect } from "vitest"
-import {
-  compactionModelLayer,
-  LlmClient,
-  makeSimulator,
-  placeAnthropic,
-  simpleBody,
-  type AnthropicNativeUsage,
-  type LlmClientOptions,
-  type LlmError
-} from "../src/index.ts"
+import { compactionModelLayer, LlmClient, makeSimulator, placeAnthropic, simpleBody, type AnthropicNativeUsage, type LlmError } from "../src/index.ts"
+import { type LlmClientOptions } from "../src/clients/LlmClient.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 import { it } from "@strata/test-support"
 import { json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"

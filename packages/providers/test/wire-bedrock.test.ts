@@ -3,14 +3,8 @@
 // AWS binary event-stream frames; the `metadata` event's usage comes from the Bedrock simulator.
 import { ConfigProvider, Effect, Layer } from "effect"
 import { afterEach, describe, expect } from "vitest"
-import {
-  LlmClient,
-  makeSimulator,
-  placeBedrockConverse,
-  simpleBody,
-  type BedrockClientOptions,
-  type BedrockNativeUsage
-} from "../src/index.ts"
+import { LlmClient, makeSimulator, placeBedrockConverse, simpleBody, type BedrockNativeUsage } from "../src/index.ts"
+import { type BedrockClientOptions } from "../src/clients/LlmClient.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 import { it } from "@strata/test-support"
 import { eventStream, json, startServer, type Handler, type Reply, type TestServer } from "./wire-server.ts"

@@ -3,15 +3,8 @@
 // in the recorded shape with a final usage chunk computed by the OpenAI simulator.
 import { ConfigProvider, Effect, Layer, Stream } from "effect"
 import { afterEach, describe, expect } from "vitest"
-import {
-  LlmClient,
-  makeSimulator,
-  placeOpenAIChat,
-  placeOpenAICompatible,
-  simpleBody,
-  type LlmClientOptions,
-  type OpenAIChatNativeUsage
-} from "../src/index.ts"
+import { LlmClient, makeSimulator, placeOpenAIChat, placeOpenAICompatible, simpleBody, type OpenAIChatNativeUsage } from "../src/index.ts"
+import { type LlmClientOptions } from "../src/clients/LlmClient.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 import { it } from "@strata/test-support"
 import { json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"

@@ -13,8 +13,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { AddressInfo, Socket } from "node:net"
 import { join } from "node:path"
 import { Effect, ManagedRuntime, Schema, type Layer } from "effect"
-import { StateConflict, StateStore } from "@strata/core"
-import { computeCost, lookupModel, type CacheUsage } from "@strata/providers"
+import { StateConflict, StateStore, type Usage } from "@strata/core"
+import { computeCost, lookupModel } from "@strata/providers"
 import { storeLayer } from "@strata/store"
 import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
 import { chainOfParsed, parseBody, spliceBody } from "./internal/body.ts"
@@ -105,7 +105,7 @@ const isLoopback = (host: string): boolean => host === "127.0.0.1" || host === "
 
 const decodeRecord = Schema.decodeUnknownSync(SessionRecord)
 
-const toExchangeUsage = (u: CacheUsage): ExchangeUsage => {
+const toExchangeUsage = (u: Usage): ExchangeUsage => {
   const write1h = u.cacheWriteByTtl?.["1h"] ?? 0
   return { input: u.input, cacheRead: u.cacheRead, write5m: Math.max(0, u.cacheWrite - write1h), write1h, output: u.output }
 }

@@ -20,7 +20,7 @@ export {
   type ScoredRequest
 } from "./agentReplay.ts"
 export { AGENT_TOOLS, readPathOf } from "./agentTools.ts"
-export { parseRecordedSession, recordedFormat, type RecordedFile, type RecordedProblem, type RecordedRequest, type RecordedSession } from "./recorded.ts"
+export { parseRecordedSession, recordedFormat, type RecordedFile, type RecordedProblem, type RecordedLine, type RecordedSession } from "./recorded.ts"
 export { boundPricing, makeScorer, rescoreDump, parseDump, dumpLine, DumpLine, summarize, textsOf, type RequestScore, type Scorer, type ScorerOptions, type StrategyRow } from "./score.ts"
 export { syntheticTurnsOf, SYNTHETIC_TEXTS, type SyntheticCount } from "./synthetic.ts"
 export { contentBound, type BoundItem, type BoundPricing, type BoundRequest, type BoundTtl, type BoundUsage } from "./bound.ts"

@@ -21,7 +21,7 @@ import {
 import { readPathOf } from "./agentTools.ts"
 
 /** One decoded line: what the request sent. */
-export interface RecordedRequest {
+export interface RecordedLine {
   /** 1-based line number in the file. */
   readonly line: number
   /** Seconds since the session started, when the line says. */
@@ -46,7 +46,7 @@ export interface RecordedFile {
 }
 
 export interface RecordedSession {
-  readonly requests: ReadonlyArray<RecordedRequest>
+  readonly requests: ReadonlyArray<RecordedLine>
   readonly problems: ReadonlyArray<RecordedProblem>
   /** Files read by tool calls (`readPathOf`), first read wins, sorted by path. */
   readonly files: ReadonlyArray<RecordedFile>
@@ -94,7 +94,7 @@ type ImageSource = (typeof AnthropicImage.Type)["source"]
 const imageUrl = (source: ImageSource): ContentPart =>
   source.type === "url" ? { type: "image", url: source.url } : { type: "image", url: `data:${source.media_type};base64,${source.data}`, mediaType: source.media_type }
 
-const anthropicRequest = (body: unknown, notes: Array<string>): Omit<RecordedRequest, "line" | "t"> => {
+const anthropicRequest = (body: unknown, notes: Array<string>): Omit<RecordedLine, "line" | "t"> => {
   const b = decodeWith(AnthropicBody, body, "an Anthropic Messages body")
   const systemPrompt = b.system === undefined ? "" : typeof b.system === "string" ? b.system : b.system.map((s) => s.text).join("\n\n")
   const tools = (b.tools ?? []).flatMap((t, i): ReadonlyArray<ToolDefinition> => {
@@ -192,7 +192,7 @@ const chatParts = (content: typeof ChatContent.Type): ReadonlyArray<ContentPart>
 const chatText = (content: typeof ChatContent.Type): string =>
   typeof content === "string" ? content : content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n")
 
-const openaiRequest = (body: unknown, notes: Array<string>): Omit<RecordedRequest, "line" | "t"> => {
+const openaiRequest = (body: unknown, notes: Array<string>): Omit<RecordedLine, "line" | "t"> => {
   const b = decodeWith(ChatBody, body, "an OpenAI Chat Completions body")
   const tools = (b.tools ?? []).map((t): ToolDefinition => ({
     name: t.function.name,
@@ -257,7 +257,7 @@ export const recordedFormat = (body: Readonly<Record<string, unknown>>): "anthro
 const LineTime = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** Decode one line's JSON into a request; throws `LineError` with the reason. */
-const decodeLine = (value: unknown, notes: Array<string>): { readonly t: number | undefined; readonly request: Omit<RecordedRequest, "line" | "t"> } => {
+const decodeLine = (value: unknown, notes: Array<string>): { readonly t: number | undefined; readonly request: Omit<RecordedLine, "line" | "t"> } => {
   if (!isObject(value)) throw new LineError("not a JSON object")
   const wrapped = isObject(value["request"])
   const raw = wrapped ? value["request"] : value
@@ -291,7 +291,7 @@ const repoPath = (path: string | undefined): string | undefined => {
  * ```
  */
 export const parseRecordedSession = (text: string): RecordedSession => {
-  const requests: Array<RecordedRequest> = []
+  const requests: Array<RecordedLine> = []
   const problems: Array<RecordedProblem> = []
   const files = new Map<string, string>()
   let lastT = -Infinity

@@ -11,12 +11,11 @@ import {
   makeSimulator,
   promptBlocks,
   ttlSpec,
-  type CacheUsage,
   type ModelLimits,
   type Simulator,
   type SimulatorOptions
 } from "@strata/providers"
-import { estimateTokens, makeTokenCounter } from "@strata/core"
+import { estimateTokens, makeTokenCounter, type Usage } from "@strata/core"
 import { Result, Schema } from "effect"
 import { contentBound, type BoundPricing, type BoundRequest, type BoundUsage } from "./bound.ts"
 import { STRATEGIES, type ReplayProvider, type StrategyCounts, type StrategyName } from "./strategies.ts"
@@ -115,7 +114,7 @@ export const textsOf = (body: unknown): ReadonlyArray<string> => {
   return out
 }
 
-const usdOf = (usage: CacheUsage, limits: ModelLimits): number | undefined => {
+const usdOf = (usage: Usage, limits: ModelLimits): number | undefined => {
   const cost = computeCost(usage, limits)
   return cost === undefined ? undefined : cost.total - cost.output
 }
@@ -220,7 +219,7 @@ export const makeScorer = (options: ScorerOptions): Scorer => {
     return list.length - 1
   }
 
-  const fromUsage = (strategy: StrategyName, t: number, usage: CacheUsage, equivalentTokens: number, counts: Counts): Omit<RequestScore, "ownBoundTokens" | "ownBoundUsd"> => ({
+  const fromUsage = (strategy: StrategyName, t: number, usage: Usage, equivalentTokens: number, counts: Counts): Omit<RequestScore, "ownBoundTokens" | "ownBoundUsd"> => ({
     t,
     strategy,
     promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,

@@ -49,7 +49,7 @@ export const STRATEGY_TABLE: ReadonlyArray<StrategyEntry> = [
   { name: "segments", summary: "Aider's fixed segments, each closed by a breakpoint", reducesContent: false, chat: chatSegmentsStrategy },
   ...(["strata-threshold", "strata-gated", "strata-flux", "strata-seed"] as const).map((name): StrategyEntry => ({
     name,
-    summary: name === "strata-seed" ? "Strata's pipeline in seed 002's layout" : `Strata's pipeline, ${name.slice("strata-".length)} policy`,
+    summary: name === "strata-seed" ? "Strata's pipeline in the tiered layout" : `Strata's pipeline, ${name.slice("strata-".length)} policy`,
     reducesContent: true,
     chat: (env) => chatStrataStrategy(env, name),
     agent: (env) => agentStrataStrategy(env, name)

@@ -4,16 +4,28 @@
  * under `.strata/` for one machine, PostgreSQL for many, memory for tests; the session
  * key (repository identity + name) and the import of the old `.strata/` files.
  */
-export * from "./FileStateStore.ts"
-export * from "./PostgresStateStore.ts"
-export * from "./MemoryStateStore.ts"
-export * from "./identity.ts"
-export * from "./legacy.ts"
-export * from "./select.ts"
+export { type DecodedRecord, decodeStoredRecord, encodeStoredRecord, StoredRecord } from "./fileFormat.ts"
 export {
-  decodeStoredRecord,
-  encodeStoredRecord,
-  FILE_FORMAT_VERSION,
-  type DecodedRecord,
-  type StoredRecord
-} from "./fileFormat.ts"
+  FileStateStore,
+  type FileStateStoreOptions,
+  type FileWritePoint,
+  makeFileStateStore,
+  sessionDirectoryName
+} from "./FileStateStore.ts"
+export { repositoryIdentity, sessionKeyFor } from "./identity.ts"
+export { type LegacyState, loadOrImport, readLegacyState } from "./legacy.ts"
+export {
+  PostgresStateStore,
+  type PostgresStateStoreOptions,
+  type PostgresWritePoint,
+  redactSecrets
+} from "./PostgresStateStore.ts"
+export {
+  parseStoreSpec,
+  stateStore,
+  type StateStoreOptions,
+  STORE_ENV,
+  storeLayer,
+  type StoreLayerOptions,
+  type StoreSpec
+} from "./select.ts"

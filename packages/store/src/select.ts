@@ -2,10 +2,9 @@
  * Choosing a store from one setting (`STRATA_STORE`, or `store` in a configuration
  * file): `file` (the default), `memory`, or a `postgres://` URL.
  */
-import { PathOutsideRepo, StateStore, StateStoreError, type StateStorePlugin } from "@strata/core/effect"
+import { MemoryStateStore, PathOutsideRepo, StateStore, StateStoreError, type StateStorePlugin } from "@strata/core/effect"
 import { Effect, Layer } from "effect"
 import { FileStateStore, type FileStateStoreOptions } from "./FileStateStore.ts"
-import { MemoryStateStore } from "./MemoryStateStore.ts"
 import { sessionKeyFor } from "./identity.ts"
 import { PostgresStateStore, redactSecrets, redactUrl, type PostgresStateStoreOptions } from "./PostgresStateStore.ts"
 

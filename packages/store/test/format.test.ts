@@ -7,7 +7,8 @@ import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it as vitestIt } from "vitest"
-import { decodeStoredRecord, encodeStoredRecord, parseStoreSpec, redactUrl, repositoryIdentity, sessionDirectoryName, sessionKeyFor, type StoredRecord } from "../src/index.ts"
+import { decodeStoredRecord, encodeStoredRecord, parseStoreSpec, repositoryIdentity, sessionDirectoryName, sessionKeyFor, type StoredRecord } from "../src/index.ts"
+import { redactUrl } from "../src/PostgresStateStore.ts"
 import { it } from "@strata/test-support"
 
 const recordArb: fc.Arbitrary<StoredRecord> = fc.record({

@@ -1,5 +1,5 @@
 // The in-memory store runs the conformance suite's in-process half (it has no other processes to share with).
-import { MemoryStateStore } from "../src/index.ts"
+import { MemoryStateStore } from "@strata/core/effect"
 import { conformance } from "./conformance.ts"
 
 const layer = MemoryStateStore.layer

@@ -4,7 +4,9 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { SymbolIndexer, applyAlias, blockModel, computeAliases, formatFileTree, formatLegend, renderBlock, selectMapFiles } from "../src/index.ts"
+import { SymbolIndexer, blockModel, computeAliases, formatFileTree, formatLegend, renderBlock } from "../src/index.ts"
+import { applyAlias } from "../src/format.ts"
+import { selectMapFiles } from "@strata/core/effect"
 import { tempDir } from "./helpers.ts"
 
 const write = (root: string, path: string, text: string): void => {

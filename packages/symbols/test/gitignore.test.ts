@@ -5,7 +5,9 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { IgnoreMatcher, nodeFileSystem, rebaseGitignore, walkFiles } from "../src/index.ts"
+import { nodeFileSystem, rebaseGitignore } from "../src/index.ts"
+import { walkFiles } from "../src/files.ts"
+import { IgnoreMatcher } from "../src/gitignore.ts"
 import { tempDir } from "./helpers.ts"
 
 const matcher = (files: ReadonlyArray<readonly [string, string]>): IgnoreMatcher => {

@@ -2,18 +2,8 @@
 // PageRank ranking, and incremental updates that equal a rebuild.
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  type Contribution,
-  type GraphInput,
-  type ResolvedCall,
-  bidirectionalEdges,
-  buildGraph,
-  connectedComponents,
-  graphFromContributions,
-  pageRank,
-  rankFiles,
-  updateGraph
-} from "../src/index.ts"
+import { type GraphInput, type ResolvedCall, bidirectionalEdges, buildGraph, connectedComponents, pageRank } from "../src/index.ts"
+import { type Contribution, graphFromContributions, rankFiles, updateGraph } from "../src/graph.ts"
 
 const input = (path: string, imports: ReadonlyArray<string>, calls: ReadonlyArray<readonly [string, string]> = [], bindings: ReadonlyArray<readonly [string, string, string]> = []): GraphInput => ({
   path,

@@ -1,6 +1,7 @@
 // Import resolution per language, over plain file lists and config texts.
 import { describe, expect, it } from "vitest"
-import { type FileSymbols, type ImportInfo, type Language, buildResolveContext, parseJsonc, resolveCalls, resolveImports } from "../src/index.ts"
+import { type FileSymbols, type ImportInfo, type Language, buildResolveContext, resolveImports } from "../src/index.ts"
+import { parseJsonc, resolveCalls } from "../src/resolve.ts"
 
 const file = (path: string, language: Language, imports: ReadonlyArray<Partial<ImportInfo> & { module: string }>): FileSymbols => ({
   path,

@@ -36,7 +36,7 @@ const byUnit = (a: Unit, b: Unit): number =>
  * - With `components`: each component (and each remaining item alone) is a unit; units go,
  *   symbol entries first and largest first, to the tier with the most room relative to its
  *   token share (greedy bin-packing). Without components or reference counts, every item is
- *   its own unit (the seeds' greedy distribution).
+ *   its own unit (a greedy distribution).
  * - With only `refCounts`: items sorted by references (most first) fill the tiers by their
  *   item-count shares (the percentile fallback).
  *

@@ -1,6 +1,7 @@
 import { CACHED_TIERS } from "@strata/core"
 import { describe, expect, it } from "vitest"
-import { DEFAULT_FLUX, membraneFlux, StabilityTracker } from "../src/index.ts"
+import { membraneFlux, StabilityTracker } from "../src/index.ts"
+import { DEFAULT_FLUX } from "../src/model/config.ts"
 import { item, keysIn, make, repeat } from "./helpers.ts"
 
 const { permeability: P, thermalVoltage: VT } = DEFAULT_FLUX

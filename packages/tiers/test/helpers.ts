@@ -1,6 +1,7 @@
 // Small builders shared by the tests.
 import type { Item, ItemKey, Tier } from "@strata/core"
-import { StabilityTracker, type StabilityTrackerConfig, type TrackerResult } from "../src/index.ts"
+import { StabilityTracker, type StabilityTrackerConfig } from "../src/index.ts"
+import { type TrackerResult } from "../src/StabilityTracker.ts"
 
 export const item = (key: ItemKey, hash = "h", tokens = 100): Item => ({ key, hash, tokens })
 

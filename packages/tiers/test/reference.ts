@@ -6,7 +6,8 @@ import { ItemKeys, type Item, type Tier, type TrackedItem, type TrackerUpdateInp
 import type { ResolvedTrackerConfig } from "../src/model/config.ts"
 import { kindOf } from "../src/model/order.ts"
 import type { PromotionPolicy } from "../src/policies/policy.ts"
-import { PROMOTION_POLICIES, StabilityTracker, UpdateWork, type TrackerResult } from "../src/index.ts"
+import { PROMOTION_POLICIES, StabilityTracker, UpdateWork } from "../src/index.ts"
+import { type TrackerResult } from "../src/StabilityTracker.ts"
 
 const entryOf = (item: Item, config: ResolvedTrackerConfig, policy: PromotionPolicy): TrackedItem => {
   const kind = kindOf(item.key)

@@ -7,7 +7,8 @@
 import { TIERS, type Item, type ItemKey } from "@strata/core"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { decodeTrackerFile, encodeTrackerFile, StabilityTracker, type PolicyName, type TrackerResult } from "../src/index.ts"
+import { decodeTrackerFile, encodeTrackerFile, StabilityTracker, type PolicyName } from "../src/index.ts"
+import { type TrackerResult } from "../src/StabilityTracker.ts"
 import { referenceUpdate } from "./reference.ts"
 
 const FILES = ["a.ts", "b.ts", "c.ts", "d.ts", "e.ts", "f.ts"]

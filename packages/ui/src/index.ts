@@ -42,7 +42,7 @@ export {
   sessionId,
   sessionRequests,
   type SessionRequests,
-  SessionSummary,
+  SessionSummary as DashboardSessionSummary,
   sessionSummary,
   SessionView,
   sessionView,

@@ -7,7 +7,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDirs } from "@strata/test-support"
 import { decodeSessionRecord } from "@strata/core"
-import { decodeStoredRequests, PROXY_REPOSITORY, RequestDetail, RequestRowPage, serveDashboard, SessionSummary, SessionView, sessionId, type DashboardServer } from "../src/index.ts"
+import { decodeStoredRequests, PROXY_REPOSITORY, RequestDetail, RequestRowPage, serveDashboard, DashboardSessionSummary as SessionSummary, SessionView, sessionId, type DashboardServer } from "../src/index.ts"
 import { makeRepo, openStore, recordSession, XSS_SCRIPT } from "./sessions.ts"
 
 const dirs = tempDirs("strata-ui-api-")

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { tempDirs } from "@strata/test-support"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { renderReplayHtml, serveDashboard, type DashboardServer, type SessionSummary, type SessionView } from "../src/index.ts"
+import { renderReplayHtml, serveDashboard, type DashboardServer, type DashboardSessionSummary as SessionSummary, type SessionView } from "../src/index.ts"
 import { launch, pwned, SCREENSHOTS, seriousViolations, watchedPage } from "./browser.ts"
 import { copyAsProxySession, makeRepo, openStore, recordSession, XSS_IMG, XSS_SCRIPT } from "./sessions.ts"
 

@@ -32,7 +32,7 @@ export const breakdown = Command.make(
   (flags) => Effect.flatMap(Effect.promise(() => import("../run/hud.ts")), (m) => m.runBreakdown(flags))
 ).pipe(
   Command.withDescription(
-    "The context breakdown of the session's next request: every block with its tier, tokens, whether it is cached, its promotion threshold and its contents (system, legend, symbols, files, tree, history), the totals and the estimated cache hit rate. --json prints the seed 003 breakdown JSON a UI reads."
+    "The context breakdown of the session's next request: every block with its tier, tokens, whether it is cached, its promotion threshold and its contents (system, legend, symbols, files, tree, history), the totals and the estimated cache hit rate. --json prints the context breakdown JSON a UI reads."
   ),
   Command.withShortDescription("Tiers, their items and tokens (JSON for UIs)"),
   Command.withExamples([

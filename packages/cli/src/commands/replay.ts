@@ -49,7 +49,7 @@ export const replayCommand = Command.make(
       Flag.withDefault("all" as const)
     ),
     layout: Flag.Literals("layout", LAYOUT_MODES).pipe(
-      Flag.withDescription("Request layout of the strata-<policy> strategies: journal (the default) or seed (seed 002's; strata-seed always uses it)"),
+      Flag.withDescription("Request layout of the strata-<policy> strategies: journal (the default) or seed (the tiered layout, docs/pipeline.md; strata-seed always uses it)"),
       Flag.withDefault("journal" as const)
     ),
     dump: Flag.String("dump").pipe(

@@ -1,6 +1,6 @@
 /**
  * The work of `strata hud` and `strata breakdown` (loaded when they run): the session's
- * current state as the cache-block diagram with the token breakdown, or as the seed 003
+ * current state as the cache-block diagram with the token breakdown, or as the context breakdown
  * breakdown JSON. Both run the pipeline's stages with an empty prompt and change nothing.
  */
 import { Effect } from "effect"

@@ -75,7 +75,7 @@ export const ContextBreakdown = Schema.Struct({
   /** Share of the request's tokens in cached blocks (what a warm cache would read): `cached_tokens / total_tokens`. */
   cached_share: Schema.Number,
   /**
-   * @deprecated The same figure as `cached_share`, under seed 003's name; kept so existing
+   * @deprecated The same figure as `cached_share`, under its former name; kept so existing
    * readers work. It is not a provider's cache hit rate (the HUD's "cache hit rate" is the
    * share of the prompt the provider billed as cache reads). Will be removed in 1.0.
    */

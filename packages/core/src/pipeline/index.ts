@@ -125,7 +125,7 @@ export const StagesLayer: Layer.Layer<StageServices> = Layer.mergeAll(
 /**
  * The pipeline's layer: every default stage and the session bookkeeping. A request also
  * needs a `Tokenizer`, and uses a `Tracker` (without one it falls back to flat), a
- * `SymbolIndex` and a `Placement` (default: the seeds' OpenAI-compatible format) when
+ * `SymbolIndex` and a `Placement` (default: the OpenAI-compatible format with `cache_control`) when
  * the context has them.
  *
  * @example

@@ -17,7 +17,7 @@ export const LAYOUTS = {
 
 /**
  * How the pipeline lays out a tiered request: `journal` (the default; frozen tiers and an
- * append-only L3, see `layouts/journal.ts`) or `seed` (seed 002's layout: every tier
+ * append-only L3, see `layouts/journal.ts`) or `seed` (the tiered layout, docs/pipeline.md#the-tiered-layout: every tier
  * re-rendered from the tracker on every request, history graduating by N).
  */
 export type LayoutMode = keyof typeof LAYOUTS

@@ -1,5 +1,5 @@
 /**
- * Prompt files (seed 002 "System Prompt"): `system.md` (how the context is organized),
+ * Prompt files (docs/promise-api.md#prompts): `system.md` (how the context is organized),
  * `workflow.md` (how the model acts: with tools, with edit blocks, read-only),
  * optional `system_extra.md` and `system_reminder.md`, read from a user prompts folder
  * on every call so edits apply to the next request without a restart. A missing file

@@ -1,7 +1,7 @@
 /**
  * The `Placement` service: turns provider-neutral blocks and breakpoints into one
  * provider's request body, within that provider's caching rules. `@strata/providers`
- * has a layer per provider; core's default emits the seeds' OpenAI-compatible shape.
+ * has a layer per provider; core's default emits an OpenAI-compatible shape with `cache_control`.
  */
 import { Context, Schema, type Effect } from "effect"
 import type { NeutralRequest } from "../domain/Block.ts"

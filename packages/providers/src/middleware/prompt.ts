@@ -6,7 +6,7 @@
  * sends, so the simulators can score it without a network.
  */
 import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
-import { canonicalJson, isRecord } from "../json.ts"
+import { canonicalJson, isRecord } from "../internal/json.ts"
 
 /** Provider options as the AI SDK carries them: `{ anthropic: { cacheControl: ... } }`. */
 export type PromptProviderOptions = Readonly<Record<string, Readonly<Record<string, unknown>>>>

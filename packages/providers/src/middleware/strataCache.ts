@@ -8,11 +8,11 @@
  * Typed structurally (no `@ai-sdk/provider` import): it fits ai 6's V3 and ai 7's V4
  * middleware types, whose prompts share the shape it reads.
  */
-import type { Usage } from "@strata/core"
+import { sumUsage, ZERO_USAGE, type Usage } from "@strata/core"
 import { hash } from "node:crypto"
 import type { ModelLimits } from "../models.ts"
-import { addUsage, cacheHitRate, decodeAiSdkUsage, emptyUsage, promptTokens } from "../usage.ts"
-import { isRecord } from "../json.ts"
+import { cacheHitRate, decodeAiSdkUsage, promptTokens } from "../usage.ts"
+import { isRecord } from "../internal/json.ts"
 import { makeCachePlanner, type CachePlan, type CachePlanner, type PlannedMarker } from "./planner.ts"
 import { nativeBodyOf, type NativeTarget, type Prompt, type PromptMessage, type PromptPart, type PromptProviderOptions, type PromptTool } from "./prompt.ts"
 
@@ -160,7 +160,7 @@ export const strataCache = (options: StrataCacheOptions = {}): StrataCacheMiddle
     const key = options.sessionKey?.(params)
     const existing = key === undefined ? byModel.get(model) : byKey.get(key)
     if (existing !== undefined) return existing
-    const fresh: Session = { label: key ?? `${model.provider}:${model.modelId}`, planner: undefined, requests: 0, usage: emptyUsage, lastPlan: undefined }
+    const fresh: Session = { label: key ?? `${model.provider}:${model.modelId}`, planner: undefined, requests: 0, usage: ZERO_USAGE, lastPlan: undefined }
     if (key === undefined) byModel.set(model, fresh)
     else byKey.set(key, fresh)
     all.push(fresh)
@@ -172,7 +172,7 @@ export const strataCache = (options: StrataCacheOptions = {}): StrataCacheMiddle
     if (call === undefined) return
     const usage = decodeAiSdkUsage(raw)
     call.session.requests++
-    call.session.usage = addUsage(call.session.usage, usage)
+    call.session.usage = sumUsage(call.session.usage, usage)
     if (call.plan !== undefined && call.session.planner !== undefined) call.session.planner.calibrate(call.plan.promptTokens, promptTokens(usage))
   }
 
@@ -237,11 +237,11 @@ export const strataCache = (options: StrataCacheOptions = {}): StrataCacheMiddle
     },
     report: () => {
       const sessions: Record<string, CacheReportEntry> = {}
-      let usage = emptyUsage
+      let usage = ZERO_USAGE
       let requests = 0
       for (const s of all) {
         sessions[s.label] = { requests: s.requests, usage: s.usage, hitRate: cacheHitRate(s.usage), ...(s.lastPlan === undefined ? {} : { lastPlan: s.lastPlan }) }
-        usage = addUsage(usage, s.usage)
+        usage = sumUsage(usage, s.usage)
         requests += s.requests
       }
       return { requests, usage, hitRate: cacheHitRate(usage), sessions }

@@ -7,7 +7,7 @@
  * simulators hash, in the same order and number, so their traces map onto paths.
  */
 import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
-import { asArray, asString, canonicalJson, isRecord } from "../json.ts"
+import { asArray, asString, canonicalJson, isRecord } from "../internal/json.ts"
 
 /** The body formats `explainMiss` reads. */
 export type BodyFormat = "anthropic" | "bedrock-converse" | "openai-chat" | "openai-responses" | "gemini" | "ai-sdk"

@@ -11,7 +11,7 @@ import { lookupModel, type ModelLimits } from "../models.ts"
 import { makeSimulator } from "../simulators/index.ts"
 import type { SimProvider, SimResult } from "../simulators/types.ts"
 import { promptTokens } from "../usage.ts"
-import { isRecord } from "../json.ts"
+import { isRecord } from "../internal/json.ts"
 import { nativeBodyOf, partsOf, type NativeTarget, type Prompt, type PromptMessage } from "../middleware/prompt.ts"
 import { detectFormat, walkBody, type BodyBlock, type BodyFormat, type WalkedBody } from "./blocks.ts"
 

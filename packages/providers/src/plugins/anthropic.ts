@@ -164,7 +164,7 @@ export const defaultMaxTokens = (model: string, options: { readonly stream?: boo
 
 const IMAGE_TYPES: ReadonlyArray<AnthropicImageMediaType> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
 
-/** `cache_control` for a TTL: the seeds' bare `{type:"ephemeral"}` for 5 min. */
+/** `cache_control` for a TTL: the bare `{type:"ephemeral"}` for 5 min. */
 export const cacheControl = (ttl: CacheTtl | undefined): AnthropicCacheControl =>
   ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
 

@@ -1,5 +1,5 @@
 /**
- * The OpenAI-compatible plugin: the seeds' own format, as LiteLLM and OpenRouter take
+ * The OpenAI-compatible plugin: core's default format, as LiteLLM and OpenRouter take
  * it. The system message stays in the array; each breakpoint message gets
  * `cache_control: {type:"ephemeral"}` on its last content block (a string content is
  * wrapped as `[{type:"text",text,cache_control}]`). Limits follow the model behind the
@@ -150,7 +150,7 @@ const toolCallsOf = (m: CleanMessage): Array<OpenAIChatToolCall> =>
     .map((c) => ({ id: c.toolCallId, type: "function", function: { name: c.toolName, arguments: JSON.stringify(c.input) } }))
 
 /**
- * Build the seeds' OpenAI-compatible body with `cache_control` markers.
+ * Build the OpenAI-compatible body with `cache_control` markers.
  *
  * @example
  * ```ts no-run
@@ -226,7 +226,7 @@ export const placeOpenAICompatible = (request: NeutralRequest, options: CompatOp
 }
 
 /**
- * The OpenAI-compatible gateway plugin (LiteLLM, OpenRouter...): the seeds' Chat
+ * The OpenAI-compatible gateway plugin (LiteLLM, OpenRouter...): the Chat
  * Completions body with `cache_control` passed through, replies and usage decoded as Chat
  * Completions. Call it with options to configure it.
  *

@@ -6,7 +6,7 @@
  * cumulative cost against what the agent alone would have paid.
  */
 import { RecordedRequest, type TokenCategories, type Usage } from "@strata/core"
-import { makeSimulator, type CacheUsage } from "@strata/providers"
+import { makeSimulator } from "@strata/providers"
 import { Schema } from "effect"
 import type { Protocol } from "./protocol.ts"
 
@@ -49,7 +49,7 @@ export const proxyRequestSummary = (exchange: {
   readonly model: string
   /** Unix seconds. */
   readonly at: number
-  readonly usage: CacheUsage | undefined
+  readonly usage: Usage | undefined
   readonly asSent: Usage | undefined
   readonly miss: string | undefined
 }): Schema.Json => {

@@ -5,14 +5,15 @@
  * (usage sits in it) and parsed at the end.
  */
 import { StringDecoder } from "node:string_decoder"
-import { foldStreamUsage, decodeUsage, type CacheUsage, type UsageFormat } from "@strata/providers"
+import type { Usage } from "@strata/core"
+import { foldStreamUsage, decodeUsage, type UsageFormat } from "@strata/providers"
 import type { Protocol } from "./protocol.ts"
 
 type Json = Record<string, unknown>
 const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
 
 export interface Tapped {
-  readonly usage: CacheUsage | undefined
+  readonly usage: Usage | undefined
   readonly stop: string | undefined
   readonly diagnosis: string | undefined
 }
@@ -61,7 +62,7 @@ const diagnosisOf = (event: Json): string | undefined => {
 export const makeTap = (protocol: Protocol, sse: boolean) => {
   const format = formatOf(protocol)
   const decoder = new StringDecoder("utf8")
-  let usage: CacheUsage | undefined
+  let usage: Usage | undefined
   let stop: string | undefined
   let diagnosis: string | undefined
   let pending = ""

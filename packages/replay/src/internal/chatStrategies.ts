@@ -38,7 +38,7 @@ const assemblyInput = (env: SessionEnv, turn: TurnInput): AssemblyInput => ({
 })
 
 /**
- * `none` and `trailing`: the pipeline's flat layout (seed 002 `assemble_messages`: system
+ * `none` and `trailing`: the pipeline's flat layout (the tiered layout's order without tiers, docs/pipeline.md: system
  * with the symbol map, file tree, Working Files, history, prompt). `none` has no
  * breakpoint; `trailing` has one, on the last message.
  */

@@ -170,7 +170,7 @@ export const clockAt = (ms: number): Clock.Clock => ({
   sleep: () => Effect.void
 })
 
-/** Strata's strategies in both session kinds: a tracker policy in the session's layout, or seed 002's layout. */
+/** Strata's strategies in both session kinds: a tracker policy in the session's layout, or the tiered layout (docs/pipeline.md#the-tiered-layout). */
 export type StrataStrategyName = "strata-threshold" | "strata-gated" | "strata-flux" | "strata-seed"
 
 /** The policy and layout a Strata strategy runs with. Pure. */
@@ -207,7 +207,7 @@ export interface StrataDriver<I> {
 /**
  * `strata-<policy>`: core's tiered pipeline with the `@strata/tiers` tracker under one
  * promotion policy, the request's map and tools and the provider's placement plugin, in
- * the session's layout (`strata-seed`: the default policy in seed 002's layout, every
+ * the session's layout (`strata-seed`: the default policy in the tiered layout, every
  * tier re-rendered from the tracker each request). The tracker update is committed once
  * the request is answered, as in a live session, and its history entries are purged when
  * the conversation is compacted.

@@ -7,7 +7,7 @@ import { DEFAULT_THRESHOLDS, InvalidInput, type CachedTier } from "@strata/core"
 import { Schema } from "effect"
 
 /**
- * The promotion policies. `threshold` is the seeds' plain cascade, `gated` promotes only
+ * The promotion policies. `threshold` is the plain cascade, `gated` promotes only
  * into tiers that are rewritten anyway, `flux` is the mass-balance controller.
  */
 export const PolicyName = Schema.Literals(["threshold", "gated", "flux"])

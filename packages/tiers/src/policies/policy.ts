@@ -27,7 +27,7 @@ export interface PromotionPolicy {
   readonly promote: (work: UpdateWork) => void
 }
 
-/** The seeds' placement: equal token shares over L1-L3, and 20/30/50 % of items by references. */
+/** The default placement: equal token shares over L1-L3, and 20/30/50 % of items by references. */
 export const SEED_PLACEMENT: PlacementShares = {
   tokens: { L1: 1, L2: 1, L3: 1 },
   counts: { L1: 0.2, L2: 0.3, L3: 0.5 }

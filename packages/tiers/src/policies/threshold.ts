@@ -1,5 +1,5 @@
 /**
- * `threshold`: the seeds' plain cascade. An item's tier follows its N alone: it enters
+ * `threshold`: the plain cascade. An item's tier follows its N alone: it enters
  * L3 when N reaches the L3 threshold and climbs one tier per threshold after that.
  * Simple and predictable, but every promotion rewrites the two tiers it touches.
  */
@@ -12,7 +12,7 @@ const target = (n: number, thresholds: Readonly<Record<CachedTier, number>>): Ti
   return "active"
 }
 
-/** The seeds' policy: promote whenever N reaches the next tier's threshold. */
+/** The plain policy: promote whenever N reaches the next tier's threshold. */
 export const thresholdPolicy: PromotionPolicy = {
   name: "threshold",
   entryN: (tier, config) => config.thresholds[tier],

@@ -56,7 +56,7 @@ export const groupByTier = <A, T extends Tier>(values: ReadonlyArray<A>, tierOf:
 /**
  * The tier an entry renders in: the tracker's tier, except that an entry whose content
  * hash differs from the tracked one renders as active already, because this request's
- * update sends it there (seed 003: a changed hash demotes to active). Its old tier is
+ * update sends it there (a changed hash demotes to active, docs/tiers.md). Its old tier is
  * rewritten once, in this request, instead of once now and again next request. A
  * placeholder hash (`""`) is accepted as unchanged. Undefined for untracked entries.
  */

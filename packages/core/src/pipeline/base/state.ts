@@ -100,7 +100,7 @@ export interface PendingUpdate {
 
 /**
  * The services a request is assembled with, read from the context when it starts: the
- * symbol index (optional) and the provider plugin (default: the seeds' OpenAI-compatible
+ * symbol index (optional) and the provider plugin (default: the OpenAI-compatible format with `cache_control`
  * format). Providing either anywhere in the context swaps it.
  */
 export interface PipelineServices {
@@ -228,7 +228,7 @@ export interface Stage {
  * ```ts
  * import { Effect } from "effect"
  * import { neutralRequest, seedLayout, type Layout } from "@strata/core/effect"
- * // Seed 002's order, with the URL context left out of the request.
+ * // The tiered layout's order, with the URL context left out of the request.
  * const noUrls: Layout = {
  *   name: "noUrls",
  *   plan: Effect.succeed,

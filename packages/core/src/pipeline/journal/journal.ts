@@ -2,7 +2,7 @@
  * The journal layout (`LayoutMode` "journal", the default): how a Strata request keeps its
  * cached prefix when the repository changes under it.
  *
- * Seed 002's layout rewrites a tier whenever one of its items changes, and everything
+ * The tiered layout (docs/pipeline.md#the-tiered-layout) rewrites a tier whenever one of its items changes, and everything
  * after it too, so one edited file busts the symbol map and the history behind it; in a
  * replayed coding session that happens almost every turn. The journal layout freezes
  * the stable tiers instead and appends what changed:
@@ -73,7 +73,7 @@ export const journalLayout: Layout = {
       const prices = (yield* CachePrices)(state.input.model)
       return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl, prices) }
     }),
-  // Without a plan (a `layoutPlan` stage that plans nothing) the request is seed 002's.
+  // Without a plan (a `layoutPlan` stage that plans nothing) the request is the tiered layout's (docs/pipeline.md#the-tiered-layout).
   blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : journalBlocks(state, state.journal)),
   request: (state) => {
     const request = neutralRequest(state.input.model, state.blocks)

@@ -1,5 +1,5 @@
 /**
- * Flat (non-tiered) assembly, seed 002 `assemble_messages`: seed 002's order with nothing
+ * Flat (non-tiered) assembly (docs/pipeline.md#the-tiered-layout): the tiered layout's order with nothing
  * cached, as one message array with no breakpoints. Used before the tracker exists and as
  * the fallback; not a `LayoutMode`. It lays out through `seedBlocks`, so the order is the
  * seed layout's. Pure: the same input gives byte-identical messages.

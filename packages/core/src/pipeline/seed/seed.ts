@@ -1,7 +1,7 @@
 /**
- * Seed 002's layout: every tier rendered from the tracker's tiers on every request, so
+ * The tiered layout (docs/pipeline.md#the-tiered-layout): every tier rendered from the tracker's tiers on every request, so
  * files and history graduate into the cached tiers by N. `seedBlocks` is the whole order
- * on one screen; the pipeline's `seedLayout`, the seeds' pure `assembleTieredMessages`
+ * on one screen; the pipeline's `seedLayout`, the pure `assembleTieredMessages`
  * and flat assembly (`flat.ts`) all lay a request out through it.
  */
 import { Effect } from "effect"
@@ -43,7 +43,7 @@ import type { CachedTier } from "../../domain/Tier.ts"
 import { toSeedMessages, type SeedMessage } from "./seedPlacement.ts"
 import type { AssemblyState, Layout } from "../base/state.ts"
 
-/** What seed 002's layout orders: each cached tier's content, then the active block's sections. */
+/** What the tiered layout (docs/pipeline.md#the-tiered-layout) orders: each cached tier's content, then the active block's sections. */
 export interface SeedContent {
   /** The tool definitions, rendered by the plugin before the system message (none: undefined). */
   readonly tools?: CountedTools | undefined
@@ -63,7 +63,7 @@ export interface SeedContent {
 }
 
 /**
- * Seed 002's request, top to bottom. An empty section emits nothing; every cached block
+ * The tiered layout's request, top to bottom. An empty section emits nothing; every cached block
  * that emits messages gets a breakpoint on its last one. The URL context, review and
  * Working Files follow the active history, so they ride in the final user message with
  * the prompt; once the conversation has started no section is acknowledged by a
@@ -98,7 +98,7 @@ export const promptOf = (state: AssemblyState): Counted =>
   counted(withReminder(state.input.prompt, state.input.systemReminder ?? ""), state.counter)
 
 /**
- * Seed 002's layout in the pipeline (`LayoutMode` "seed"): each tier as the tracker has it
+ * The tiered layout in the pipeline (`LayoutMode` "seed"): each tier as the tracker has it
  * now. Plans nothing; the review context is added by its own stage.
  */
 export const seedLayout: Layout = {
@@ -130,9 +130,9 @@ export const seedLayout: Layout = {
 }
 
 // ---------------------------------------------------------------------------------------
-// assembleTieredMessages: the seeds' entry point, from plain text
+// assembleTieredMessages: the plain-text entry point
 
-/** One tier of seed 002's `tiered_content`: symbol text, formatted files text and history. */
+/** One tier of the tiered layout's content: symbol text, formatted files text and history. */
 export interface TieredTierContent {
   readonly symbols?: string
   readonly files?: string
@@ -160,7 +160,7 @@ export interface TieredMessagesInput {
   readonly images?: ReadonlyArray<string>
 }
 
-/** Seed 002's layout of plain-text content as blocks: L0 (system), L1, L2, L3, then the active block. */
+/** The tiered layout of plain-text content as blocks: L0 (system), L1, L2, L3, then the active block. */
 export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT): ReadonlyArray<LayoutBlock> => {
   const plain = (text: string | undefined): Counted => (text ? counted(text, count) : NOTHING)
   const section = (text: string | undefined): Section => (text ? { body: counted(text, count), paths: [], items: [] } : EMPTY_SECTION)
@@ -187,7 +187,7 @@ export const tieredLayout = (input: TieredMessagesInput, count: Count = NO_COUNT
 }
 
 /**
- * Seed 002's `assemble_tiered_messages`: the message array in the seeds' own format, with
+ * The tiered layout as one message array in the default format (`assembleTieredMessages`), with
  * the system message inside the array and `cache_control: {type: "ephemeral"}` on the last
  * content block of each non-empty cached tier (on the system message only when L0 has no
  * history). Pure: the same input gives byte-identical output.

@@ -1,5 +1,5 @@
 /**
- * Core's default `Placement`: the request in the seeds' own format (OpenAI-compatible: the
+ * Core's default `Placement`: the request in the default format (OpenAI-compatible: the
  * system message inside the array, `cache_control: {type: "ephemeral"}` on the last text
  * block of each breakpoint's message), as gateways that pass `cache_control` through
  * expect it. The provider plugins in `@strata/providers` replace it per provider.
@@ -11,7 +11,7 @@ import type { CachedTier } from "../../domain/Tier.ts"
 import type { JsonSchemaObject, ToolDefinition } from "../../domain/Tool.ts"
 import { Placement, type PlacedBreakpoint, type PlacementResult, type ProviderPlugin } from "../../services/Placement.ts"
 
-/** `cache_control` as the seeds and Anthropic-compatible gateways spell it. */
+/** `cache_control` as Anthropic-compatible gateways spell it. */
 export interface CacheControl {
   readonly type: "ephemeral"
 }
@@ -24,14 +24,14 @@ export interface SeedImageBlock {
   readonly type: "image_url"
   readonly image_url: { readonly url: string }
 }
-/** A tool call on an assistant message, in the Chat Completions shape the seeds' format extends. */
+/** A tool call on an assistant message, in the Chat Completions shape the default format extends. */
 export interface SeedToolCall {
   readonly id: string
   readonly type: "function"
   readonly function: { readonly name: string; readonly arguments: string }
 }
 /**
- * A message in the seeds' format: the system message sits inside the array. Tool calls
+ * A message in the default format: the system message sits inside the array. Tool calls
  * and results take the Chat Completions shape (`tool_calls`, one `tool` message per result).
  */
 export interface SeedMessage {
@@ -52,7 +52,7 @@ const markLastText = (blocks: Array<SeedTextBlock | SeedImageBlock>): void => {
 }
 
 /**
- * One message in the seeds' format. A marked message carries `cache_control` on its last
+ * One message in the default format. A marked message carries `cache_control` on its last
  * text block; a string content is wrapped as one text block first. Reasoning is left out
  * (the format has no place for it); tool calls go to `tool_calls`.
  */
@@ -73,7 +73,7 @@ export const toSeedMessage = (message: Exclude<Message, ToolMessage>, cached: bo
   return calls.length === 0 ? { role: message.role, content: blocks } : { role: message.role, content: blocks, tool_calls: calls }
 }
 
-/** A tool message in the seeds' format: one `tool` message per result, the last one marked when `cached`. */
+/** A tool message in the default format: one `tool` message per result, the last one marked when `cached`. */
 export const toolSeedMessages = (message: ToolMessage, cached: boolean): ReadonlyArray<SeedMessage> =>
   message.content.map((r, k): SeedMessage => {
     const text = toolOutputText(r.output)
@@ -81,20 +81,20 @@ export const toolSeedMessages = (message: ToolMessage, cached: boolean): Readonl
     return { role: "tool", tool_call_id: r.toolCallId, content }
   })
 
-/** A tool definition in the Chat Completions shape the seeds' format extends. */
+/** A tool definition in the Chat Completions shape the default format extends. */
 export interface SeedTool {
   readonly type: "function"
   readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchemaObject }
 }
 
-/** The request's tools in the seeds' format (`tools` on the body, before the messages). */
+/** The request's tools in the default format (`tools` on the body, before the messages). */
 export const toSeedTools = (tools: ReadonlyArray<ToolDefinition>): ReadonlyArray<SeedTool> =>
   tools.map((t) => ({
     type: "function",
     function: { name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.inputSchema }
   }))
 
-/** The whole request in the seeds' format, with one `cache_control` per breakpoint. */
+/** The whole request in the default format, with one `cache_control` per breakpoint. */
 export const toSeedMessages = (request: NeutralRequest): ReadonlyArray<SeedMessage> => {
   const marked = new Set(request.breakpoints.map((b) => b.messageIndex))
   return request.messages.flatMap((m, i) => (m.role === "tool" ? toolSeedMessages(m, marked.has(i)) : [toSeedMessage(m, marked.has(i))]))
@@ -111,14 +111,14 @@ export const seedMessageIndex = (messages: ReadonlyArray<Message>, index: number
   return self?.role === "tool" ? at + self.content.length - 1 : at
 }
 
-/** A request body in the seeds' format: the model and the messages (an OpenAI-compatible Chat Completions body). */
+/** A request body in the default format: the model and the messages (an OpenAI-compatible Chat Completions body). */
 export interface SeedBody {
   readonly model: string
   readonly messages: ReadonlyArray<SeedMessage>
 }
 
 /**
- * Place a neutral request in the seeds' format; pure.
+ * Place a neutral request in the default format; pure.
  *
  * @example
  * ```ts
@@ -165,7 +165,7 @@ export const seedPlacement: Context.Service.Shape<typeof Placement> = {
 export const seedPlacementLayer: Layer.Layer<Placement> = Layer.succeed(Placement, seedPlacement)
 
 /**
- * The seeds' format as a provider plugin value: the Promise API's default when no
+ * The default format as a provider plugin value: the Promise API's default when no
  * `provider` is given. It decodes no provider response: commit the reply's text or messages.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Stage 9, `activeBlock`: the layout's uncached tail. Seed 002's: file tree, active
+ * Stage 9, `activeBlock`: the layout's uncached tail. The tiered layout's: file tree, active
  * history, URL context, Working Files (active files only) and the prompt with the
  * system reminder appended (images as parts), the sections after the history riding in
  * the final user message; the journal layout's has no tree or

@@ -1,7 +1,0 @@
-export * from "./Tier.ts"
-export * from "./Item.ts"
-export * from "./Message.ts"
-export * from "./Tool.ts"
-export * from "./Block.ts"
-export * from "./errors.ts"
-export * from "./Usage.ts"

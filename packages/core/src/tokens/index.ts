@@ -1,3 +1,0 @@
-export * from "./bpe.ts"
-export * from "./TokenCounter.ts"
-export * from "./Tokenizer.ts"
