@@ -41,7 +41,7 @@ export { ContextManager, type ContextManagerShape } from "./context/ContextManag
 export { assembleFlatRequest } from "./context/flatRequest.ts"
 export { partText } from "./domain/Message.ts"
 export { type EngineLayerError, type EngineOwnOptions, EngineSession, makeEngineLayer } from "./engine/layer.ts"
-export { beginEngineTurn, commitEngineTurn, engineBudget, engineCompact } from "./engine/session.ts"
+export { beginEngineTurn, commitEngineTurn, engineAppend, engineBudget, engineCompact, engineHistory } from "./engine/session.ts"
 export { requestInput, type RequestParts, type RequestSources, selectedFilesInput } from "./engine/requestInput.ts"
 export { renderTierChanges } from "./hud/index.ts"
 export {

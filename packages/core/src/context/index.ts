@@ -1,4 +1,0 @@
-export * from "./FileContext.ts"
-export * from "./requestBudget.ts"
-export * from "./ContextManager.ts"
-export * from "./flatRequest.ts"

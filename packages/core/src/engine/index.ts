@@ -1,5 +1,0 @@
-export * from "./layer.ts"
-export * from "./ContextEngine.ts"
-export * from "./session.ts"
-export * from "./requestInput.ts"
-export { DEFAULT_TOOL_ROUNDS, toolOutputOf, type SendContext, type ToolCallContext, type ToolHandler, type ToolLoopOptions, type ToolLoopResult } from "./toolLoop.ts"

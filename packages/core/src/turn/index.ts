@@ -1,4 +1,0 @@
-export * from "./record.ts"
-export * from "./MemoryStateStore.ts"
-export * from "./turn.ts"
-export * from "./history.ts"
