@@ -10,8 +10,9 @@
 //
 // Programmatic use (tests, benchmarks, scripts/demo.mjs): `makeDemoRepo({ out })`.
 import { execFileSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { devNull, tmpdir } from "node:os"
+import { createHash } from "node:crypto"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { devNull } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -1041,22 +1042,40 @@ export function makeDemoRepo(options = {}) {
   const useGit = options.git === undefined || options.git === "auto" ? gitAvailable() : options.git
   prepareOut(out, options.replace ?? false)
   if (!useGit) return buildDemoRepo(out, false)
-  // The history takes about 110 git processes (~1.8 s of CPU); a process that asks for
-  // several copies (a test suite) builds it once and copies it, file times kept so git's
-  // index stays fresh. The copy is byte-identical: the same objects, refs and HEAD.
-  if (gitTemplate === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), "strata-demo-template-"))
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }))
-    const repo = join(dir, "repo")
-    mkdirSync(repo)
-    gitTemplate = buildDemoRepo(repo, true)
-  }
-  cpSync(gitTemplate.out, out, { recursive: true, preserveTimestamps: true })
-  return { ...gitTemplate, out }
+  // The history takes about 110 git processes (~1.8 s of CPU); the tests ask for it ~25
+  // times. It is built once per version of this script under the repository's .cache/
+  // (ignored by git) and copied, file times kept so git's index stays fresh: the copy has
+  // the same objects, refs and HEAD. A template is renamed into place only when complete,
+  // so concurrent processes never copy a half-built one.
+  const template = demoTemplate()
+  cpSync(template.out, out, { recursive: true, preserveTimestamps: true })
+  return { ...template, out }
 }
 
-/** The template this process copies from (see makeDemoRepo). */
-let gitTemplate
+/** The built template for this version of the script: read back, or built and renamed into place. */
+function demoTemplate() {
+  if (templateMemo !== undefined) return templateMemo
+  const version = createHash("sha256").update(readFileSync(fileURLToPath(import.meta.url))).digest("hex").slice(0, 16)
+  const dir = join(HERE, "..", ".cache", `demo-repo-${version}`)
+  if (!existsSync(join(dir, ".git", MARKER))) {
+    const building = `${dir}.building-${process.pid}-${Math.random().toString(36).slice(2)}`
+    mkdirSync(building, { recursive: true })
+    try {
+      buildDemoRepo(building, true)
+      renameSync(building, dir)
+    } catch (e) {
+      rmSync(building, { recursive: true, force: true })
+      // Another process renamed its template into place first: use that one.
+      if (!existsSync(join(dir, ".git", MARKER))) throw e
+    }
+  }
+  const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: dir, env: { PATH: process.env.PATH ?? "", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: devNull } }).toString("utf8").trim()
+  templateMemo = { out: dir, git: true, commits: COMMIT_COUNT, head }
+  return templateMemo
+}
+
+/** This process's template (see demoTemplate). */
+let templateMemo
 
 /** Write the repository into the empty folder `out`, with its git history when `useGit`. */
 function buildDemoRepo(out, useGit) {
