@@ -2,15 +2,19 @@
 import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
+/** The files linted with type information (scripts/check.mjs hands them its own program). */
+export const TYPED_FILES = ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts"]
+
 export default tseslint.config(
   // `.scratch/` holds somebody's experiment in progress (never committed); it is not linted.
   { ignores: ["**/dist/**", "**/node_modules/**", "examples/**", "bench/out/**", "packages/*/.scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts"],
+    files: TYPED_FILES,
     languageOptions: {
-      // One program for the whole repository (tsconfig.json at the root), built once per run.
+      // One program for the whole repository (tsconfig.json at the root), built once per run;
+      // `pnpm check` builds it once for the typecheck and the lint together.
       parserOptions: { project: ["./tsconfig.json"], tsconfigRootDir: import.meta.dirname }
     },
     rules: {

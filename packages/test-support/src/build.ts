@@ -24,9 +24,13 @@ export const isStale = (pkg: string, entry = "index.js"): boolean => {
   return !existsSync(built) || statSync(built).mtimeMs < newestMtime(join(pkg, "src"))
 }
 
-/** Build the package at `pkg` (`tsc -p tsconfig.build.json`), output inherited. */
+/**
+ * Build the package at `pkg` and the packages it references (`tsc -b tsconfig.build.json
+ * --noCheck`, as its `build` script does; the typecheck is the root's business), output
+ * inherited.
+ */
 export const build = (pkg: string): void => {
-  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: pkg, stdio: "inherit" })
+  execFileSync(process.execPath, [tsc, "-b", "tsconfig.build.json", "--noCheck"], { cwd: pkg, stdio: "inherit" })
 }
 
 /** Build the package at `pkg` when its dist/ is missing or older than its sources. */
