@@ -229,7 +229,7 @@ describe.concurrent("strata hud and breakdown", () => {
     expect(ascii.stdout).toMatch(/^\+- Cache Blocks/m)
   })
 
-  it("breakdown --json is the seed 003 shape, consistent with itself", async () => {
+  it("breakdown --json is the context breakdown (docs/pipeline.md#reports-breakdown-and-hud), consistent with itself", async () => {
     const repo = await demo()
     expect((await runBin(["assemble", "--repo", repo, "--prompt", "a", "--file", PRICING])).code).toBe(0)
     const r = await runBin(["breakdown", "--json", "--repo", repo])

@@ -308,7 +308,7 @@ describe("damaged state is reported once and kept", () => {
 })
 
 describe("the breakdown JSON", () => {
-  it("lists all five tiers, empty ones with zero tokens (seed 003)", async () => {
+  it("lists all five tiers, empty ones with zero tokens (the context breakdown)", async () => {
     const { repo } = fixture(master)
     const r = await runBin(["breakdown", "--repo", repo, "--json"])
     expect(r.code, r.stderr).toBe(0)

@@ -1,4 +1,4 @@
-// getContextBreakdown: the seed 003 Phase 5 JSON, computed by the same stages as the
+// getContextBreakdown: the context breakdown JSON (docs/pipeline.md#reports-breakdown-and-hud), computed by the same stages as the
 // request, without committing anything.
 import { Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
@@ -30,7 +30,7 @@ const input: AssemblyInput = {
 }
 
 describe("getContextBreakdown", () => {
-  it.effect("returns the seed 003 shape, nothing committed", () =>
+  it.effect("returns the context breakdown, nothing committed", () =>
     Effect.gen(function* () {
       const log = newLog()
       const t = yield* stubTracker({ initialized: false, log, place: () => ({ "symbol:a.ts": "L0", "symbol:b.ts": "L2" }) })
@@ -54,7 +54,7 @@ describe("getContextBreakdown", () => {
         "synthetic_tokens"
       ])
       const [l0, l1, l2, l3, active] = breakdown.blocks
-      // Every tier is listed (seed 003): the empty ones with zero tokens, so a UI can draw them.
+      // Every tier is listed: the empty ones with zero tokens, so a UI can draw them.
       expect(breakdown.blocks.map((b) => b.tier)).toEqual(["L0", "L1", "L2", "L3", "active"])
       expect(l1).toEqual({ tier: "L1", name: "Very Stable", tokens: 0, cached: true, threshold: 9, contents: [] })
       expect(l3).toEqual({ tier: "L3", name: "Moderately Stable", tokens: 0, cached: true, threshold: 3, contents: [] })

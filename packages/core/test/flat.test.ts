@@ -21,7 +21,7 @@ const full: FlatAssemblyInput = {
 
 const roles = (messages: ReadonlyArray<Message>) => messages.map((m) => m.role)
 
-describe("assembleMessages (seed 004 Prompt Assembly, non-tiered)", () => {
+describe("assembleMessages (the flat layout, non-tiered)", () => {
   it("puts the system message first, with the system prompt", () => {
     const messages = assembleMessages(full)
     expect(messages[0]!.role).toBe("system")

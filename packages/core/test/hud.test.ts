@@ -36,7 +36,7 @@ const report: TierReport = {
 }
 
 describe("HUD", () => {
-  it("draws the seed 003 cache-block box for non-empty tiers", () => {
+  it("draws the cache-block box for non-empty tiers", () => {
     const box = renderCacheBlocks(report)
     expect(box[0]).toMatch(/^╭─ Cache Blocks ─+╮$/)
     expect(box.at(-1)).toMatch(/^╰─+╯$/)
@@ -53,7 +53,7 @@ describe("HUD", () => {
     expect(text).toContain("Empty tiers skipped: 1 (session total: 3)")
   })
 
-  it("prints the seed 000 token breakdown; categories add up to the total", () => {
+  it("prints the token breakdown; categories add up to the total", () => {
     const lines = renderTokenBreakdown({
       report,
       lastRequest: { input: 4998, output: 34, cacheRead: 21640, cacheWrite: 48070 },

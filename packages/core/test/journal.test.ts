@@ -458,7 +458,7 @@ describe("journal layout: examples", () => {
       yield* r.commit
       expect(r.journal).toBeUndefined()
       expect(yield* memoryOf).toBeUndefined()
-      // Seed 002: the history is active and the tree sits in the active block.
+      // The tiered layout: the history is active and the tree sits in the active block.
       expect(tierMessages(r, "active").map(textOf)).toContain("q1")
       expect(tierMessages(r, "active").some((m) => textOf(m).startsWith(FILE_TREE_HEADER))).toBe(true)
     }).pipe(Effect.provide(testLayer(stubTrackerLayer({ assignments: ASSIGNMENTS }), stubSymbolIndex(() => REPO)))))
@@ -886,7 +886,7 @@ describe("journal layout: random sessions (property tests)", () => {
     )
   })
 
-  vitestIt("journal layout without a plan (the layoutPlan stage replaced by a no-op): seed 002's bytes", () => {
+  vitestIt("journal layout without a plan (the layoutPlan stage replaced by a no-op): the tiered layout's bytes", () => {
     const seed: SessionLayer = (tracker, index) => testLayer(tracker, index)
     const unplanned: SessionLayer = (tracker, index) =>
       Layer.mergeAll(journalTestLayer(tracker, index), Layer.succeed(LayoutPlanStage, { name: "layoutPlan", run: (state) => Effect.succeed(state) }))

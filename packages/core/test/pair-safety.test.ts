@@ -1,7 +1,7 @@
 // Pair safety (issue 15): over random agent sessions, nothing that shortens a history
 // separates a tool call from its result: compaction at a topic boundary or with a
 // summary, emergency truncation (the function and the engine's), file shedding
-// and history budgets, and seed 001's token limit. Each property is checked on the
+// and history budgets, and the XML chunk builder's token limit. Each property is checked on the
 // resulting history with `historyProblems`, which names any orphan.
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -144,7 +144,7 @@ describe("pair safety: the engine's budgets (property tests)", () => {
 })
 
 // ---------------------------------------------------------------------------------------
-// Seed 001: a token limit over a memory of tool calls and results
+// The XML chunk builder: a token limit over a memory of tool calls and results
 
 const memoryArb = fc.array(
   fc.oneof(
@@ -168,7 +168,7 @@ const memoryChunks = (items: ReadonlyArray<{ readonly kind: "user"; readonly siz
   return chunks
 }
 
-describe("pair safety: seed 001's token limit (property tests)", () => {
+describe("pair safety: the XML chunk builder's token limit (property tests)", () => {
   it("a call and its result are included together or excluded together, under either keep strategy", () => {
     const builder = createContextBuilder()
     fc.assert(

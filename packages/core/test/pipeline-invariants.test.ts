@@ -1,5 +1,5 @@
 // Property tests of the layout invariants over random repositories, selections, tier
-// assignments and histories: seed 002's "A File Never Appears Twice" table, no symbol
+// assignments and histories: a file never appears twice (docs/pipeline.md#the-tiered-layout), no symbol
 // block for files in context, empty tiers emit nothing, the breakdown adds up to the
 // request's token count, and the same input gives the same bytes.
 import { Effect, Layer } from "effect"

@@ -132,7 +132,7 @@ export const charCounter = () => makeCustomCounter("chars", (text) => text.lengt
 type TestLayers = ReadonlyArray<Layer.Layer<never, never, never> | Layer.Layer<Tracker> | Layer.Layer<SymbolIndex>>
 
 /**
- * Pipeline in seed 002's layout (the one these tests check tier by tier), a per-char
+ * Pipeline in the tiered layout (the one these tests check tier by tier), a per-char
  * tokenizer, and the given tracker/index layers.
  */
 export const testLayer = (...layers: TestLayers) =>

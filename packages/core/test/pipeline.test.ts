@@ -1,5 +1,5 @@
 // The assembly pipeline with stub Tracker / SymbolIndex layers (fixed tier assignments):
-// seed 004's "Prompt Assembly (tiered)" bullets, tracker commits, fallbacks, stage
+// tiered prompt assembly (docs/pipeline.md), tracker commits, fallbacks, stage
 // replacement and extra stages, and byte stability across turns.
 import { Effect, Exit, Layer, Ref } from "effect"
 import { describe, expect } from "vitest"
@@ -67,7 +67,7 @@ const isMarked = (m: SeedMessage | undefined): boolean =>
 const allText = (ms: ReadonlyArray<SeedMessage>) => ms.map(textOf).join("\n<>\n")
 const count = (haystack: string, needle: string) => haystack.split(needle).length - 1
 
-describe("seed 004: prompt assembly (tiered)", () => {
+describe("prompt assembly (tiered)", () => {
   it.effect("graduated files are excluded from Working Files; active files stay", () =>
     Effect.gen(function* () {
       const r = yield* assemble({ ...base, files: [{ path: "src/a.ts", content: "AAA" }, { path: "src/b.ts", content: "BBB" }] })
@@ -437,7 +437,7 @@ describe("layouts", () => {
 
   it.effect("the block stages and placement take the state's layout: a layout of one's own orders the request", () =>
     Effect.gen(function* () {
-      // Seed 002's parts, all in the uncached block: no breakpoint, the same messages.
+      // The tiered layout's parts, all in the uncached block: no breakpoint, the same messages.
       const uncached: Layout = {
         name: "uncached",
         plan: Effect.succeed,

@@ -19,7 +19,7 @@ describe("tokenBudget", () => {
   })
 })
 
-describe("shedFiles (seed 004 Budget Enforcement)", () => {
+describe("shedFiles (the input limit, docs/pipeline.md#within-the-models-input-limit)", () => {
   const files = FileContext.of([
     { path: "big.txt", content: "b".repeat(8_000) },
     { path: "mid.txt", content: "m".repeat(4_000) },

@@ -1,5 +1,5 @@
-// assembleTieredMessages: the seeds' pure entry point, checked byte for byte against the
-// verified message array of the reference implementation (research §3, seed 002).
+// assembleTieredMessages: the tiered layout's pure entry point (docs/pipeline.md#the-tiered-layout),
+// checked byte for byte against the verified message array of the reference implementation.
 import { describe, expect, it } from "vitest"
 import { assembleTieredMessages, type SeedMessage } from "../src/index.ts"
 import { neutralRequest, sectionOf } from "../src/assembly/parts.ts"

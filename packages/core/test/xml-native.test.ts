@@ -1,4 +1,4 @@
-// Seed 001's memory as native tool turns (issue 15 item 6): tool calls, results and
+// The XML chunk builder's memory as native tool turns (docs/xml-chunk-builder.md#as-native-tool-turns): tool calls, results and
 // sub-agent delegations become tool-call / tool-result parts, the rest keeps its XML; a
 // call that cannot pair stays XML; the history is always valid; and the round trip
 // through `historyToMemory` keeps every call and result.
@@ -28,7 +28,7 @@ const STATE: { chunks: Array<MemoryChunkInput> } = {
   ]
 }
 
-describe("seed 001 memory as native tool turns", () => {
+describe("XML chunk memory as native tool turns", () => {
   it("tool calls, results (errors included) and a sub-agent become native parts; the rest keeps its XML", () => {
     const { system, messages, chunkIds } = memoryToNativeHistory(STATE)
     expect(system).toContain("<system_context")
@@ -119,7 +119,7 @@ const memoryOf = (items: ReadonlyArray<ChunkSpec>): { chunks: Array<MemoryChunkI
   })
 })
 
-describe("seed 001 memory as native tool turns (property tests)", () => {
+describe("XML chunk memory as native tool turns (property tests)", () => {
   it("any memory gives a valid history that keeps every chunk once, in order", () => {
     fc.assert(
       fc.property(fc.array(chunkArb, { maxLength: 25 }), (items) => {

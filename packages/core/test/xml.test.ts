@@ -1,4 +1,4 @@
-// Seed 001 (XML chunk context builder): every usage example, the tag mapping, result
+// The XML chunk builder (docs/xml-chunk-builder.md): every usage example, the tag mapping, result
 // fields, grouping, limit handling, team9-shaped input and bad input.
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
@@ -36,7 +36,7 @@ const agentState = (): MemoryStateInput =>
     chunk("chunk_5", { type: ChunkType.OUTPUT, action: "task_completed", content: { result: "42", summary: "done" } })
   )
 
-describe("seed 001: basic usage", () => {
+describe("XML chunk builder: basic usage", () => {
   it("builds messages a chat client takes directly", () => {
     const builder = createContextBuilder()
     const state = agentState()
@@ -66,7 +66,7 @@ describe("seed 001: basic usage", () => {
   })
 })
 
-describe("seed 001: tokenizer", () => {
+describe("XML chunk builder: tokenizer", () => {
   it("maps models to encodings, Claude as a flagged approximation", () => {
     expect(createTokenizer("gpt-4o")).toMatchObject({ encoding: "o200k_base", exact: true })
     expect(createTokenizer("gpt-4")).toMatchObject({ encoding: "cl100k_base", exact: true })
@@ -111,7 +111,7 @@ describe("seed 001: tokenizer", () => {
   })
 })
 
-describe("seed 001: usage with options", () => {
+describe("XML chunk builder: usage with options", () => {
   const currentTask = "Fix the failing test in src/parser.ts"
 
   it("runs the seed's options example", () => {
@@ -159,8 +159,8 @@ ${currentTask}
   })
 })
 
-describe("seed 001: custom renderer", () => {
-  // The seed's class, as written there (the unused parameter renamed for noUnusedParameters).
+describe("XML chunk builder: custom renderer", () => {
+  // The builder's original example class (the unused parameter renamed for noUnusedParameters).
   class CustomChunkRenderer implements IChunkRenderer {
     canRender(chunk: MemoryChunk): boolean {
       // Only handle specific custom chunks
@@ -214,7 +214,7 @@ ${JSON.stringify(content)}
   })
 })
 
-describe("seed 001: ContextBuildResult", () => {
+describe("XML chunk builder: ContextBuildResult", () => {
   it("has the five fields, and decodes as the schema", () => {
     const result = createContextBuilder().build(agentState(), { maxTokens: 60, keep: "newest" })
     expect(Object.keys(result).sort()).toEqual(["excludedChunkIds", "includedChunkIds", "messages", "tokenCount", "tokenCountExact"])
@@ -224,8 +224,8 @@ describe("seed 001: ContextBuildResult", () => {
   })
 })
 
-describe("seed 001: message grouping", () => {
-  it("merges consecutive same-role chunks as in the seed's diagram", () => {
+describe("XML chunk builder: message grouping", () => {
+  it("merges consecutive same-role chunks into one message", () => {
     const state = stateOf(user("c1", "one"), user("c2", "two"), assistant("c3", "three"), user("c4", "four"), user("c5", "five"))
     const result = createContextBuilder().build(state)
     expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
@@ -243,7 +243,7 @@ describe("seed 001: message grouping", () => {
   })
 })
 
-describe("seed 001: token limit handling", () => {
+describe("XML chunk builder: token limit handling", () => {
   const tenMessages = () =>
     stateOf(...Array.from({ length: 10 }, (_, i) => user(`c${i}`, `This is message ${i} with some content to increase token count.`)))
 

@@ -5,7 +5,6 @@
  */
 export { simpleBody, type SimpleChat } from "./clients/bodies.ts"
 export { compactionModelLayer } from "./clients/compaction.ts"
-export { type LlmProvider } from "./clients/driver.ts"
 export {
   LlmConnectionError,
   type LlmError,
@@ -18,8 +17,9 @@ export {
   LlmTimeout
 } from "./clients/errors.ts"
 export { LlmClient, type LlmClientShape, type LlmEvent, type LlmRequest, type LlmResponse } from "./clients/LlmClient.ts"
-export { type Failure, retryAfterMs } from "./clients/retry.ts"
-export { collectToolCalls, type ToolCallDelta } from "./clients/toolCalls.ts"
+export { retryAfterMs } from "./clients/retry.ts"
+export { collectToolCalls } from "./clients/toolCalls.ts"
+export { type Failure, type LlmProvider, type ToolCallDelta } from "./driver.ts"
 export {
   type CachePlan,
   type CachePlanner,
@@ -207,16 +207,6 @@ export { type CleanMessage, cleanParts, type KeepReasoning } from "./rules/conte
 export { type BreakpointPlan, planBreakpoints, type PlannedBreakpoint, type PlanOptions } from "./rules/plan.ts"
 export { prefixTokens } from "./rules/prefix.ts"
 export { canonicalize, serializeBody } from "./rules/serialize.ts"
-export { type AnthropicNativeUsage, makeAnthropicSimulator } from "./simulators/anthropic.ts"
-export { type BedrockNativeUsage, type BedrockSimUsage, makeBedrockSimulator } from "./simulators/bedrock.ts"
-export { type GeminiNativeUsage, type GeminiSimulator, makeGeminiSimulator, type SimCachedContent } from "./simulators/gemini.ts"
-export { makeSimulator, type PromptBlock, promptBlocks, type SimulatorFor } from "./simulators/index.ts"
-export {
-  makeOpenAISimulator,
-  type OpenAIChatNativeUsage,
-  type OpenAIResponsesNativeUsage,
-  type OpenAISimUsage
-} from "./simulators/openai.ts"
 export {
   type SendOptions,
   type SimCost,
@@ -229,7 +219,17 @@ export {
   SimulatorInputError,
   type SimulatorOptions,
   type SimWrite
-} from "./simulators/types.ts"
+} from "./simulation.ts"
+export { type AnthropicNativeUsage, makeAnthropicSimulator } from "./simulators/anthropic.ts"
+export { type BedrockNativeUsage, type BedrockSimUsage, makeBedrockSimulator } from "./simulators/bedrock.ts"
+export { type GeminiNativeUsage, type GeminiSimulator, makeGeminiSimulator, type SimCachedContent } from "./simulators/gemini.ts"
+export { makeSimulator, type PromptBlock, promptBlocks, type SimulatorFor } from "./simulators/index.ts"
+export {
+  makeOpenAISimulator,
+  type OpenAIChatNativeUsage,
+  type OpenAIResponsesNativeUsage,
+  type OpenAISimUsage
+} from "./simulators/openai.ts"
 export {
   type AiSdkTextStream,
   type AnthropicMessageStream,

@@ -43,7 +43,7 @@ describe("anthropic plugin", () => {
     ])
     expect(r.breakpoints.map((b) => b.prefixTokens)).toEqual([6000, 11000, 16000, 21000])
     expect(r.dropped).toEqual([])
-    // Seed 000: string content is wrapped as [{type:"text",text,cache_control}].
+    // Core's default format (OpenAI-compatible with `cache_control`): string content is wrapped as [{type:"text",text,cache_control}].
     expect(r.body.messages[1]!.content).toEqual([{ type: "text", text: "Ok.", cache_control: { type: "ephemeral" } }])
   })
 

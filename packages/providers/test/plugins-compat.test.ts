@@ -6,7 +6,7 @@ import { isPluginName, PLUGIN_NAMES } from "../src/plugins/registry.ts"
 import { bigRequest, seedRequest } from "./plugins-fixtures.ts"
 
 describe("openai-compatible plugin (seeds format)", () => {
-  it("keeps the system message in the array and wraps marked string content (seed 000)", () => {
+  it("keeps the system message in the array and wraps marked string content (core's default format)", () => {
     const r = placeOpenAICompatible(bigRequest("anthropic/claude-sonnet-4.5"))
     expect(r.body.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: expect.any(String), cache_control: { type: "ephemeral" } }] })
     expect(r.body.messages[1]).toEqual({ role: "user", content: expect.any(String) })
@@ -16,7 +16,7 @@ describe("openai-compatible plugin (seeds format)", () => {
     expect(r.breakpoints.map((b) => b.location)).toEqual(["messages[0].content[0]", "messages[2].content[0]", "messages[4].content[0]", "messages[6].content[0]"])
   })
 
-  it("marks the last text block of list content (seed 000), even before an image", () => {
+  it("marks the last text block of list content (core's default format), even before an image", () => {
     const req = seedRequest("claude-sonnet-4-5", { L0: { tokens: 2000 } })
     const messages = [{ role: "system" as const, content: [{ type: "text" as const, text: "a".repeat(4000) }, { type: "text" as const, text: "b".repeat(4000) }] }, ...req.messages.slice(1)]
     const r = placeOpenAICompatible({ ...req, messages })

@@ -1,4 +1,4 @@
-// Seeds-shaped neutral requests (seed 002 layout) for the plugin and rule tests.
+// Neutral requests in the tiered layout (docs/pipeline.md#the-tiered-layout) for the plugin and rule tests.
 import type { Block, Breakpoint, CachedTier, CacheTtl, Message, NeutralRequest, Tier } from "@strata/core"
 
 /** Text of about `tokens` tokens under the chars/4 estimate, distinct per label. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { decodeAnthropicUsage, makeSimulator } from "../src/index.ts"
-import { SimulatedRejection, SimulatorInputError } from "../src/simulators/types.ts"
+import { SimulatedRejection, SimulatorInputError } from "../src/simulation.ts"
 import { chars, tb, text } from "./sim-helpers.ts"
 
 const MODEL = "claude-sonnet-4-5" // minimum 1024, $3/MTok input

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { decodeAnthropicUsage, decodeBedrockUsage, makeSimulator } from "../src/index.ts"
-import { SimulatedRejection } from "../src/simulators/types.ts"
+import { SimulatedRejection } from "../src/simulation.ts"
 import { chars, tb, text } from "./sim-helpers.ts"
 
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0" // minimum 1024, 5m + 1h

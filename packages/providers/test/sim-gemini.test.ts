@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { decodeGeminiUsage, makeSimulator } from "../src/index.ts"
-import { SimulatedRejection } from "../src/simulators/types.ts"
+import { SimulatedRejection } from "../src/simulation.ts"
 import { chars, text } from "./sim-helpers.ts"
 
 const MODEL = "gemini-2.5-flash" // newest revision: minimum 2048, read 0.1x, $0.30/MTok, storage $1/MTok/h

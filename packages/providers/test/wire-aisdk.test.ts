@@ -20,7 +20,7 @@ import * as ai6 from "ai6"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeSimulator, placeAiSdk, strataCache, type AiSdkBody, type AiSdkTarget, type AnthropicNativeUsage, type BedrockNativeUsage, type GeminiNativeUsage, type OpenAIResponsesNativeUsage, type SimProvider } from "../src/index.ts"
 import type { Usage } from "@strata/core"
-import { SimulatedRejection } from "../src/simulators/types.ts"
+import { SimulatedRejection } from "../src/simulation.ts"
 import { neutralRequest } from "./sim-helpers.ts"
 import { eventStream, json, sse, startServer, type Recorded, type Reply, type TestServer } from "./wire-server.ts"
 

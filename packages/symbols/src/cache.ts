@@ -11,7 +11,7 @@
 import { PathOutsideRepo, resolveInsideRepoSync, type PathFileSystem } from "@strata/core"
 import { Schema } from "effect"
 import { join } from "node:path"
-import { EXTRACTOR_VERSION } from "./extract/index.ts"
+import { EXTRACTOR_VERSION } from "./extract.ts"
 import type { FileSystem } from "./files.ts"
 import { type FileSymbols, ImportInfo, CallSite, Language, ParseIssue, SymbolInfo } from "./syntax/model.ts"
 

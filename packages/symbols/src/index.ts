@@ -5,8 +5,7 @@
  * See README.md.
  */
 export { SymbolCache, type SymbolCacheEntry } from "./cache.ts"
-export { normalizeType } from "./extract/common.ts"
-export { EXTRACTOR_VERSION, extractSymbols } from "./extract/index.ts"
+export { EXTRACTOR_VERSION, extractSymbols } from "./extract.ts"
 export {
   type DirEntry,
   type FileStat,
@@ -97,3 +96,4 @@ export {
   SymbolKind
 } from "./syntax/model.ts"
 export { Parsers, type TSLanguage, type TSParser, type TSQuery, type TSTree } from "./syntax/parser.ts"
+export { normalizeType } from "./syntax/typeText.ts"

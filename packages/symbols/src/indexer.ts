@@ -52,7 +52,7 @@ import {
 import { focusRanking, referenceData } from "./focusRank.ts"
 import { type FileSymbols, type Language, languageOf } from "./syntax/model.ts"
 import { Parsers } from "./syntax/parser.ts"
-import { type ExtractJob, defaultWorkers, extractAll } from "./pool.ts"
+import { type ExtractJob, defaultWorkers, extractAll } from "./internal/pool.ts"
 import {
   type ResolveContext,
   type ResolvedCall,
@@ -113,7 +113,7 @@ export interface IndexOptions {
    * Worker threads for large batches of files to parse (a cold index): a number, or
    * "auto" for one per core (at most 4). Default 0: parse in this thread, which costs
    * the least CPU and wins on a busy machine; workers win on an idle multi-core one.
-   * Used only from the built package (the worker is `dist/worker.js`).
+   * Used only from the built package (the worker is `dist/internal/worker.js`).
    */
   readonly workers?: number | "auto"
 }

@@ -23,7 +23,7 @@ export const repeat = (
   return { tracker, tiers, results }
 }
 
-/** A tracker under seed 003's cascade (`threshold`) unless the config names another policy. */
+/** A tracker under the plain cascade (`threshold`, docs/tiers.md) unless the config names another policy. */
 export const make = (config: StabilityTrackerConfig = {}): StabilityTracker => StabilityTracker.make({ policy: "threshold", ...config })
 
 export const keysIn = (tracker: StabilityTracker, tier: Tier): Array<string> =>

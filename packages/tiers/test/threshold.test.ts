@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { StabilityTracker } from "../src/index.ts"
 import { item, keysIn, make, repeat } from "./helpers.ts"
 
-describe("seed 003: StabilityTracker with four cached tiers (threshold policy)", () => {
+describe("the threshold cascade: StabilityTracker with four cached tiers (docs/tiers.md)", () => {
   it("thresholds are configurable", () => {
     const tracker = make({ thresholds: { L3: 2, L2: 4, L1: 5, L0: 7 } })
     const { tiers } = repeat(tracker, [item("file:a.ts")], 8, "file:a.ts")
@@ -152,7 +152,7 @@ describe("seed 003: StabilityTracker with four cached tiers (threshold policy)",
     // while hidden it ages but never moves up (n reaches 9 here, the L1 threshold)
     tracker = repeat(tracker, selected, 2).tracker
     expect(tracker.items.get("symbol:a.ts")).toMatchObject({ tier: "L2", n: 9 })
-    // deselect: the file leaves, the symbol entry is back in the tier it holds (seed 004), then climbs on
+    // deselect: the file leaves, the symbol entry is back in the tier it holds (docs/tiers.md, selected files), then climbs on
     const deselecting = StabilityTracker.update(tracker, { items: [item("symbol:a.ts"), item("symbol:b.ts")] })
     tracker = deselecting.tracker
     expect(StabilityTracker.tierOf(tracker, "file:a.ts")).toBeUndefined()

@@ -6,7 +6,7 @@ import { item, keysIn, make } from "./helpers.ts"
 const tokensIn = (tracker: StabilityTracker, tier: "L0" | "L1" | "L2" | "L3") =>
   StabilityTracker.itemsIn(tracker, tier).reduce((sum, i) => sum + i.tokens, 0)
 
-describe("seed 003: greedy initial population", () => {
+describe("initial placement: greedy by tokens (docs/tiers.md)", () => {
   it("distributes items roughly evenly by tokens across L1-L3", () => {
     const sizes = [900, 850, 700, 640, 500, 420, 380, 300, 260, 200, 150, 120, 90, 60, 30]
     const items = sizes.map((tokens, i) => item(`symbol:f${i}.ts`, "h", tokens))

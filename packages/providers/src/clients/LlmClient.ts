@@ -8,8 +8,8 @@ import type { Usage } from "@strata/core"
 import type { ToolCallPart } from "@strata/core"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random, Redacted, Stream } from "effect"
 import { foldStreamUsage } from "../usage.ts"
-import type { Driver, DriverReply, LlmProvider } from "./driver.ts"
-import { anthropicDriver, bedrockDriver, openaiDriver, type DriverOptions } from "./drivers.ts"
+import type { Driver, DriverReply, Failure, LlmProvider, ToolCallDelta } from "../driver.ts"
+import { anthropicDriver, bedrockDriver, openaiDriver, type DriverOptions } from "../internal/clients/drivers.ts"
 import {
   LlmConnectionError,
   LlmHttpError,
@@ -21,10 +21,10 @@ import {
   LlmTimeout,
   type LlmError
 } from "./errors.ts"
-import { DEFAULT_RETRY, nextDelayMs, retryAfterMs, type Failure, type RetryOptions } from "./retry.ts"
-import { collectToolCalls, type ToolCallDelta } from "./toolCalls.ts"
+import { DEFAULT_RETRY, nextDelayMs, retryAfterMs, type RetryOptions } from "./retry.ts"
+import { collectToolCalls } from "./toolCalls.ts"
 
-export type { Driver, LlmProvider } from "./driver.ts"
+export type { Driver, LlmProvider } from "../driver.ts"
 
 /**
  * A request: the provider's native body, as a placement plugin emits it

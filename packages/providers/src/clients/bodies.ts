@@ -2,7 +2,7 @@
  * Minimal native request bodies for calls that need no cache placement (compaction,
  * one-off questions): a system prompt, a few messages and a token limit.
  */
-import type { LlmProvider } from "./driver.ts"
+import type { LlmProvider } from "../driver.ts"
 
 /** A plain chat request. */
 export interface SimpleChat {

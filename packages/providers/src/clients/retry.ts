@@ -3,6 +3,7 @@
  * long to wait (the server's `retry-after` first, then capped exponential backoff with
  * jitter), and when a server's requested wait is too long to honour.
  */
+import type { Failure } from "../driver.ts"
 
 /** Retry settings. */
 export interface RetryOptions {
@@ -15,17 +16,6 @@ export interface RetryOptions {
 }
 
 export const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 30_000 }
-
-/** A failed attempt, classified from whatever the SDK threw. */
-export interface Failure {
-  readonly kind: "http" | "timeout" | "connection" | "credentials" | "aborted" | "other"
-  readonly status?: number
-  readonly detail: string
-  /** Raw `retry-after-ms` / `retry-after` header values, when the response had them. */
-  readonly retryAfterMsHeader?: string
-  readonly retryAfterHeader?: string
-  readonly requestId?: string
-}
 
 /** 408, 409, 429 and 5xx (incl. Anthropic's 529 overloaded), timeouts and connection errors are worth retrying. */
 export const isRetryable = (f: Failure): boolean => {

@@ -6,20 +6,7 @@
  */
 import type { ToolCallPart } from "@strata/core"
 import { Schema } from "effect"
-
-/**
- * One piece of a streamed tool call. `index` keys the call within the reply (Anthropic
- * and Bedrock: the content block; OpenAI: the `tool_calls` index); `arguments` is a
- * fragment of its JSON input text; `input` is a whole input object (a non-streamed
- * reply, or the empty object a stream opens the call with).
- */
-export interface ToolCallDelta {
-  readonly index: number
-  readonly id?: string | undefined
-  readonly name?: string | undefined
-  readonly arguments?: string | undefined
-  readonly input?: unknown
-}
+import type { ToolCallDelta } from "../driver.ts"
 
 interface Partial {
   id: string

@@ -9,7 +9,7 @@
 import type { Usage } from "@strata/core"
 import { lookupModel, type ModelLimits } from "../models.ts"
 import { makeSimulator } from "../simulators/index.ts"
-import type { SimProvider, SimResult } from "../simulators/types.ts"
+import type { SimProvider, SimResult } from "../simulation.ts"
 import { promptTokens } from "../usage.ts"
 import { isRecord } from "../internal/json.ts"
 import { nativeBodyOf, partsOf, type NativeTarget, type Prompt, type PromptMessage } from "../middleware/prompt.ts"

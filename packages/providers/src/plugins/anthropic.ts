@@ -29,7 +29,7 @@ import {
   type PlacementPlugin,
   type PluginResult
 } from "./common.ts"
-import { limitsFor, reasoningNote } from "./internal.ts"
+import { limitsFor, reasoningNote } from "../internal/plugins/helpers.ts"
 
 /** `cache_control` as the Messages API takes it; `ttl` only when it is not the 5 min default. */
 export interface AnthropicCacheControl {

@@ -32,7 +32,7 @@ import {
 } from "./common.ts"
 import { decodeBedrockConverseReply } from "../replies.ts"
 import { decodeBedrockUsage } from "../usage.ts"
-import { limitsFor, reasoningNote } from "./internal.ts"
+import { limitsFor, reasoningNote } from "../internal/plugins/helpers.ts"
 
 /** A Converse cache checkpoint; `ttl` only for 1 h (5 min is the default). */
 export interface BedrockCachePoint {

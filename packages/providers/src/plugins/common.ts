@@ -33,6 +33,13 @@ export interface OpenAIChatTool {
   function: { name: string; description?: string; parameters: Record<string, unknown> }
 }
 
+/** Tool definitions as Chat Completions `tools` (OpenAI and OpenAI-compatible gateways). */
+export const openAIChatTools = (tools: ReadonlyArray<ToolDefinition>): Array<OpenAIChatTool> =>
+  tools.map((t) => ({
+    type: "function",
+    function: t.description === undefined ? { name: t.name, parameters: t.inputSchema } : { name: t.name, description: t.description, parameters: t.inputSchema }
+  }))
+
 /** Options every plugin takes. */
 export interface CommonOptions {
   /** Model id to send; default: the request's `model`. */

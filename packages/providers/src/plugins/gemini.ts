@@ -30,7 +30,7 @@ import {
 } from "./common.ts"
 import { decodeGeminiReply } from "../replies.ts"
 import { decodeGeminiUsage } from "../usage.ts"
-import { limitsFor, reasoningNote } from "./internal.ts"
+import { limitsFor, reasoningNote } from "../internal/plugins/helpers.ts"
 
 type GeminiMedia = { inlineData: { mimeType: string; data: string } } | { fileData: { fileUri: string; mimeType: string } }
 

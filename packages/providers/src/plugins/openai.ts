@@ -20,6 +20,7 @@ import { assertToolPairs, type CleanMessage } from "../rules/content.ts"
 import { planBreakpoints, type BreakpointPlan } from "../rules/plan.ts"
 import {
   makePlugin,
+  openAIChatTools,
   placedFrom,
   requestTools,
   result,
@@ -31,7 +32,7 @@ import {
 } from "./common.ts"
 import { decodeOpenAIChatReply, decodeOpenAIResponsesReply } from "../replies.ts"
 import { decodeOpenAIChatUsage, decodeOpenAIResponsesUsage } from "../usage.ts"
-import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
+import { limitsFor, reasoningNote, textOnly } from "../internal/plugins/helpers.ts"
 
 /** The explicit breakpoint marker (GPT-5.6+); it inherits the request TTL. */
 export interface OpenAIBreakpoint {

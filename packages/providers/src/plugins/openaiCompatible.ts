@@ -12,6 +12,7 @@ import { planBreakpoints, type PlanOptions } from "../rules/plan.ts"
 import { cacheControl, type AnthropicCacheControl } from "./anthropic.ts"
 import {
   makePlugin,
+  openAIChatTools,
   placedFrom,
   requestTools,
   result,
@@ -23,7 +24,7 @@ import {
 } from "./common.ts"
 import { decodeOpenAIChatReply } from "../replies.ts"
 import { decodeOpenAIChatUsage } from "../usage.ts"
-import { limitsFor, openAIChatTools, reasoningNote, textOnly } from "./internal.ts"
+import { limitsFor, reasoningNote, textOnly } from "../internal/plugins/helpers.ts"
 import type { OpenAIChatToolCall } from "./openai.ts"
 
 export interface CompatTextPart {

@@ -15,9 +15,9 @@ import {
   writeTokensByTtl,
   type PrefixBlock,
   type WriteSpec
-} from "./prefixCache.ts"
-import { makeContext, makeResult, neutralUsage, simulatorOf, type SimContext } from "./result.ts"
-import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
+} from "../internal/simulators/prefixCache.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf, type SimContext } from "../internal/simulators/result.ts"
+import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "../simulation.ts"
 
 /** `usage` of an Anthropic Messages response (also Bedrock InvokeModel with the Anthropic body). */
 export interface AnthropicNativeUsage {

@@ -6,9 +6,9 @@
  */
 import type { ModelLimits } from "../models.ts"
 import { anthropicResult, parseAnthropicBody, simulateMarked, type AnthropicNativeUsage, type MarkedPrefix } from "./anthropic.ts"
-import { asArray, asString, canonicalJson, isRecord, type PrefixBlock } from "./prefixCache.ts"
-import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
-import { SimulatedRejection, type SimResult, type Simulator, type SimulatorOptions } from "./types.ts"
+import { asArray, asString, canonicalJson, isRecord, type PrefixBlock } from "../internal/simulators/prefixCache.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf } from "../internal/simulators/result.ts"
+import { SimulatedRejection, type SimResult, type Simulator, type SimulatorOptions } from "../simulation.ts"
 
 /** `usage` of a Converse response or a ConverseStream `metadata` event. */
 export interface BedrockNativeUsage {

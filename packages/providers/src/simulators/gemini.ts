@@ -4,9 +4,9 @@
  * fixed expiry, creation billed as input and storage billed per token-hour.
  */
 import { ttlSpec, type ModelLimits } from "../models.ts"
-import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "./prefixCache.ts"
-import { makeContext, makeResult, neutralUsage, type SimContext } from "./result.ts"
-import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
+import { allReads, asArray, asString, automaticWrites, canonicalJson, isRecord, runCacheStep, type PrefixBlock } from "../internal/simulators/prefixCache.ts"
+import { makeContext, makeResult, neutralUsage, type SimContext } from "../internal/simulators/result.ts"
+import { SimulatedRejection, type SendOptions, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "../simulation.ts"
 
 /** `usageMetadata` of a `generateContent` response. */
 export interface GeminiNativeUsage {

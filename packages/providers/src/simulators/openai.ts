@@ -17,9 +17,9 @@ import {
   writeTokensByTtl,
   type PrefixBlock,
   type WriteSpec
-} from "./prefixCache.ts"
-import { makeContext, makeResult, neutralUsage, simulatorOf } from "./result.ts"
-import { SimulatedRejection, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "./types.ts"
+} from "../internal/simulators/prefixCache.ts"
+import { makeContext, makeResult, neutralUsage, simulatorOf } from "../internal/simulators/result.ts"
+import { SimulatedRejection, type SimResult, type SimSkip, type Simulator, type SimulatorOptions } from "../simulation.ts"
 
 /** `usage` of a Chat Completions response (or its final streamed chunk). */
 export interface OpenAIChatNativeUsage {

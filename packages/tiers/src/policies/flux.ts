@@ -7,7 +7,7 @@
  */
 import { CACHED_TIERS, type CachedTier, type TrackedItem } from "@strata/core"
 import { compareKeys, Heap, kindOf, rankOf } from "../model/order.ts"
-import { piggybackHistory } from "./history.ts"
+import { piggybackHistory } from "../internal/policies/history.ts"
 import type { PromotionPolicy } from "./policy.ts"
 
 /**

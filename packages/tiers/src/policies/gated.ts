@@ -7,7 +7,7 @@
  */
 import { CACHED_TIERS, type TrackedItem } from "@strata/core"
 import { compareKeys, kindOf, rankOf } from "../model/order.ts"
-import { piggybackHistory } from "./history.ts"
+import { piggybackHistory } from "../internal/policies/history.ts"
 import { SEED_PLACEMENT, type PromotionPolicy } from "./policy.ts"
 
 const movable = (item: TrackedItem): boolean => item.key !== "system" && kindOf(item.key) !== "history"

@@ -7,9 +7,9 @@ import { existsSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
-import { extractSymbols } from "./extract/index.ts"
-import type { FileSymbols, Language } from "./syntax/model.ts"
-import type { Parsers } from "./syntax/parser.ts"
+import { extractFile } from "./extract/index.ts"
+import type { FileSymbols, Language } from "../syntax/model.ts"
+import type { Parsers } from "../syntax/parser.ts"
 
 /** One file to extract. */
 export interface ExtractJob {
@@ -38,7 +38,7 @@ const inThread = async (parsers: Parsers, jobs: ReadonlyArray<ExtractJob>, onDon
   const out: Array<FileSymbols> = []
   for (const job of jobs) {
     await parsers.ensure(job.language)
-    out.push(extractSymbols(parsers, job.path, job.source, job.language))
+    out.push(extractFile(parsers, job.path, job.source, job.language))
     onDone?.(out.length)
   }
   return out

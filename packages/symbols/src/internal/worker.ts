@@ -3,9 +3,9 @@
  * runtime, so a cold index uses every core. Not part of the public API.
  */
 import { parentPort } from "node:worker_threads"
-import { extractSymbols } from "./extract/index.ts"
-import type { Language } from "./syntax/model.ts"
-import { Parsers } from "./syntax/parser.ts"
+import { extractFile } from "./extract/index.ts"
+import type { Language } from "../syntax/model.ts"
+import { Parsers } from "../syntax/parser.ts"
 
 interface Job {
   readonly index: number
@@ -20,7 +20,7 @@ if (port !== null) {
   port.on("message", (job: Job) => {
     parsers
       .ensure(job.language)
-      .then(() => port.postMessage({ index: job.index, result: extractSymbols(parsers, job.path, job.source, job.language) }))
+      .then(() => port.postMessage({ index: job.index, result: extractFile(parsers, job.path, job.source, job.language) }))
       .catch((error: unknown) => port.postMessage({ index: job.index, error: error instanceof Error ? error.message : String(error) }))
   })
   port.postMessage({ ready: true })

@@ -4,9 +4,9 @@
  * shape so the replay benchmark can drive any provider through one API.
  */
 import { Schema } from "effect"
-import type { ModelLimits } from "../models.ts"
+import type { ModelLimits } from "./models.ts"
 import type { Usage } from "@strata/core"
-import type { Cost } from "../usage.ts"
+import type { Cost } from "./usage.ts"
 
 /** The providers with a simulator. Gateways (OpenRouter, LiteLLM) route to one of these. */
 export type SimProvider = "anthropic" | "bedrock" | "openai" | "gemini"

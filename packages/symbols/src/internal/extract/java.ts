@@ -3,9 +3,10 @@
  * interfaces, interfaces, enums, records, annotation types, constructors, methods
  * and fields, nested types included.
  */
-import type { ImportInfo, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType, splitCallee } from "./common.ts"
+import type { ImportInfo, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, splitCallee } from "./common.ts"
 
 const javaParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []

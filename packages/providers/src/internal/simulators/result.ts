@@ -4,10 +4,10 @@
  */
 import type { Usage } from "@strata/core"
 import { estimateTokens, IMAGE_TOKENS } from "@strata/core"
-import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../models.ts"
-import { computeCost } from "../usage.ts"
+import { lookupModel, ttlSpec, type ModelLimits, type ProviderId } from "../../models.ts"
+import { computeCost } from "../../usage.ts"
 import { makeCacheStore, makePrefixHasher, type CacheStore, type PrefixHasher } from "./prefixCache.ts"
-import type { SendOptions, SimProvider, SimResult, SimTrace, Simulator, SimulatorOptions } from "./types.ts"
+import type { SendOptions, SimProvider, SimResult, SimTrace, Simulator, SimulatorOptions } from "../../simulation.ts"
 
 /** What every adapter needs: limits per model, a hasher, a store and the timing options. */
 export interface SimContext {

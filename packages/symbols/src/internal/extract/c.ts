@@ -5,9 +5,10 @@
  * declared in the same file) and global variables. Preprocessor conditionals and
  * `extern "C"` blocks are looked through.
  */
-import type { ImportInfo, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType, splitCallee } from "./common.ts"
+import type { ImportInfo, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, splitCallee } from "./common.ts"
 
 const WRAPPERS = new Set(["pointer_declarator", "reference_declarator", "array_declarator", "parenthesized_declarator", "attributed_declarator"])
 

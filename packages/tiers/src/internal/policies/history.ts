@@ -4,8 +4,8 @@
  * another reason, and the newest `historyWindowTokens` stay active verbatim. A message
  * new or changed in this request (N=0) never graduates in the same request.
  */
-import { historyIndex, rankOf } from "../model/order.ts"
-import type { UpdateWork } from "../model/work.ts"
+import { historyIndex, rankOf } from "../../model/order.ts"
+import type { UpdateWork } from "../../model/work.ts"
 
 /** Graduate history older than the verbatim window into L3 if L3 is rewritten for a non-history reason. */
 export const piggybackHistory = (work: UpdateWork, entryN: number): void => {

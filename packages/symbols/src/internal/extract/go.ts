@@ -3,9 +3,10 @@
  * embedded types as bases), other named types, functions, methods (attached to their
  * receiver type when it is declared in the same file), constants and variables.
  */
-import type { ImportName, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
+import type { ImportName, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, memberCallee, named, normalizeBase } from "./common.ts"
 
 const goParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []

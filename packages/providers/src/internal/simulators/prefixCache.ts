@@ -4,8 +4,8 @@
  * one read/write step that every provider's rules are expressed in.
  */
 import { hash } from "node:crypto"
-import type { TtlSpec } from "../models.ts"
-import { SimulatorInputError, type SimSkip, type SimWrite } from "./types.ts"
+import type { TtlSpec } from "../../models.ts"
+import { SimulatorInputError, type SimSkip, type SimWrite } from "../../simulation.ts"
 
 /** One content block of a request's canonical prefix, as a provider adapter describes it. */
 export interface PrefixBlock {

@@ -1,10 +1,11 @@
 /**
- * `extractSymbols`: parse one file with the grammar of its language and return its
- * symbols, imports and call sites. Syntax errors become `errors` entries (what
- * tree-sitter recovered is still extracted); this function never throws on input.
+ * The per-file extraction behind `extractSymbols` (src/extract.ts): the grammar of the
+ * file's language, the language's extractor and its call-site query. Syntax errors become
+ * `errors` entries (what tree-sitter recovered is still extracted); it never throws on input.
+ * A change to what it returns bumps `EXTRACTOR_VERSION` there (cached results re-extract).
  */
-import { type CallSite, type FileSymbols, type ImportInfo, type Language, languageOf } from "../syntax/model.ts"
-import type { Parsers, TSNode, TSTree } from "../syntax/parser.ts"
+import type { CallSite, FileSymbols, ImportInfo, Language } from "../../syntax/model.ts"
+import type { Parsers, TSNode, TSTree } from "../../syntax/parser.ts"
 import { C_CALLS, extractC, readCCallee } from "./c.ts"
 import { type CalleeReader, type Draft, type Extraction, collectCalls, dedupe, findErrors, named, toSymbolInfo } from "./common.ts"
 import { GO_CALLS, extractGo, readGoCallee } from "./go.ts"
@@ -30,12 +31,6 @@ const EXTRACTORS: Readonly<Record<Language, LanguageExtractor>> = {
   c: { extract: extractC, calls: C_CALLS, callee: readCCallee },
   cpp: { extract: extractC, calls: C_CALLS, callee: readCCallee }
 }
-
-/**
- * Bumped whenever extraction output changes shape or content, so cached results from
- * an older version are re-extracted.
- */
-export const EXTRACTOR_VERSION = 7
 
 /**
  * `class API_EXPORT Name : Base {` — an upper-case macro between `class`/`struct` and
@@ -161,20 +156,8 @@ const extractChunk = (parsers: Parsers, language: Language, extractor: LanguageE
   }
 }
 
-/**
- * Extract the symbols of `source` (the text of `path`). The grammar of the file's
- * language must be loaded (`await parsers.ensure(language)`).
- *
- * @example
- * ```ts
- * import { Parsers, extractSymbols } from "@strata/symbols"
- * const parsers = await Parsers.load(["python"])
- * const file = extractSymbols(parsers, "a.py", "def f(x, y=1):\n    return g(x)\n")
- * file.symbols[0] // { kind: "function", name: "f", params: [{ name: "x", … }, { name: "y", optional: true }], … }
- * file.calls[0] // { name: "g", qualifier: "", line: 2, caller: "f" }
- * ```
- */
-export const extractSymbols = (parsers: Parsers, path: string, source: string, language: Language | undefined = languageOf(path)): FileSymbols => {
+/** The symbols, imports and call sites of `source` (the text of `path`); the grammar must be loaded. */
+export const extractFile = (parsers: Parsers, path: string, source: string, language: Language | undefined): FileSymbols => {
   if (language === undefined) return { path, language: "typescript", imports: [], symbols: [], calls: [], errors: [{ line: 0, message: "unknown language" }] }
   const extractor = EXTRACTORS[language]
   if (language === "c" || language === "cpp") source = blankExportMacros(source)

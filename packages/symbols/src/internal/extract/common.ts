@@ -3,8 +3,9 @@
  * carry byte ranges, used to attribute call sites), text normalization and
  * call-site collection through a tree-sitter query.
  */
-import type { CallSite, ImportInfo, Param, SymbolInfo, SymbolKind } from "../syntax/model.ts"
-import type { TSNode, TSQuery, TSTree } from "../syntax/parser.ts"
+import type { CallSite, ImportInfo, Param, SymbolInfo, SymbolKind } from "../../syntax/model.ts"
+import type { TSNode, TSQuery, TSTree } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
 
 /** A symbol under construction: a `SymbolInfo` plus its byte range. */
 export interface Draft {
@@ -25,27 +26,6 @@ export interface Draft {
 export interface Extraction {
   readonly imports: Array<ImportInfo>
   readonly symbols: Array<Draft>
-}
-
-const MAX_TYPE_CHARS = 60
-
-/**
- * Collapse whitespace in a type or expression, dropping spaces that touch
- * punctuation, so reformatting never changes the rendered text.
- *
- * @example
- * ```ts
- * import { normalizeType } from "@strata/symbols"
- * normalizeType("Promise< Map<string,\n  number> >") // "Promise<Map<string,number>>"
- * ```
- */
-export const normalizeType = (text: string, max = MAX_TYPE_CHARS): string => {
-  const collapsed = text
-    .replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, " ")
-    .replace(/\s+/g, " ")
-    .replace(/ ?([^\w\s$]) ?/g, "$1")
-    .trim()
-  return collapsed.length > max ? `${collapsed.slice(0, max - 1)}…` : collapsed
 }
 
 const MAX_BASE_CHARS = 40

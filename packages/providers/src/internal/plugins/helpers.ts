@@ -2,13 +2,16 @@
  * Helpers several plugins use to build their bodies. Not re-exported from the package
  * index: they are how the plugins are written, not part of the public API.
  */
-import { PlacementError, type NeutralRequest, type ToolDefinition } from "@strata/core"
-import { lookupModel, type ModelLimits, type ProviderId } from "../models.ts"
-import { droppedReasoning, type CleanMessage, type KeepReasoning } from "../rules/content.ts"
-import type { CommonOptions, OpenAIChatTool } from "./common.ts"
+import { PlacementError, type NeutralRequest } from "@strata/core"
+import { lookupModel, type ModelEntry, type ModelLimits, type ProviderId } from "../../models.ts"
+import { droppedReasoning, type CleanMessage, type KeepReasoning } from "../../rules/content.ts"
 
 /** The limits of `model` at `provider`, as of `options.asOf`, with `options.modelTable` searched first. */
-export const limitsFor = (provider: ProviderId, model: string, options: CommonOptions): ModelLimits =>
+export const limitsFor = (
+  provider: ProviderId,
+  model: string,
+  options: { readonly asOf?: string; readonly modelTable?: ReadonlyArray<ModelEntry> }
+): ModelLimits =>
   lookupModel(provider, model, {
     ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
     ...(options.modelTable === undefined ? {} : { table: options.modelTable })
@@ -26,10 +29,3 @@ export const reasoningNote = (request: NeutralRequest, keep: KeepReasoning, why:
   const n = droppedReasoning(request.messages, keep)
   return n === 0 ? [] : [`${n} reasoning part${n === 1 ? "" : "s"} left out: ${why}`]
 }
-
-/** Tool definitions as Chat Completions `tools` (OpenAI and OpenAI-compatible gateways). */
-export const openAIChatTools = (tools: ReadonlyArray<ToolDefinition>): Array<OpenAIChatTool> =>
-  tools.map((t) => ({
-    type: "function",
-    function: t.description === undefined ? { name: t.name, parameters: t.inputSchema } : { name: t.name, description: t.description, parameters: t.inputSchema }
-  }))

@@ -1,10 +1,10 @@
 /**
- * The contract between the generic LLM client and one provider's SDK. Kept free of SDK
- * types so the public declarations never need the optional peer dependencies.
+ * The contract between the generic LLM client and one provider's SDK: the driver, its
+ * replies, the failures it classifies and the tool-call pieces it reads off a stream.
+ * Kept free of SDK types so the public declarations never need the optional peer
+ * dependencies.
  */
-import type { UsageFormat } from "../usage.ts"
-import type { Failure } from "./retry.ts"
-import type { ToolCallDelta } from "./toolCalls.ts"
+import type { UsageFormat } from "./usage.ts"
 
 /** Providers with an LLM client. `openai` also covers OpenAI-compatible gateways. */
 export type LlmProvider = "anthropic" | "openai" | "bedrock"
@@ -44,3 +44,28 @@ export interface Driver {
 export type DriverReply =
   | { readonly _tag: "Stream"; readonly events: AsyncIterable<unknown>; readonly contentType: string }
   | { readonly _tag: "Body"; readonly contentType: string; readonly text: string }
+
+/** A failed attempt, classified from whatever the SDK threw. */
+export interface Failure {
+  readonly kind: "http" | "timeout" | "connection" | "credentials" | "aborted" | "other"
+  readonly status?: number
+  readonly detail: string
+  /** Raw `retry-after-ms` / `retry-after` header values, when the response had them. */
+  readonly retryAfterMsHeader?: string
+  readonly retryAfterHeader?: string
+  readonly requestId?: string
+}
+
+/**
+ * One piece of a streamed tool call. `index` keys the call within the reply (Anthropic
+ * and Bedrock: the content block; OpenAI: the `tool_calls` index); `arguments` is a
+ * fragment of its JSON input text; `input` is a whole input object (a non-streamed
+ * reply, or the empty object a stream opens the call with).
+ */
+export interface ToolCallDelta {
+  readonly index: number
+  readonly id?: string | undefined
+  readonly name?: string | undefined
+  readonly arguments?: string | undefined
+  readonly input?: unknown
+}

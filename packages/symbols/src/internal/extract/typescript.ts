@@ -4,9 +4,10 @@
  * (including `const f = () => {}` and CommonJS `exports.f = function`), methods,
  * getters, fields and top-level variables.
  */
-import type { ImportInfo, ImportName, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType, splitCallee, tokens } from "./common.ts"
+import type { ImportInfo, ImportName, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type Draft, type Extraction, type CalleeReader, draft, dottedName, fieldText, hasToken, named, normalizeBase, splitCallee, tokens } from "./common.ts"
 
 const FUNCTION_VALUES = new Set(["arrow_function", "function_expression", "function", "generator_function"])
 const CLASS_VALUES = new Set(["class", "class_expression"])

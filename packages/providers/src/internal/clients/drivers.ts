@@ -4,9 +4,7 @@
  * optional peer dependencies, loaded on first use.
  */
 import { Schema } from "effect"
-import type { Driver, DriverReply } from "./driver.ts"
-import type { Failure } from "./retry.ts"
-import type { ToolCallDelta } from "./toolCalls.ts"
+import type { Driver, DriverReply, Failure, ToolCallDelta } from "../../driver.ts"
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)

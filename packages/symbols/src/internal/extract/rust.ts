@@ -4,9 +4,10 @@
  * a base), functions (async marked; `self` dropped), inline modules, type aliases,
  * constants, statics and macros.
  */
-import type { ImportInfo, ImportName, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, memberCallee, named, normalizeBase, normalizeType } from "./common.ts"
+import type { ImportInfo, ImportName, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, fieldText, hasToken, memberCallee, named, normalizeBase } from "./common.ts"
 
 const rustParams = (list: TSNode | null): Array<Param> => {
   if (list === null) return []

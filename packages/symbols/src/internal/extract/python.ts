@@ -4,9 +4,10 @@
  * `@property`, instance variables assigned in `__init__`, class attributes,
  * functions (async marked) and public top-level variables.
  */
-import type { ImportName, Param } from "../syntax/model.ts"
-import type { TSNode } from "../syntax/parser.ts"
-import { type CalleeReader, type Draft, type Extraction, draft, dottedName, fieldText, hasToken, named, normalizeBase, normalizeType } from "./common.ts"
+import type { ImportName, Param } from "../../syntax/model.ts"
+import type { TSNode } from "../../syntax/parser.ts"
+import { normalizeType } from "../../syntax/typeText.ts"
+import { type CalleeReader, type Draft, type Extraction, draft, dottedName, fieldText, hasToken, named, normalizeBase } from "./common.ts"
 
 const paramOf = (p: TSNode): Param | undefined => {
   switch (p.type) {
