@@ -437,18 +437,26 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     const chunks: Array<Buffer> = []
     let size = 0
     let tooLarge = false
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      if (pooled !== undefined && size + chunk.length <= pooled.length) chunk.copy(pooled, size)
-      else if (pooled !== undefined) {
-        // More than declared: read the rest the plain way.
-        chunks.push(Buffer.from(pooled.subarray(0, size)))
-        pool.release(pooled)
-        pooled = undefined
-      }
-      size += chunk.length
-      if (size > MAX_PLANNED_BODY) tooLarge = true
-      if (pooled === undefined) chunks.push(chunk)
-    }
+    // Plain 'data' events: an async iterator costs a promise and a turn per chunk.
+    await new Promise<void>((resolve, reject) => {
+      req.on("data", (chunk: Buffer) => {
+        if (pooled !== undefined && size + chunk.length <= pooled.length) chunk.copy(pooled, size)
+        else if (pooled !== undefined) {
+          // More than declared: read the rest the plain way.
+          chunks.push(Buffer.from(pooled.subarray(0, size)))
+          pool.release(pooled)
+          pooled = undefined
+        }
+        size += chunk.length
+        if (size > MAX_PLANNED_BODY) tooLarge = true
+        if (pooled === undefined) chunks.push(chunk)
+      })
+      req.once("end", resolve)
+      req.once("error", reject)
+      req.once("close", () => {
+        if (!req.complete) reject(new Error("the client closed the connection before its request body ended"))
+      })
+    })
     const original = pooled !== undefined ? pooled.subarray(0, size) : Buffer.concat(chunks)
     let planned: Planned | undefined
     let failOpen: string | undefined
