@@ -31,7 +31,8 @@ const STORE = process.env.STORE ?? "memory"
 
 if (process.argv[2] === "--child") {
   // The proxy, alone in this process.
-  const { startProxy } = await import(pathToFileURL(resolve(here, "../../packages/proxy/dist/index.js")).href)
+  // PROXY_DIST: another build of the package (an A/B comparison on the same machine).
+  const { startProxy } = await import(pathToFileURL(resolve(process.env.PROXY_DIST ?? resolve(here, "../../packages/proxy/dist"), "index.js")).href)
   const stateRoot = mkdtempSync(join(tmpdir(), "strata-bench-proxy-"))
   const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
   const { monitorEventLoopDelay } = await import("node:perf_hooks")
