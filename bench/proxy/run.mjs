@@ -37,16 +37,48 @@ if (process.argv[2] === "--child") {
   const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
   const { monitorEventLoopDelay } = await import("node:perf_hooks")
   const loop = monitorEventLoopDelay({ resolution: 1 })
+  // Inside the proxy (Node's HTTP diagnostics channels, the bench's request id): from the
+  // last body byte to the upstream request (reading done, planning, the loop's queue), and
+  // from there to the body handed to the kernel; from the upstream's reply headers to the
+  // reply headers written to the client.
+  const dc = await import("node:diagnostics_channel")
+  const inside = new Map()
+  const times = { plan: [], send: [], reply: [] }
+  dc.subscribe("http.server.request.start", ({ request, response }) => {
+    const id = request.headers["x-bench-request"]
+    if (id === undefined) return
+    const t = { end: 0 }
+    inside.set(id, t)
+    request.once("end", () => (t.end = performance.now()))
+    const writeHead = response.writeHead
+    response.writeHead = function (...args) {
+      if (t.replyIn !== undefined) times.reply.push(performance.now() - t.replyIn)
+      inside.delete(id)
+      return writeHead.apply(this, args)
+    }
+  })
+  dc.subscribe("http.client.request.start", ({ request }) => {
+    const t = inside.get(request.getHeader("x-bench-request"))
+    if (t === undefined) return
+    const start = performance.now()
+    times.plan.push(start - t.end)
+    request.once("finish", () => times.send.push(performance.now() - start))
+  })
+  dc.subscribe("http.client.response.finish", ({ request }) => {
+    const t = inside.get(request.getHeader("x-bench-request"))
+    if (t !== undefined) t.replyIn = performance.now()
+  })
   process.on("message", async (m) => {
     if (m === "stats") process.send({ cpu: process.cpuUsage(), mem: process.memoryUsage() })
     if (m === "loop-start") {
+      for (const k of Object.keys(times)) times[k] = []
       loop.reset()
       loop.enable()
       process.send("ok")
     }
     if (m === "loop") {
       loop.disable()
-      process.send({ p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 })
+      process.send({ p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, times })
     }
     if (m === "stop") {
       await proxy.close()
@@ -176,6 +208,7 @@ async function main() {
   for (const [name, rows] of [["direct", directParts], ["proxy ", proxiedParts]]) {
     console.log(`  ${name}               ${[0, 1, 2].map((i) => `${ms(part(rows, i, 50))} / ${ms(part(rows, i, 99))}`).join(" | ")}`)
   }
+  console.log(`inside the proxy (p50 / p99): body read -> upstream request ${ms(pct(loop.times.plan, 50))} / ${ms(pct(loop.times.plan, 99))} | body to the kernel ${ms(pct(loop.times.send, 50))} / ${ms(pct(loop.times.send, 99))} | upstream reply -> client headers ${ms(pct(loop.times.reply, 50))} / ${ms(pct(loop.times.reply, 99))}`)
   console.log(`proxy event-loop delay p50 ${ms(loop.p50)} p99 ${ms(loop.p99)} max ${ms(loop.max)}`)
   console.log(`proxy memory after each tenth of the requests (MB rss / heap):`)
   console.log("  " + memory.map(([k, rss, heap]) => `${k}: ${(rss / 1e6).toFixed(0)}/${(heap / 1e6).toFixed(0)}`).join("  "))
