@@ -40,9 +40,17 @@ const TIMES = [0, 5, 10, 15, 20, 25, 925]
 
 let upstream: Server
 let upstreamUrl = ""
+/** Resolves when the upstream sees a hung request (`x-hang`) closed by the proxy. */
+let hungClosed: Promise<void> = Promise.resolve()
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     req.resume()
+    if (req.headers["x-hang"] !== undefined) {
+      hungClosed = new Promise((resolve) => res.on("close", () => resolve()))
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`event: ping\ndata: {"type":"ping"}\n\n`)
+      return
+    }
     req.on("end", () => {
       res.writeHead(200, { "content-type": "text/event-stream" })
       res.write(`event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":100,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}}\n\n`)
@@ -82,23 +90,23 @@ const post = async (url: string, body: string): Promise<string> => {
 }
 
 /** Send the session one request after the other (each after the previous reply), at TIMES. */
-const runSession = async (store: ReturnType<typeof heldStore>, lines: Array<ProxyLogLine> = []) => {
-  let clock = 0
+const runSession = async (store: ReturnType<typeof heldStore>, lines: Array<ProxyLogLine> = [], count = bodies.length) => {
+  const clock = { now: 0 }
   const forwarded: Array<string> = []
   const proxy = await startProxy({
     port: 0,
     upstream: upstreamUrl,
     mode: "edit",
     store: store.layer,
-    now: () => clock,
+    now: () => clock.now,
     log: (l) => lines.push(l),
     onForward: ({ forwarded: f }) => forwarded.push(f.toString("utf8"))
   })
-  for (const [i, body] of bodies.entries()) {
-    clock = TIMES[i]!
+  for (const [i, body] of bodies.slice(0, count).entries()) {
+    clock.now = TIMES[i]!
     expect(await post(proxy.url, JSON.stringify(body))).toContain("message_delta")
   }
-  return { proxy, forwarded }
+  return { proxy, forwarded, clock }
 }
 
 describe("the work after a reply", () => {
@@ -127,6 +135,33 @@ describe("the work after a reply", () => {
     expect(record?.exchanges.map((e) => e.n)).toEqual(bodies.map((_, i) => i + 1))
     expect(record?.gaps).toEqual(TIMES.slice(1).map((t, i) => t - TIMES[i]!))
     expect(record?.ledger).toEqual(driven.at(-1)!.ledger)
+  })
+
+  it("forgets a request whose client left before the reply: the retry is planned as if it had never been sent", async () => {
+    const held = heldStore()
+    const { proxy, forwarded, clock } = await runSession(held, [], bodies.length - 1)
+    const last = JSON.stringify(bodies.at(-1))
+    // The agent sends its last request again 175 s later; the client gives up on the reply.
+    clock.now = 200
+    const aborted = new AbortController()
+    const reply = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-hang": "1" }, body: last, signal: aborted.signal })
+    expect(reply.status).toBe(200)
+    aborted.abort()
+    await hungClosed
+    // It retries 250 s later: 425 s after the last reply, the cache is gone.
+    clock.now = 450
+    expect(await post(proxy.url, last)).toContain("message_delta")
+    const times = [...TIMES.slice(0, -1), 450]
+    const retried = driveAnthropic("edit", bodies, times).at(-1)!
+    const remembered = driveAnthropic("edit", [...bodies, bodies.at(-1)!], [...TIMES.slice(0, -1), 200, 450]).at(-1)!
+    // The scenario tells the two apart: planned from the dropped request, the bytes differ.
+    expect(JSON.stringify(remembered.body)).not.toBe(JSON.stringify(retried.body))
+    expect(forwarded.at(-1)).toBe(JSON.stringify(retried.body))
+    held.release()
+    await proxy.settled()
+    await proxy.close()
+    expect(proxy.sessions()[0]?.totals.requests).toBe(bodies.length)
+    expect(proxy.sessions()[0]?.gaps.at(-1)).toBe(425)
   })
 
   it("forwards every request when the store fails, says so once per request, and never prints the key", async () => {
