@@ -69,16 +69,16 @@ if (process.argv[2] === "--child") {
     if (t !== undefined) t.replyIn = performance.now()
   })
   process.on("message", async (m) => {
-    if (m === "stats") process.send({ cpu: process.cpuUsage(), mem: process.memoryUsage() })
+    if (m === "stats") process.send({ kind: m, cpu: process.cpuUsage(), mem: process.memoryUsage() })
     if (m === "loop-start") {
       for (const k of Object.keys(times)) times[k] = []
       loop.reset()
       loop.enable()
-      process.send("ok")
+      process.send({ kind: m })
     }
     if (m === "loop") {
       loop.disable()
-      process.send({ p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, times })
+      process.send({ kind: m, p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, times })
     }
     if (m === "stop") {
       await proxy.close()
@@ -116,7 +116,18 @@ async function main() {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     execArgv: prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${prof}`]
   })
-  const ask = (m) => new Promise((r) => { child.once("message", r); child.send(m) })
+  // Replies carry the question's kind: two questions in flight (the tenths of two sessions
+  // reached at once) each get their own answer.
+  const ask = (m) =>
+    new Promise((r) => {
+      const on = (x) => {
+        if (x?.kind !== m) return
+        child.off("message", on)
+        r(x)
+      }
+      child.on("message", on)
+      child.send(m)
+    })
   const { url: proxyUrl } = await new Promise((r) => child.once("message", r))
 
   // ~4 characters a token: a system prompt of most of the budget, then a tool loop.
