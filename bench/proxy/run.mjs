@@ -3,7 +3,14 @@
 // (a large system prompt plus a growing tool loop), sent once directly to the upstream and
 // once through the proxy (a child process, so its CPU and memory are its own). Reports the
 // time to first byte direct and proxied (p50, p99, and the difference of the two), the
-// proxy's CPU per request, and its memory after each tenth of the requests.
+// proxy's CPU per request, and its memory after each tenth of the requests. A breakdown
+// follows the targets: for each request, from the client's first write to the upstream
+// seeing its headers (direct: the connection; proxied: the whole body into the proxy, its
+// planning and the forward), the upstream's read of the body, and from the upstream's first
+// reply byte to the client's (the reply path); plus the proxy's event-loop delay. Requests
+// carry an `x-bench-request` header so the upstream can tell them apart (measurement only).
+//
+//   PROXY_PROF=DIR node bench/proxy/run.mjs   # also writes a CPU profile of the proxy to DIR
 //
 //   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
 //   SESSIONS=50 STEPS=20 TOKENS=200000 STORE=memory node bench/proxy/run.mjs
@@ -24,11 +31,55 @@ const STORE = process.env.STORE ?? "memory"
 
 if (process.argv[2] === "--child") {
   // The proxy, alone in this process.
-  const { startProxy } = await import(pathToFileURL(resolve(here, "../../packages/proxy/dist/index.js")).href)
+  // PROXY_DIST: another build of the package (an A/B comparison on the same machine).
+  const { startProxy } = await import(pathToFileURL(resolve(process.env.PROXY_DIST ?? resolve(here, "../../packages/proxy/dist"), "index.js")).href)
   const stateRoot = mkdtempSync(join(tmpdir(), "strata-bench-proxy-"))
   const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
+  const { monitorEventLoopDelay } = await import("node:perf_hooks")
+  const loop = monitorEventLoopDelay({ resolution: 1 })
+  // Inside the proxy (Node's HTTP diagnostics channels, the bench's request id): from the
+  // last body byte to the upstream request (reading done, planning, the loop's queue), and
+  // from there to the body handed to the kernel; from the upstream's reply headers to the
+  // reply headers written to the client.
+  const dc = await import("node:diagnostics_channel")
+  const inside = new Map()
+  const times = { plan: [], send: [], reply: [] }
+  dc.subscribe("http.server.request.start", ({ request, response }) => {
+    const id = request.headers["x-bench-request"]
+    if (id === undefined) return
+    const t = { end: 0 }
+    inside.set(id, t)
+    request.once("end", () => (t.end = performance.now()))
+    const writeHead = response.writeHead
+    response.writeHead = function (...args) {
+      if (t.replyIn !== undefined) times.reply.push(performance.now() - t.replyIn)
+      inside.delete(id)
+      return writeHead.apply(this, args)
+    }
+  })
+  dc.subscribe("http.client.request.start", ({ request }) => {
+    const t = inside.get(request.getHeader("x-bench-request"))
+    if (t === undefined) return
+    const start = performance.now()
+    times.plan.push(start - t.end)
+    request.once("finish", () => times.send.push(performance.now() - start))
+  })
+  dc.subscribe("http.client.response.finish", ({ request }) => {
+    const t = inside.get(request.getHeader("x-bench-request"))
+    if (t !== undefined) t.replyIn = performance.now()
+  })
   process.on("message", async (m) => {
-    if (m === "stats") process.send({ cpu: process.cpuUsage(), mem: process.memoryUsage() })
+    if (m === "stats") process.send({ kind: m, cpu: process.cpuUsage(), mem: process.memoryUsage() })
+    if (m === "loop-start") {
+      for (const k of Object.keys(times)) times[k] = []
+      loop.reset()
+      loop.enable()
+      process.send({ kind: m })
+    }
+    if (m === "loop") {
+      loop.disable()
+      process.send({ kind: m, p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, times })
+    }
     if (m === "stop") {
       await proxy.close()
       rmSync(stateRoot, { recursive: true, force: true })
@@ -42,9 +93,14 @@ if (process.argv[2] === "--child") {
 
 async function main() {
   // Upstream: reads the body, answers an SSE stream with usage at once (TTFB = its read time).
+  // `seen`: when each request's headers and the end of its body reached it (the breakdown).
+  const seen = new Map()
   const upstream = createServer((req, res) => {
+    const mark = { headers: performance.now(), end: 0 }
+    seen.set(req.headers["x-bench-request"], mark)
     req.resume()
     req.on("end", () => {
+      mark.end = performance.now()
       res.writeHead(200, { "content-type": "text/event-stream" })
       res.write(`event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"cache_read_input_tokens":${TOKENS},"cache_creation_input_tokens":100,"output_tokens":1}}}\n\n`)
       res.write(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n`)
@@ -55,8 +111,23 @@ async function main() {
   await new Promise((r) => upstream.listen(0, "127.0.0.1", r))
   const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`
 
-  const child = fork(fileURLToPath(import.meta.url), ["--child", upstreamUrl, STORE], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  const ask = (m) => new Promise((r) => { child.once("message", r); child.send(m) })
+  const prof = process.env.PROXY_PROF
+  const child = fork(fileURLToPath(import.meta.url), ["--child", upstreamUrl, STORE], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    execArgv: prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${prof}`]
+  })
+  // Replies carry the question's kind: two questions in flight (the tenths of two sessions
+  // reached at once) each get their own answer.
+  const ask = (m) =>
+    new Promise((r) => {
+      const on = (x) => {
+        if (x?.kind !== m) return
+        child.off("message", on)
+        r(x)
+      }
+      child.on("message", on)
+      child.send(m)
+    })
   const { url: proxyUrl } = await new Promise((r) => child.once("message", r))
 
   // ~4 characters a token: a system prompt of most of the budget, then a tool loop.
@@ -74,12 +145,20 @@ async function main() {
   // One keep-alive agent per path (the server keeps idle sockets for 60 s).
   const agent = new Agent({ keepAlive: true })
   const errors = []
-  const send = (base, body) =>
+  let nextId = 0
+  const send = (base, body, parts) =>
     new Promise((resolve) => {
+      const id = String(nextId++)
       const t0 = performance.now()
-      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "content-length": Buffer.byteLength(body) } }, (res) => {
+      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "x-bench-request": id, "content-length": Buffer.byteLength(body) } }, (res) => {
         let ttfb
-        res.once("data", () => (ttfb = performance.now() - t0))
+        res.once("data", () => {
+          const t = performance.now()
+          ttfb = t - t0
+          const mark = seen.get(id)
+          seen.delete(id)
+          if (mark !== undefined) parts.push([mark.headers - t0, mark.end - mark.headers, t - mark.end])
+        })
         res.on("data", () => {})
         res.on("end", () => resolve(ttfb))
       })
@@ -90,13 +169,13 @@ async function main() {
       req.end(body)
     })
 
-  const run = async (base, onTenth) => {
+  const run = async (base, parts, onTenth) => {
     const ttfb = []
     let done = 0
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, s) => {
         for (let step = 0; step < STEPS; step++) {
-          const t = await send(base, bodyFor(s, step))
+          const t = await send(base, bodyFor(s, step), parts)
           if (t !== undefined) ttfb.push(t)
           done++
           if (onTenth !== undefined && done % Math.max(1, Math.floor((SESSIONS * STEPS) / 10)) === 0) await onTenth(done)
@@ -114,23 +193,34 @@ async function main() {
 
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
   console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
-  const direct = await run(upstreamUrl)
+  const directParts = []
+  const direct = await run(upstreamUrl, directParts)
   console.log(`direct: ${direct.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
   errors.length = 0
   const cpu0 = (await ask("stats")).cpu
   const memory = []
-  const proxied = await run(proxyUrl, async (n) => {
+  const proxiedParts = []
+  await ask("loop-start")
+  const proxied = await run(proxyUrl, proxiedParts, async (n) => {
     const { mem } = await ask("stats")
     memory.push([n, mem.rss, mem.heapUsed])
   })
   console.log(`proxied: ${proxied.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
   const { cpu: cpu1 } = await ask("stats")
+  const loop = await ask("loop")
   const n = SESSIONS * STEPS
   const cpuPerRequest = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / 1000 / n
   console.log(`time to first byte   direct p50 ${ms(pct(direct, 50))} p99 ${ms(pct(direct, 99))}`)
   console.log(`                     proxy  p50 ${ms(pct(proxied, 50))} p99 ${ms(pct(proxied, 99))}`)
   console.log(`added by the proxy   p50 ${ms(pct(proxied, 50) - pct(direct, 50))} p99 ${ms(pct(proxied, 99) - pct(direct, 99))}   (targets: < 5 ms, < 25 ms)`)
   console.log(`proxy CPU per request (mean over ${n}) ${ms(cpuPerRequest)}   (target p50 < 10 ms)`)
+  const part = (rows, i, p) => pct(rows.map((r) => r[i]), p)
+  console.log(`breakdown (p50 / p99)  client -> upstream headers | upstream reads the body | upstream reply -> client`)
+  for (const [name, rows] of [["direct", directParts], ["proxy ", proxiedParts]]) {
+    console.log(`  ${name}               ${[0, 1, 2].map((i) => `${ms(part(rows, i, 50))} / ${ms(part(rows, i, 99))}`).join(" | ")}`)
+  }
+  console.log(`inside the proxy (p50 / p99): body read -> upstream request ${ms(pct(loop.times.plan, 50))} / ${ms(pct(loop.times.plan, 99))} | body to the kernel ${ms(pct(loop.times.send, 50))} / ${ms(pct(loop.times.send, 99))} | upstream reply -> client headers ${ms(pct(loop.times.reply, 50))} / ${ms(pct(loop.times.reply, 99))}`)
+  console.log(`proxy event-loop delay p50 ${ms(loop.p50)} p99 ${ms(loop.p99)} max ${ms(loop.max)}`)
   console.log(`proxy memory after each tenth of the requests (MB rss / heap):`)
   console.log("  " + memory.map(([k, rss, heap]) => `${k}: ${(rss / 1e6).toFixed(0)}/${(heap / 1e6).toFixed(0)}`).join("  "))
   // The child answers "stop" by exiting (after the proxy's graceful close).

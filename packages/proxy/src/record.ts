@@ -71,8 +71,8 @@ export const SessionLedgerRecord = Schema.Struct({
 })
 export type SessionLedgerRecord = typeof SessionLedgerRecord.Type
 
-/** A proxied session. */
-export const SessionRecord = Schema.Struct({
+/** A proxied session without its exchanges (the proxy encodes only a commit's new exchange). */
+export const SessionHeader = Schema.Struct({
   kind: Schema.Literal("strata-proxy-session"),
   id: Schema.String,
   protocol: Schema.Literals(["anthropic", "openai-responses", "openai-chat"]),
@@ -92,7 +92,12 @@ export const SessionRecord = Schema.Struct({
   gaps: Schema.Array(Schema.Number),
   totals: SessionTotals,
   /** The transform's state for the next request (absent in records written before it existed). */
-  ledger: Schema.optionalKey(SessionLedgerRecord),
+  ledger: Schema.optionalKey(SessionLedgerRecord)
+})
+
+/** A proxied session. */
+export const SessionRecord = Schema.Struct({
+  ...SessionHeader.fields,
   /** The latest 200 exchanges, oldest first. */
   exchanges: Schema.Array(ExchangeRecord)
 })

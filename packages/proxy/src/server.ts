@@ -5,7 +5,10 @@
  * abstractions between the two sockets on the hot path; the overhead targets (bench/proxy)
  * are measured on this path. Effect runs the state store (`StateStore`, through a
  * `ManagedRuntime`), off the time-to-first-byte path: a session is loaded before the request
- * is forwarded only when this process has not seen it, and committed after the reply ends.
+ * is forwarded only when this process has not seen it. A planned request's session state is
+ * kept in memory at once (`internal/heads.ts`), so the next request of the session plans from
+ * it; the as-sent simulator and the store commit run after the reply ends, in a queue that
+ * gives way to the requests being read and planned (`internal/idle.ts`).
  */
 import { appendFile, mkdir } from "node:fs/promises"
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
@@ -16,12 +19,14 @@ import { Effect, ManagedRuntime, Schema, type Layer } from "effect"
 import { StateConflict, StateStore, type Usage } from "@strata/core"
 import { computeCost, lookupModel } from "@strata/providers"
 import { storeLayer } from "@strata/store"
-import { emptyTotals, MAX_EXCHANGES, MAX_GAPS, SessionRecord, type ExchangeRecord, type ExchangeUsage } from "./record.ts"
+import { emptyTotals, ExchangeRecord, MAX_EXCHANGES, SessionHeader, SessionRecord, type ExchangeUsage } from "./record.ts"
 import { chainOfParsed, parseBody, spliceBody } from "./internal/body.ts"
 import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
 import { makeAsSentSimulators, proxyRequestSummary } from "./internal/requestSummary.ts"
 import { makeBodyPool, POOLED_MIN_BYTES } from "./internal/bodyPool.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
+import { makeHeads, nextPlanState, type PlanState } from "./internal/heads.ts"
+import { makeIdleQueue, nextTurn } from "./internal/idle.ts"
 import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
 
 /** The providers' public endpoints. */
@@ -81,6 +86,11 @@ export interface ProxyServer {
    * marks however slowly a client reads.
    */
   readonly buffered: () => { readonly writable: number; readonly readable: number; readonly replies: number }
+  /**
+   * Resolves once the record of every reply that has ended is committed (the commits run
+   * after the replies, off the request path). For tests and dashboards.
+   */
+  readonly settled: () => Promise<void>
   /** Stop accepting, let the streams in flight finish, commit, release the store. */
   readonly close: () => Promise<void>
 }
@@ -104,6 +114,17 @@ const protocolOf = (method: string, path: string): Protocol | undefined => {
 const isLoopback = (host: string): boolean => host === "127.0.0.1" || host === "::1" || host === "localhost" || host.startsWith("127.")
 
 const decodeRecord = Schema.decodeUnknownSync(SessionRecord)
+const encodeHeader = Schema.encodeSync(SessionHeader)
+const encodeExchange = Schema.encodeSync(ExchangeRecord)
+
+/**
+ * The record as the store keeps it (`SessionRecord`'s encoding), without encoding the
+ * exchanges of `before` again: they were encoded (or decoded) when they were stored.
+ */
+const encodeRecord = (record: SessionRecord, fresh: ExchangeRecord): Schema.Json => {
+  const { exchanges, ...header } = record
+  return { ...encodeHeader(header), exchanges: exchanges.map((e) => (e === fresh ? encodeExchange(e) : e)) }
+}
 
 const toExchangeUsage = (u: Usage): ExchangeUsage => {
   const write1h = u.cacheWriteByTtl?.["1h"] ?? 0
@@ -124,6 +145,8 @@ interface Planned {
   readonly blocks: number
   readonly model: string
   readonly at: number
+  /** Settle the session's in-memory head (`internal/heads.ts`). */
+  readonly settle: (outcome: "committed" | "dropped") => void
 }
 
 /**
@@ -170,6 +193,11 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     return record
   }
 
+  // What the next request of a session plans from: its latest planned state, else its record.
+  const heads = makeHeads()
+  const loadPlanState = async (id: string): Promise<PlanState | undefined> => heads.get(id) ?? (await loadSession(id))
+  const idle = makeIdleQueue()
+
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
   const asSentSims = makeAsSentSimulators()
   const pool = makeBodyPool()
@@ -196,7 +224,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     if (!isRecord(body)) return "the body is not a JSON object: forwarded as sent"
     const at = now()
     const chain = (parsed === undefined ? undefined : chainOfParsed(protocol, parsed)) ?? chainOf(protocol, body)
-    const resolved = await resolveSession(chain, loadSession)
+    const resolved = await resolveSession(chain, loadPlanState)
     const gaps = resolved.found === undefined ? [] : [...resolved.found.gaps, Math.max(0, at - resolved.found.lastAt)]
     const out = transformRequest({
       protocol,
@@ -205,19 +233,23 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       session: { id: resolved.id, gaps, lastBlocks: resolved.found?.lastBlocks ?? 0, ledger: resolved.found?.ledger }
     })
     const model = typeof body["model"] === "string" ? body["model"] : ""
+    const pieces = out.body === body ? [bytes] : ((parsed === undefined ? undefined : spliceBody(parsed, out.body)) ?? [Buffer.from(JSON.stringify(out.body), "utf8")])
+    const blocks = protocol === "anthropic" ? anthropicBlockCount(body) : 0
+    const settle = heads.advance(resolved.id, resolved.found, nextPlanState(resolved.found, { chain, at, blocks, ledger: out.ledger }))
     return {
       protocol,
       original: body,
-      pieces: out.body === body ? [bytes] : ((parsed === undefined ? undefined : spliceBody(parsed, out.body)) ?? [Buffer.from(JSON.stringify(out.body), "utf8")]),
+      pieces,
       chain,
       session: resolved.id,
       parent: resolved.parent,
       changed: out.changed,
       ttl: out.ttl,
       ledger: out.ledger,
-      blocks: protocol === "anthropic" ? anthropicBlockCount(body) : 0,
+      blocks,
       model,
-      at
+      at,
+      settle
     }
   }
 
@@ -242,6 +274,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   const nextRecord = (before: SessionRecord | undefined, p: Planned, exchange: ExchangeRecord): SessionRecord => {
     const u = exchange.usage
     const totals = before?.totals ?? emptyTotals
+    // The same rule as the in-memory head the next request planned from.
+    const state = nextPlanState(before, p)
     return {
       kind: "strata-proxy-session",
       id: p.session,
@@ -249,11 +283,11 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       model: p.model,
       ...(p.parent === undefined ? (before?.parent === undefined ? {} : { parent: before.parent }) : { parent: p.parent }),
       startedAt: before?.startedAt ?? p.at,
-      lastAt: Math.max(before?.lastAt ?? p.at, p.at),
-      chain: before !== undefined && p.chain.length < before.chain.length ? before.chain : p.chain,
-      lastBlocks: Math.max(p.blocks, before !== undefined && p.chain.length < before.chain.length ? before.lastBlocks : 0),
+      lastAt: state.lastAt,
+      chain: state.chain,
+      lastBlocks: state.lastBlocks,
       lastPrompt: u === undefined ? (before?.lastPrompt ?? 0) : u.input + u.cacheRead + u.write5m + u.write1h,
-      gaps: before === undefined ? [] : [...before.gaps, Math.max(0, p.at - before.lastAt)].slice(-MAX_GAPS),
+      gaps: state.gaps,
       ledger: p.ledger,
       totals: {
         requests: totals.requests + 1,
@@ -285,7 +319,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       const baseVersion = known.get(planned.session)?.version ?? 0
       try {
         const result = await runtime.runPromise(
-          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: Schema.encodeSync(SessionRecord)(record) }, request: summary(exchange) })
+          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
         )
         known.set(planned.session, { version: result.version, record })
         return { exchange, id: planned.session }
@@ -403,18 +437,26 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     const chunks: Array<Buffer> = []
     let size = 0
     let tooLarge = false
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      if (pooled !== undefined && size + chunk.length <= pooled.length) chunk.copy(pooled, size)
-      else if (pooled !== undefined) {
-        // More than declared: read the rest the plain way.
-        chunks.push(Buffer.from(pooled.subarray(0, size)))
-        pool.release(pooled)
-        pooled = undefined
-      }
-      size += chunk.length
-      if (size > MAX_PLANNED_BODY) tooLarge = true
-      if (pooled === undefined) chunks.push(chunk)
-    }
+    // Plain 'data' events: an async iterator costs a promise and a turn per chunk.
+    await new Promise<void>((resolve, reject) => {
+      req.on("data", (chunk: Buffer) => {
+        if (pooled !== undefined && size + chunk.length <= pooled.length) chunk.copy(pooled, size)
+        else if (pooled !== undefined) {
+          // More than declared: read the rest the plain way.
+          chunks.push(Buffer.from(pooled.subarray(0, size)))
+          pool.release(pooled)
+          pooled = undefined
+        }
+        size += chunk.length
+        if (size > MAX_PLANNED_BODY) tooLarge = true
+        if (pooled === undefined) chunks.push(chunk)
+      })
+      req.once("end", resolve)
+      req.once("error", reject)
+      req.once("close", () => {
+        if (!req.complete) reject(new Error("the client closed the connection before its request body ended"))
+      })
+    })
     const original = pooled !== undefined ? pooled.subarray(0, size) : Buffer.concat(chunks)
     let planned: Planned | undefined
     let failOpen: string | undefined
@@ -485,25 +527,36 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
             resolve()
             return
           }
+          // Off the request path: the next request of the session plans from its head.
           const p = planned
-          const turnId = `${p.session}-${p.at}-${Math.random().toString(36).slice(2)}`
-          // What the request as the agent sent it would have cost: the dashboard's baseline.
-          const asSent = tapped.usage === undefined ? undefined : asSentSims.send(p.session, p.protocol, p.model, p.original, p.at, tapped.usage.output)
-          const summary = (exchange: ExchangeRecord) => proxyRequestSummary({ protocol: p.protocol, model: p.model, at: p.at, usage: tapped.usage, asSent, miss: exchange.miss })
-          commit(p, (before) => exchangeRecord(p, ur.statusCode ?? 0, sse, tapped, before, failOpen), turnId, summary)
-            .then(async ({ exchange, id: session }) => {
-              const u = exchange.usage
-              const prompt = u === undefined ? 0 : u.input + u.cacheRead + u.write5m + u.write1h
-              log({ kind: "exchange", session, exchange, hitRate: u === undefined || prompt === 0 ? undefined : u.cacheRead / prompt })
-              if (exchange.status >= 200 && exchange.status < 300) await record(p, session)
-            })
-            .catch((e: unknown) => notice(`session ${p.session}: the state store failed (${errorText(e)}); the reply was forwarded, its record is lost`))
-            .finally(resolve)
+          void idle.push(p.session, () => afterReply(p, ur.statusCode ?? 0, sse, tapped, failOpen)).then(resolve)
         })
       })
       for (const b of pieces) up.write(b)
       up.end()
     })
+    // No reply reached the client: the request never happened for the session's state.
+    planned?.settle("dropped")
+  }
+
+  /** After a finished reply, in the idle queue: the as-sent simulator, the commit, the log line. */
+  const afterReply = async (p: Planned, status: number, sse: boolean, tapped: Tapped, failOpen: string | undefined): Promise<void> => {
+    try {
+      // What the request as the agent sent it would have cost: the dashboard's baseline.
+      const asSent = tapped.usage === undefined ? undefined : asSentSims.send(p.session, p.protocol, p.model, p.original, p.at, tapped.usage.output)
+      await nextTurn()
+      const turnId = `${p.session}-${p.at}-${Math.random().toString(36).slice(2)}`
+      const summary = (exchange: ExchangeRecord) => proxyRequestSummary({ protocol: p.protocol, model: p.model, at: p.at, usage: tapped.usage, asSent, miss: exchange.miss })
+      const { exchange, id: session } = await commit(p, (before) => exchangeRecord(p, status, sse, tapped, before, failOpen), turnId, summary)
+      const u = exchange.usage
+      const prompt = u === undefined ? 0 : u.input + u.cacheRead + u.write5m + u.write1h
+      log({ kind: "exchange", session, exchange, hitRate: u === undefined || prompt === 0 ? undefined : u.cacheRead / prompt })
+      if (exchange.status >= 200 && exchange.status < 300) await record(p, session)
+    } catch (e) {
+      notice(`session ${p.session}: the state store failed (${errorText(e)}); the reply was forwarded, its record is lost`)
+    } finally {
+      p.settle("committed")
+    }
   }
 
   const server = createServer((req, res) => {
@@ -556,6 +609,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
     sessions: sessionsList,
+    settled: () => idle.drained(),
     buffered: () => {
       let writable = 0
       let readable = 0

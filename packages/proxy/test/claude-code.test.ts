@@ -8,7 +8,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAnthropicSimulator } from "@strata/providers"
-import { startProxy, withoutCacheControls } from "@strata/proxy"
+import { withoutCacheControls } from "@strata/proxy"
+import { proxyFront, type Forwarded } from "./drive.ts"
 import { requireAgent, runAgent, type AgentRun } from "./agents.ts"
 import { startAnthropicServer, type AnthropicStep, type Received } from "./scripted.ts"
 
@@ -91,9 +92,9 @@ const runClaude = async (baseUrl: (upstream: string) => Promise<{ url: string; c
   }
 }
 
-const sent: Array<{ sent: unknown; forwarded: unknown }> = []
+const sent: Array<Forwarded> = []
 const logs: Array<string> = []
-const editSent: Array<{ sent: unknown; forwarded: unknown }> = []
+const editSent: Array<Forwarded> = []
 const editLogs: Array<string> = []
 let direct: Outcome
 let proxied: Outcome
@@ -101,36 +102,22 @@ let edited: Outcome
 
 beforeAll(async () => {
   direct = await runClaude(async (url) => ({ url, close: async () => {} }), join(work, "home-direct"))
-  proxied = await runClaude(async (upstream) => {
-    const proxy = await startProxy({
-      port: 0,
-      upstream,
-      store: "memory",
-      recordDir: join(work, "record"),
-      log: (line) => logs.push(JSON.stringify(line)),
-      onForward: (e) => sent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")) })
-    })
-    return { url: proxy.url, close: proxy.close }
-  }, join(work, "home-proxy"))
+  proxied = await runClaude(proxyFront(sent, { recordDir: join(work, "record"), logs }), join(work, "home-proxy"))
   // Edit mode, on a clock where the person steps away for 15 minutes every 8 requests (so
   // the cache is lost anyway and clearing superseded reads is free).
   let calls = 0
-  edited = await runClaude(async (upstream) => {
-    const proxy = await startProxy({
-      port: 0,
-      upstream,
-      store: "memory",
+  edited = await runClaude(
+    proxyFront(editSent, {
       mode: "edit",
       recordDir: join(work, "record-edit"),
       now: () => {
         const k = calls++
         return 1_000_000 + k * 2 + 900 * Math.floor(k / 8)
       },
-      log: (line) => editLogs.push(JSON.stringify(line)),
-      onForward: (e) => editSent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")) })
-    })
-    return { url: proxy.url, close: proxy.close }
-  }, join(work, "home-edit"))
+      logs: editLogs
+    }),
+    join(work, "home-edit")
+  )
 }, 360_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))

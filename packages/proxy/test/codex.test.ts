@@ -6,7 +6,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeOpenAISimulator } from "@strata/providers"
-import { startProxy, withoutCacheControls } from "@strata/proxy"
+import { withoutCacheControls } from "@strata/proxy"
+import { proxyFront, type Forwarded } from "./drive.ts"
 import { requireAgent, runAgent, type AgentRun } from "./agents.ts"
 import { startResponsesServer, type CodexStep, type Received } from "./scripted.ts"
 
@@ -92,45 +93,30 @@ const runCodex = async (front: (upstream: string) => Promise<{ url: string; clos
   }
 }
 
-const sent: Array<{ sent: unknown; forwarded: unknown }> = []
+const sent: Array<Forwarded> = []
 const logs: Array<string> = []
-const editSent: Array<{ sent: unknown; forwarded: unknown; at: number }> = []
+const editSent: Array<Forwarded> = []
 let direct: Outcome
 let proxied: Outcome
 let edited: Outcome
 
 beforeAll(async () => {
   direct = await runCodex(async (url) => ({ url, close: async () => {} }), join(work, "home-direct"))
-  proxied = await runCodex(async (upstream) => {
-    const proxy = await startProxy({
-      port: 0,
-      upstream,
-      store: "memory",
-      log: (line) => logs.push(JSON.stringify(line)),
-      onForward: (e) => sent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")) })
-    })
-    return { url: proxy.url, close: proxy.close }
-  }, join(work, "home-proxy"))
+  proxied = await runCodex(proxyFront(sent, { logs }), join(work, "home-proxy"))
   // Edit mode, on a clock where the person steps away for 25 hours every 8 requests: GPT-5.5
   // keeps only 24h cache entries, so the cache is lost anyway and clearing is free. (Pauses
   // of minutes lose nothing on this model, and the proxy then clears nothing.)
   let calls = 0
-  let at = 0
-  edited = await runCodex(async (upstream) => {
-    const proxy = await startProxy({
-      port: 0,
-      upstream,
-      store: "memory",
+  edited = await runCodex(
+    proxyFront(editSent, {
       mode: "edit",
       now: () => {
         const k = calls++
-        at = 1_000_000 + k * 2 + 90_000 * Math.floor(k / 8)
-        return at
-      },
-      onForward: (e) => editSent.push({ sent: JSON.parse(e.sent.toString("utf8")), forwarded: JSON.parse(e.forwarded.toString("utf8")), at })
-    })
-    return { url: proxy.url, close: proxy.close }
-  }, join(work, "home-edit"))
+        return 1_000_000 + k * 2 + 90_000 * Math.floor(k / 8)
+      }
+    }),
+    join(work, "home-edit")
+  )
 }, 360_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
@@ -192,8 +178,8 @@ describe("Codex CLI through the proxy", () => {
     let a = 0
     let f = 0
     for (const s of editSent) {
-      const x = asSent.send(s.sent, s.at)
-      const y = forwarded.send(s.forwarded, s.at)
+      const x = asSent.send(s.sent, s.at ?? 0)
+      const y = forwarded.send(s.forwarded, s.at ?? 0)
       a += x.cost.inputEquivalentTokens
       f += y.cost.inputEquivalentTokens
     }

@@ -180,7 +180,7 @@ describe("bad input and faults", () => {
           })
         )
         for (const { res } of results) expect(res.status).toBe(200)
-        await new Promise((r) => setTimeout(r, 50))
+        await proxy.settled()
         const sessions = proxy.sessions().filter((x) => x.exchanges.length > 0)
         // Every request of a session landed in one record, and no record mixes two sessions.
         const counts = new Map<number, number>()

@@ -1,0 +1,213 @@
+// The work after a reply (the as-sent simulator, the store commit) runs off the request
+// path: the next request of a session is planned from the state its previous request left
+// in memory, not from the store. Here the store holds every commit until the test lets it
+// go: the requests must still get the bytes a sequential proxy sends, the proxy's close
+// must wait for the commits, and a store that fails must not break forwarding.
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import fc from "fast-check"
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { StateStore, StateStoreError } from "@strata/core"
+import { makeMemoryStateStore } from "@strata/core/effect"
+import { startProxy, type ProxyLogLine } from "@strata/proxy"
+import { makeIdleQueue, nextTurn } from "../src/internal/idle.ts"
+import { driveAnthropic } from "./drive.ts"
+
+type Json = Record<string, unknown>
+const KEY = "sk-ant-queue-test-key-0123456789"
+const SYSTEM = [{ type: "text", text: "You are a coding agent. ".repeat(300), cache_control: { type: "ephemeral" } }]
+const TOOLS = ["Read", "Bash"].map((name) => ({ name, description: name, input_schema: { type: "object", properties: {} } }))
+
+/** A tool loop: file 1 read twice, then commands; the agent marks its last block. */
+const STEPS: ReadonlyArray<readonly ["Read" | "Bash", number]> = [["Read", 1], ["Bash", 0], ["Read", 1], ["Bash", 2], ["Bash", 3], ["Bash", 0], ["Bash", 1]]
+const bodies: ReadonlyArray<Json> = (() => {
+  const messages: Array<Json> = [{ role: "user", content: [{ type: "text", text: "Fix the bug." }] }]
+  const out: Array<Json> = []
+  STEPS.forEach(([tool, arg], i) => {
+    const last = messages[messages.length - 1]!
+    const content = [...(last["content"] as Array<Json>)]
+    content[content.length - 1] = { ...content[content.length - 1], cache_control: { type: "ephemeral" } }
+    out.push({ model: "claude-sonnet-4-5", max_tokens: 4096, stream: true, system: SYSTEM, tools: TOOLS, messages: [...messages.slice(0, -1), { ...last, content }] })
+    const input = tool === "Bash" ? { command: `make test${arg}` } : { file_path: `/r/f${arg}.ts` }
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `toolu_${i}`, name: tool, input }] })
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: `${tool} ${arg} #${i}\n` + "line of output\n".repeat(300) }] })
+  })
+  return out
+})()
+// Seconds: a burst, then a pause past the 5-minute lifetime (edit mode clears toolu_0 then).
+const TIMES = [0, 5, 10, 15, 20, 25, 925]
+
+let upstream: Server
+let upstreamUrl = ""
+/** Resolves when the upstream sees a hung request (`x-hang`) closed by the proxy. */
+let hungClosed: Promise<void> = Promise.resolve()
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    req.resume()
+    if (req.headers["x-hang"] !== undefined) {
+      hungClosed = new Promise((resolve) => res.on("close", () => resolve()))
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`event: ping\ndata: {"type":"ping"}\n\n`)
+      return
+    }
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":100,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}}\n\n`)
+      res.end(`event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}\n\n`)
+    })
+  })
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve))
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
+
+/** A memory store whose commits wait for `release()` (or fail, with `fail`), counting those that landed. */
+const heldStore = (options: { readonly fail?: boolean } = {}) => {
+  let release = () => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const state = { landed: 0 }
+  const layer = Layer.effect(
+    StateStore,
+    Effect.map(makeMemoryStateStore, (store) => ({
+      ...store,
+      commit: (turn: Parameters<typeof store.commit>[0]) =>
+        options.fail === true
+          ? Effect.fail(new StateStoreError({ store: "held", operation: "commit", reason: "the disk is full", retryable: false }))
+          : Effect.promise(() => released).pipe(
+              Effect.flatMap(() => store.commit(turn)),
+              Effect.tap(() => Effect.sync(() => state.landed++))
+            )
+    }))
+  )
+  return { layer, release: () => release(), state }
+}
+
+const post = async (url: string, body: string): Promise<string> => {
+  const res = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body })
+  expect(res.status).toBe(200)
+  return res.text()
+}
+
+/** Send the session one request after the other (each after the previous reply), at TIMES. */
+const runSession = async (store: ReturnType<typeof heldStore>, lines: Array<ProxyLogLine> = [], count = bodies.length) => {
+  const clock = { now: 0 }
+  const forwarded: Array<string> = []
+  const proxy = await startProxy({
+    port: 0,
+    upstream: upstreamUrl,
+    mode: "edit",
+    store: store.layer,
+    now: () => clock.now,
+    log: (l) => lines.push(l),
+    onForward: ({ forwarded: f }) => forwarded.push(f.toString("utf8"))
+  })
+  for (const [i, body] of bodies.slice(0, count).entries()) {
+    clock.now = TIMES[i]!
+    expect(await post(proxy.url, JSON.stringify(body))).toContain("message_delta")
+  }
+  return { proxy, forwarded, clock }
+}
+
+describe("the work after a reply", () => {
+  it("plans each request from the previous one's state before its commit lands: the bytes of the transform with the whole session state; close waits for the commits", async () => {
+    const held = heldStore()
+    const { proxy, forwarded } = await runSession(held)
+    // No commit has landed: every request after the first was planned from memory.
+    expect(held.state.landed).toBe(0)
+    expect(proxy.sessions()).toEqual([])
+    // What the transform sends with the whole session state, request after request.
+    const driven = driveAnthropic("edit", bodies, TIMES)
+    expect(forwarded).toEqual(driven.map((o) => JSON.stringify(o.body)))
+    // The pause before the last request cost the cache: the re-read file's first result was cleared.
+    expect(forwarded[6]).toContain("[strata proxy: cleared the superseded result of Read (toolu_0)")
+    let closed = false
+    const closing = proxy.close().then(() => (closed = true))
+    await nextTurn()
+    await nextTurn()
+    expect(closed).toBe(false)
+    held.release()
+    await closing
+    expect(held.state.landed).toBe(bodies.length)
+    // The commits, in order, leave the record a sequential proxy leaves.
+    const [record] = proxy.sessions()
+    expect(record?.totals.requests).toBe(bodies.length)
+    expect(record?.exchanges.map((e) => e.n)).toEqual(bodies.map((_, i) => i + 1))
+    expect(record?.gaps).toEqual(TIMES.slice(1).map((t, i) => t - TIMES[i]!))
+    expect(record?.ledger).toEqual(driven.at(-1)!.ledger)
+  })
+
+  it("forgets a request whose client left before the reply: the retry is planned as if it had never been sent", async () => {
+    const held = heldStore()
+    const { proxy, forwarded, clock } = await runSession(held, [], bodies.length - 1)
+    const last = JSON.stringify(bodies.at(-1))
+    // The agent sends its last request again 175 s later; the client gives up on the reply.
+    clock.now = 200
+    const aborted = new AbortController()
+    const reply = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-hang": "1" }, body: last, signal: aborted.signal })
+    expect(reply.status).toBe(200)
+    aborted.abort()
+    await hungClosed
+    // It retries 250 s later: 425 s after the last reply, the cache is gone.
+    clock.now = 450
+    expect(await post(proxy.url, last)).toContain("message_delta")
+    const times = [...TIMES.slice(0, -1), 450]
+    const retried = driveAnthropic("edit", bodies, times).at(-1)!
+    const remembered = driveAnthropic("edit", [...bodies, bodies.at(-1)!], [...TIMES.slice(0, -1), 200, 450]).at(-1)!
+    // The scenario tells the two apart: planned from the dropped request, the bytes differ.
+    expect(JSON.stringify(remembered.body)).not.toBe(JSON.stringify(retried.body))
+    expect(forwarded.at(-1)).toBe(JSON.stringify(retried.body))
+    held.release()
+    await proxy.settled()
+    await proxy.close()
+    expect(proxy.sessions()[0]?.totals.requests).toBe(bodies.length)
+    expect(proxy.sessions()[0]?.gaps.at(-1)).toBe(425)
+  })
+
+  it("forwards every request when the store fails, says so once per request, and never prints the key", async () => {
+    const lines: Array<ProxyLogLine> = []
+    const failing = heldStore({ fail: true })
+    const { proxy, forwarded } = await runSession(failing, lines)
+    await proxy.settled()
+    await proxy.close()
+    expect(forwarded).toHaveLength(bodies.length)
+    const notices = lines.flatMap((l) => (l.kind === "notice" ? [l.message] : []))
+    expect(notices).toHaveLength(bodies.length)
+    for (const n of notices) expect(n).toMatch(/the state store failed \(Session store held failed to commit: the disk is full\); the reply was forwarded, its record is lost/)
+    expect(JSON.stringify(lines)).not.toContain(KEY)
+    // Nothing was stored, so each request was planned as its session's first: the cache-only
+    // transform of that body alone, never a clearing.
+    for (const f of forwarded) expect(f).not.toContain("[strata proxy: cleared")
+  })
+})
+
+describe("the idle queue", () => {
+  it("runs every job once, a key's jobs in order and one at a time, other keys alongside (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 40 }), async (jobs) => {
+        const queue = makeIdleQueue({ maxQueued: 4, maxRunning: 3 })
+        const ran: Array<[number, number]> = []
+        const active = new Map<number, number>()
+        let maxActive = 0
+        const done = jobs.map(([key, turns], i) =>
+          queue.push(String(key), async () => {
+            expect(active.get(key) ?? 0).toBe(0)
+            active.set(key, 1)
+            maxActive = Math.max(maxActive, [...active.values()].reduce((a, b) => a + b, 0))
+            for (let t = 0; t < turns; t++) await nextTurn()
+            if (i % 5 === 4) throw new Error("a failing job")
+            ran.push([key, i])
+            active.set(key, 0)
+          }).then(() => active.set(key, 0))
+        )
+        await queue.drained()
+        await Promise.all(done)
+        expect(queue.size()).toBe(0)
+        expect(maxActive).toBeLessThanOrEqual(3)
+        const expected = jobs.flatMap(([key], i) => (i % 5 === 4 ? [] : [[key, i] as [number, number]]))
+        for (let key = 0; key <= 3; key++) expect(ran.filter(([k]) => k === key)).toEqual(expected.filter(([k]) => k === key))
+      }),
+      { numRuns: 50 }
+    )
+  })
+})
