@@ -7,6 +7,8 @@ export default mergeConfig(shared, {
     globalSetup: ["test/globalSetup.ts"],
     // Browser tests: generous, since a shared CI machine can be slow; they take seconds alone.
     testTimeout: 180_000,
-    hookTimeout: 120_000
+    // The page tests record three sessions and start Chromium before the first test: over
+    // two minutes when the test command runs every suite at once on 2 cores.
+    hookTimeout: 300_000
   }
 })

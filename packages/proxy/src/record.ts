@@ -103,7 +103,6 @@ export const SessionRecord = Schema.Struct({
 })
 export type SessionRecord = typeof SessionRecord.Type
 
-export const MAX_GAPS = 64
 export const MAX_EXCHANGES = 200
 
 export const emptyTotals: SessionTotals = { requests: 0, input: 0, cacheRead: 0, write5m: 0, write1h: 0, output: 0, costUsd: 0 }

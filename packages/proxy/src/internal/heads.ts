@@ -5,8 +5,10 @@
  * session's head lives while it has requests planned and not yet committed (or dropped);
  * after that, planning reads the committed record again (the same values).
  */
-import { MAX_GAPS } from "../record.ts"
-import type { SessionLedger } from "../transform.ts"
+import type { SessionLedger } from "./ledger.ts"
+
+/** The latest gaps between a session's requests a record keeps. */
+export const MAX_GAPS = 64
 
 /** The part of a session record the planner reads. */
 export interface PlanState {
