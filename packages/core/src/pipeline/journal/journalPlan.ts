@@ -12,7 +12,9 @@
  * tokens a rebuild rewrites; prices from `CachePrices`, the provider's). After a gap past the cache lifetime the breakpoints ask
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
  * earlier ones, as in a transcript. A changed symbol block is appended as a symbol diff
- * (unified diff hunks against the file's latest full entry) when that is shorter.
+ * (unified diff hunks against the file's latest full entry) when that is shorter. A
+ * selected file enters the journal once, when it enters the selection or changes
+ * (`journaledFiles`).
  */
 import { Context } from "effect"
 import {
@@ -282,9 +284,10 @@ const append = (
   const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
   const existing = state.symbols.existingFiles
   const selected = new Set(state.files.map((f) => f.path))
-  // A shown block whose file is now selected is superseded by the Working Files; one whose
-  // file is gone is "deleted"; one whose file stays but has no block any more (too large,
-  // binary, unreadable) is "dropped". Looked for only when some shown path is not mapped.
+  // A shown block whose file is now selected is superseded by the file (journaled or in
+  // the Working Files); one whose file is gone is "deleted"; one whose file stays but has
+  // no block any more (too large, binary, unreadable) is "dropped". Looked for only when
+  // some shown path is not mapped.
   const gone: Array<string> = []
   const dropped: Array<string> = []
   if (mapped < memory.shownSymbols.size) {
