@@ -389,7 +389,7 @@ describe("journal layout: examples", () => {
 
   it.effect("in an agent's loop a file enters the journal once, after the user turn it appeared in; later steps read it in the prefix; a deselected copy is carried as stale", () => {
     const { layer } = fixedSession()
-    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }]
+    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const } }]
     const task = (files: ReadonlyArray<{ readonly path: string; readonly content: string }>, history: ReadonlyArray<Message>): AssemblyInput => ({
       ...base,
       prompt: "",
