@@ -67,7 +67,7 @@ export interface JournalMemory {
 /**
  * A selected file's content as a frozen tier or the journal shows it: its hash, and its
  * tokens (what the copy costs to carry once it is superseded or its file leaves the
- * selection; 0 when a journal saved before they were kept does not say).
+ * selection).
  */
 export interface ShownFile {
   readonly hash: string

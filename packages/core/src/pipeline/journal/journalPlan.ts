@@ -394,9 +394,10 @@ const append = (
  * The selected files this request journals: those whose current content the model has
  * not seen (new to the selection, or changed since it was shown), when a later request
  * will read them from the cache. The copy enters the conversation once, in this
- * request's update, in the user turn where the file appeared (after that turn's
- * messages: the prompt, or the tool results of an agent's step), and later requests read
- * it with the journal instead of sending it again after the last breakpoint.
+ * request's update, in the user turn where the file appeared (after the history: an
+ * agent's task prompt or the tool results of its step; in a chat turn, just before the
+ * prompt), and later requests read it with the journal instead of sending it again after
+ * the last breakpoint.
  *
  * A later request is expected when the request offers tools or its conversation holds
  * tool exchanges (an agent's loop: its next step follows within seconds, with the same
