@@ -73,6 +73,7 @@ export {
   type JournalMemory,
   type JournalPlan,
   type RebuildReason,
+  type ShownFile,
   type SymbolDiff
 } from "./pipeline/base/journalMemory.ts"
 export { CacheExpiryMillis, type CachePriceRatios, CachePrices } from "./pipeline/base/providerCache.ts"

@@ -257,6 +257,21 @@ describe("the journal layout over the limit", () => {
       expect(second.report.leftOut?.files.map((f) => f.path)).toEqual(["src/huge.ts"])
       expect(second.report.leftOut?.symbols).toEqual([])
     }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN, mapTokens: BIG_MAP })))))
+
+  it.effect("in an agent's loop a file over the line is shed from the journal's update without a rebuild, and never journaled", () =>
+    Effect.gen(function* () {
+      const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const } }]
+      const first = yield* assemble(input({ prompt: "First.", tools }))
+      yield* first.commit
+      const files = [{ path: "src/huge.ts", content: "u".repeat(9_000) }, { path: "src/small.ts", content: "export const s = 1\n" }]
+      const second = yield* assemble(input({ files, tools }))
+      expect(second.journal?.rebuild).toBeUndefined()
+      expect(second.report.leftOut?.files.map((f) => f.path)).toEqual(["src/huge.ts"])
+      // The file that fits entered the journal (cached); the shed one is nowhere.
+      const journal = requestText(second.request.blocks.find((b) => b.tier === "L3")?.messages ?? [])
+      expect(journal).toContain("src/small.ts")
+      expect(requestText(second.request.messages)).not.toContain("u".repeat(100))
+    }).pipe(Effect.provide(Layer.mergeAll(journalTestLayer(stubTrackerLayer({ initialized: true }), stubSymbolIndex(() => BIG_REPO)), requestLimits({ maxInputTokens: MAX_IN, mapTokens: BIG_MAP })))))
 })
 
 describe("property: no request over the model's input limit leaves the pipeline", () => {

@@ -109,6 +109,10 @@ const isUpdatePair = (ms: ReadonlyArray<Message>): boolean =>
   ms[0]?.role === "user" && UPDATE_HEADERS.some((h) => withoutNote(textOf(ms[0]!)).startsWith(h)) &&
   (ms.length === 1 || (ms.length === 2 && ms[1]?.role === "assistant" && ms[1].content === ACK))
 
+/** Nothing, or an update pair that only journals selected files (what a rebuild may append after the history). */
+const isFilesUpdate = (ms: ReadonlyArray<Message>): boolean =>
+  ms.length === 0 || (isUpdatePair(ms) && withoutNote(textOf(ms[0]!)).startsWith(FILES_JOURNAL_HEADER))
+
 const memoryOf = Effect.gen(function* () {
   return yield* Ref.get((yield* AssemblySession).journal)
 })
@@ -343,7 +347,7 @@ describe("journal layout: examples", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("a selected file moves from the Working Files into the journal once the tracker graduates it, and back when it changes", () => {
+  it.effect("in a chat turn a new file waits in the Working Files once, enters the journal when it comes back unchanged, and an edited one supersedes the journaled copy", () => {
     const repo = { current: REPO }
     const layer = journalTestLayer(countingTracker(() => "L2"), stubSymbolIndex(() => repo.current))
     const notes = (content: string): AssemblyInput => ({ ...base, files: [{ path: "README.md", content }] })
@@ -352,23 +356,75 @@ describe("journal layout: examples", () => {
       const t0 = yield* assemble(notes("N1"))
       yield* t0.commit
       expect(working(t0)).toBe(`${FILES_ACTIVE_HEADER}README.md\n\`\`\`\nN1\n\`\`\``)
+      // Sent before with the same content (the tracker holds its hash): journaled once, out of the Working Files.
       const t1 = yield* assemble(notes("N1"))
       yield* t1.commit
-      expect(working(t1)).toBe(working(t0))
-      // Tracked in L3 with the same hash now: journaled once, out of the Working Files.
+      expect(t1.journal?.rebuild).toBeUndefined()
+      expect(working(t1)).toBeUndefined()
+      expect(tierMessages(t1, "L3").map(textOf)).toEqual([`${NOTE}${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN1\n\`\`\``, ACK])
       const t2 = yield* assemble(notes("N1"))
       yield* t2.commit
-      expect(t2.journal?.rebuild).toBeUndefined()
+      expect(tierJson(t2, "L3")).toBe(tierJson(t1, "L3"))
       expect(working(t2)).toBeUndefined()
-      expect(tierMessages(t2, "L3").map(textOf)).toEqual([`${NOTE}${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN1\n\`\`\``, ACK])
-      const t3 = yield* assemble(notes("N1"))
+      expect(t2.journal?.staleTokens).toBe(0)
+      // Edited: back in the Working Files for one turn; the journaled copy stays in the prefix.
+      const t3 = yield* assemble(notes("N2"))
       yield* t3.commit
-      expect(tierJson(t3, "L3")).toBe(tierJson(t2, "L3"))
-      expect(working(t3)).toBeUndefined()
-      // Edited: back in the Working Files; the journaled copy stays in the prefix.
+      expect(working(t3)).toBe(`${FILES_ACTIVE_HEADER}README.md\n\`\`\`\nN2\n\`\`\``)
+      expect(tierJson(t3, "L3")).toBe(tierJson(t1, "L3"))
+      expect(t3.journal?.staleTokens).toBe(0)
+      // Unchanged since: journaled again after the first copy, which is now carried as stale.
       const t4 = yield* assemble(notes("N2"))
-      expect(working(t4)).toBe(`${FILES_ACTIVE_HEADER}README.md\n\`\`\`\nN2\n\`\`\``)
-      expect(tierJson(t4, "L3")).toBe(tierJson(t2, "L3"))
+      yield* t4.commit
+      expect(working(t4)).toBeUndefined()
+      expect(tierMessages(t4, "L3").map(textOf)).toEqual([
+        `${NOTE}${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN1\n\`\`\``,
+        ACK,
+        `${FILES_JOURNAL_HEADER}README.md\n\`\`\`\nN2\n\`\`\``,
+        ACK
+      ])
+      expect(t4.journal?.staleTokens).toBeGreaterThan(0)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("in an agent's loop a file enters the journal once, after the user turn it appeared in; later steps read it in the prefix; a deselected copy is carried as stale", () => {
+    const { layer } = fixedSession()
+    const tools = [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" as const } }]
+    const task = (files: ReadonlyArray<{ readonly path: string; readonly content: string }>, history: ReadonlyArray<Message>): AssemblyInput => ({
+      ...base,
+      prompt: "",
+      systemReminder: "",
+      tools,
+      files,
+      history
+    })
+    const fix: Message = { role: "user", content: "Fix src/a.ts" }
+    const step = (n: number): Array<Message> => [
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: `c${n}`, toolName: "read_file", input: { path: "src/a.ts" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: `c${n}`, toolName: "read_file", output: { type: "text", value: `step ${n}` } }] }
+    ]
+    const file = { path: "src/a.ts", content: "export const a = 1" }
+    const copy = `${FILES_JOURNAL_HEADER}src/a.ts\n\`\`\`\nexport const a = 1\n\`\`\``
+    return Effect.gen(function* () {
+      // The task's first request: the prompt, then the file in the same user turn, cached with the journal.
+      const r0 = yield* assemble(task([file], [fix]))
+      yield* r0.commit
+      expect(tierMessages(r0, "L3").map(textOf)).toEqual(["Fix src/a.ts", `${NOTE}${copy}`])
+      expect(tierMessages(r0, "active").map(textOf)).toEqual([""])
+      expect(r0.request.breakpoints.at(-1)?.tier).toBe("L3")
+      // A tool step: the journal grows by the exchange; the request ends with the tool results, the file is read in the prefix.
+      const r1 = yield* assemble(task([file], [fix, ...step(1)]))
+      yield* r1.commit
+      expect(r1.journal?.rebuild).toBeUndefined()
+      expect(tierMessages(r1, "L3")).toEqual([...tierMessages(r0, "L3"), ...step(1)])
+      expect(tierMessages(r1, "active").map(textOf)).toEqual([""])
+      expect(bodyOf(r1).split("export const a = 1").length - 1).toBe(1)
+      // The next task: the file leaves the selection; its copy stays in the prefix, carried as stale.
+      const next: Message = { role: "user", content: "Now src/b.ts" }
+      const r2 = yield* assemble(task([], [fix, ...step(1), { role: "assistant", content: "Done." }, next]))
+      expect(r2.journal?.rebuild).toBeUndefined()
+      expect(tierJson(r2, "L3").startsWith(tierJson(r1, "L3").slice(0, -1))).toBe(true)
+      expect(r2.journal?.staleTokens).toBeGreaterThan(0)
     }).pipe(Effect.provide(layer))
   })
 
@@ -736,10 +792,15 @@ const checkNothingLost = ({ t, result: r, world: w }: TurnRecord): void => {
       expect(all).toContain(`\n${p}\n\`\`\`\n${contentText(p, Number(v))}\n\`\`\``)
     }
   }
-  // The Working Files hold selected files' current contents only.
+  // The Working Files hold selected files' current contents only, which no cached tier
+  // shows; in an agent's loop (tools offered, or tool exchanges in the conversation) none:
+  // a file enters the journal at once.
+  const cached = `\n${r.request.blocks.filter((b) => b.tier !== "active").flatMap((b) => b.messages).map(textOf).join("\n\n")}`
   for (const m of active.matchAll(/⟦C:([^:⟧]+):v(\d+)⟧/g)) {
     expect(w.selected.has(m[1]!), `turn ${t}: ${m[1]} in Working Files is not selected`).toBe(true)
     expect(m[2]).toBe(String(w.contentV.get(m[1]!) ?? 0))
+    expect(cached, `turn ${t}: ${m[1]} in Working Files and in the prefix`).not.toContain(m[0])
+    expect(w.tools > 0 || w.history.some((h) => h.role === "tool"), `turn ${t}: ${m[1]} in Working Files of an agent's request`).toBe(false)
   }
   // History: all of it, in order, in L3 only; the active block holds the prompt.
   expect(tierMessages(r, "L3").filter(isHistory), `turn ${t}: history in L3`).toEqual(w.history)
@@ -808,8 +869,10 @@ const checkStep = (prev: TurnRecord, cur: TurnRecord, staleSinceRebuild: boolean
     const rest = after.slice(cur.world.history.length)
     expect(rest.length === 0 || isUpdatePair(rest)).toBe(true)
   } else {
-    // A full rebuild shows everything once: the journal is the history alone.
-    expect(after).toEqual(cur.world.history)
+    // A full rebuild shows everything once: the journal is the history, then the selected
+    // files no frozen tier shows, if any are journaled.
+    expect(after.slice(0, cur.world.history.length)).toEqual(cur.world.history)
+    expect(isFilesUpdate(after.slice(cur.world.history.length)), `turn ${t}: after a rebuild`).toBe(true)
     expect(cur.result.journal?.staleTokens).toBe(0)
   }
 }
@@ -823,7 +886,9 @@ const checkSession = (records: ReadonlyArray<TurnRecord>, seen?: Set<RebuildReas
     const prev = records[i - 1]
     if (prev === undefined) {
       expect(reason).toBe("first request")
-      expect(tierMessages(cur.result, "L3")).toEqual(cur.world.history)
+      const journal = tierMessages(cur.result, "L3")
+      expect(journal.slice(0, cur.world.history.length)).toEqual(cur.world.history)
+      expect(isFilesUpdate(journal.slice(cur.world.history.length))).toBe(true)
     } else checkStep(prev, cur, staleSinceRebuild)
     if (reason !== undefined && reason !== "history rewritten") staleSinceRebuild = false
     if ((cur.result.journal?.staleTokens ?? 0) > 0) staleSinceRebuild = true

@@ -23,7 +23,9 @@ const input = (history: ReadonlyArray<Message>, turn: number): AssemblyInput => 
   prompt: `turn ${turn}`,
   systemPrompt: "SYS",
   files: [{ path: "src/b.ts", content: `export const b = ${turn}\n` }],
-  history
+  history,
+  // Tools offered: each turn journals the file (changed every turn), superseding the copy before.
+  tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }]
 })
 
 /** A session over a tracker and repository shared by whoever holds `state`. */
@@ -63,6 +65,10 @@ describe("journal memory as JSON", () => {
     const fromRestored = await second.runPromise(assemble(next))
     expect(fromRestored.journal?.rebuild).toBeUndefined()
     expect(JSON.stringify(fromRestored.placed.body)).toBe(JSON.stringify(fromOriginal.placed.body))
+    // The shown file's tokens travel too: the superseded copy is counted the same.
+    expect(saved!.shownFiles.get("src/b.ts")?.tokens).toBeGreaterThan(0)
+    expect(fromRestored.journal?.staleTokens).toBe(fromOriginal.journal?.staleTokens)
+    expect(fromRestored.journal?.staleTokens).toBeGreaterThan(0)
     await first.dispose()
     await second.dispose()
   })

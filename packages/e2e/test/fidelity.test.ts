@@ -187,10 +187,16 @@ describe("the tool loop and streaming against a scripted server", () => {
       expect(read).toEqual([JSON.stringify({ path: "src/math.ts" })])
       expect(server.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages"])
       expect((await engine.getHistory()).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
-      // The second body: the tool result first in the last message, the Working Files after it, no "Ok." anywhere after the prompt.
+      // The second body: the tool result first in the last message, then the file in context,
+      // journaled once in the user turn of the step (cached with it: later steps read it from
+      // the cache), no "Ok." anywhere after the prompt.
       const last = turnsOf(server.requests[1]?.json).at(-1)
       expect(last?.parts.map((p) => p.kind)).toEqual(["result", "text"])
-      expect(last?.parts[1]?.text).toContain("# Working Files")
+      expect(last?.parts[1]?.text).toContain("src/math.ts\n```")
+      const body = server.requests[1]?.json
+      const lastMessage = isRecord(body) && Array.isArray(body["messages"]) ? body["messages"].at(-1) : undefined
+      const lastBlock = isRecord(lastMessage) && Array.isArray(lastMessage["content"]) ? lastMessage["content"].at(-1) : undefined
+      expect(isRecord(lastBlock) && lastBlock["cache_control"] !== undefined).toBe(true)
     } finally {
       await server.close()
     }

@@ -42,15 +42,15 @@ export interface JournalMemory {
   readonly symbolDiffs: ReadonlyMap<string, SymbolDiff>
   /** Whether the journal carries `SYMBOL_DIFF_NOTE` (at the head of its first update with a diff). */
   readonly diffNoted: boolean
-  /** Per path, the hash of the reference file content a frozen tier or the journal shows last. */
-  readonly shownFiles: ReadonlyMap<string, string>
+  /** Per path, the file content a frozen tier or the journal shows last (its hash and tokens). */
+  readonly shownFiles: ReadonlyMap<string, ShownFile>
   /** Hashes of the history items already in the journal, in order. */
   readonly history: ReadonlyArray<string>
   /** How each of them was edited when it was journaled (`HistoryEntry.edit`, `""`: as given), index-aligned with `history`. */
   readonly historyEdits: ReadonlyArray<string>
   /** The journal (L3): history and update parts, in the order they were appended. */
   readonly journal: ReadonlyArray<Part>
-  /** Tokens of superseded copies the request still carries (stale symbol blocks). */
+  /** Tokens of superseded copies the request still carries (stale symbol blocks and files, copies of files no longer selected). */
   readonly staleTokens: number
   /** Cache reads spent on stale copies since the rebuild, in base-input tokens. */
   readonly waste: number
@@ -62,6 +62,16 @@ export interface JournalMemory {
   readonly ttl: CacheTtl
   /** Context editing's memory, carried here so the saved journal restores it (set on commit). */
   readonly edits?: ContextEditMemory | undefined
+}
+
+/**
+ * A selected file's content as a frozen tier or the journal shows it: its hash, and its
+ * tokens (what the copy costs to carry once it is superseded or its file leaves the
+ * selection).
+ */
+export interface ShownFile {
+  readonly hash: string
+  readonly tokens: number
 }
 
 /**
@@ -92,7 +102,10 @@ export interface JournalPlan {
   readonly frozen: Readonly<Record<FrozenTier, TierSections>>
   readonly tree: Entry | undefined
   readonly journal: ReadonlyArray<Part>
-  /** Selected files shown in the active block (those no frozen tier shows as they are now). */
+  /**
+   * Selected files shown in the active block: those neither a frozen tier nor the journal
+   * shows as they are now, and that this request does not journal (see `planJournal`).
+   */
   readonly workingFiles: ReadonlyArray<FileEntry>
   readonly rebuild: RebuildReason
   /** The cache lifetime to ask for: "1h" after a long gap (`AdaptiveTtl`), else "5m", the default. */

@@ -28,8 +28,9 @@ export class InputLimitStage extends Context.Service<InputLimitStage, Stage>()("
  * A layout with memory (the journal's frozen tiers and journal) shows what it froze
  * whatever the state says, so shedding a frozen block changes nothing there. Such a
  * request is first planned afresh (a rebuild drops superseded copies) and taken when
- * that alone fits; else files are shed from the Working Files without a rebuild; and
- * only when that is not enough is it rebuilt and shed in full. A rebuild for this says
+ * that alone fits; else files are shed from this request (its Working Files and its
+ * journal update) without a rebuild; and only when that is not enough is it rebuilt and
+ * shed in full. A rebuild for this says
  * `over the input limit`.
  */
 export const inputLimit: Stage = {

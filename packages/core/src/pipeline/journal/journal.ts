@@ -12,10 +12,12 @@
  *   tree), then they render byte-identically until the next rebuild.
  * - L3 is the *journal*: every history message as soon as it exists, and after it, per
  *   request, one update pair with the symbol blocks that changed since the model last
- *   saw them (and files added or removed). It only grows, so the previous request's
- *   prefix stays cached and each request writes only what is new.
- * - The active block keeps the Working Files (selected files the frozen tiers do not
- *   show with their current content) and the prompt.
+ *   saw them (and files added or removed), and the selected files new or changed since
+ *   it saw them, once each. It only grows, so the previous request's prefix stays cached
+ *   and each request writes only what is new.
+ * - The active block keeps the prompt and, in a chat turn, the Working Files: selected
+ *   files shown for the first time since they entered or changed (they are journaled
+ *   when they come back unchanged; in an agent's loop at once).
  *
  * When to rebuild and what to append is planned by `journalPlan.ts`.
  */

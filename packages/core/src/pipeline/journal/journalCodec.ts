@@ -47,9 +47,10 @@ const EditsJson = Schema.Struct({
 
 /**
  * Bumped when the layout of the journal changes, so an old file is ignored, not misread
- * (2: symbol diffs, which need to know which full entry the model saw last).
+ * (2: symbol diffs, which need to know which full entry the model saw last; 3: files
+ * journaled when they enter the selection, with the tokens of each shown copy).
  */
-export const JOURNAL_MEMORY_VERSION = 2
+export const JOURNAL_MEMORY_VERSION = 3
 
 /**
  * The saved form of `JournalMemory` (`.strata/journal.json` in the CLI): sets and maps as
@@ -73,7 +74,8 @@ export const JournalMemoryJson = Schema.Struct({
   symbolDiffs: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Count, Count]))),
   /** Absent: false. */
   diffNoted: Schema.optionalKey(Schema.Boolean),
-  shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String])),
+  /** Per path, the hash and tokens of the file content shown last. */
+  shownFiles: Schema.Array(Schema.Tuple([Schema.String, Schema.String, Count])),
   history: Schema.Array(Schema.String),
   /** Absent when no history item was edited (and in files written before context editing). */
   historyEdits: Schema.optionalKey(Schema.Array(Schema.String)),
@@ -124,7 +126,7 @@ export const encodeJournalMemory = (memory: JournalMemory, encoding: string): Jo
   ...(memory.journaledSymbols.size === 0 ? {} : { journaledSymbols: [...memory.journaledSymbols].map(([path, e]) => [path, e.text, e.tokens] as const) }),
   ...(memory.symbolDiffs.size === 0 ? {} : { symbolDiffs: [...memory.symbolDiffs].map(([path, d]) => [path, d.tokens, d.excess] as const) }),
   ...(memory.diffNoted ? { diffNoted: true } : {}),
-  shownFiles: [...memory.shownFiles],
+  shownFiles: [...memory.shownFiles].map(([path, f]) => [path, f.hash, f.tokens] as const),
   history: memory.history,
   ...(memory.historyEdits.every((e) => e === "") ? {} : { historyEdits: memory.historyEdits }),
   journal: memory.journal.map(part),
@@ -173,7 +175,7 @@ export const decodeJournalMemory = (json: unknown, encoding: string): JournalMem
     journaledSymbols: new Map((m.journaledSymbols ?? []).map(([path, text, tokens]) => [path, { text, tokens }] as const)),
     symbolDiffs: new Map((m.symbolDiffs ?? []).map(([path, tokens, excess]) => [path, { tokens, excess }] as const)),
     diffNoted: m.diffNoted ?? false,
-    shownFiles: new Map(m.shownFiles),
+    shownFiles: new Map(m.shownFiles.map(([path, hash, tokens]) => [path, { hash, tokens }] as const)),
     history: m.history,
     historyEdits: m.historyEdits ?? m.history.map(() => ""),
     journal: m.journal.map((p): Part => ({ ...p })),

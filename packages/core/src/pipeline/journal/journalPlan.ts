@@ -12,7 +12,9 @@
  * tokens a rebuild rewrites; prices from `CachePrices`, the provider's). After a gap past the cache lifetime the breakpoints ask
  * for the 1 h cache (`AdaptiveTtl`). The model is told that update entries replace
  * earlier ones, as in a transcript. A changed symbol block is appended as a symbol diff
- * (unified diff hunks against the file's latest full entry) when that is shorter.
+ * (unified diff hunks against the file's latest full entry) when that is shorter. A
+ * selected file enters the journal once, when it enters the selection or changes
+ * (`journaledFiles`).
  */
 import { Context } from "effect"
 import {
@@ -253,7 +255,7 @@ const restartJournal = (memory: JournalMemory): JournalMemory => ({
   journaledSymbols: new Map(),
   symbolDiffs: new Map(),
   diffNoted: false,
-  shownFiles: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].files.map((f) => [f.path, f.hash] as const))),
+  shownFiles: new Map(FROZEN_TIERS.flatMap((t) => memory.frozen[t].files.map((f) => [f.path, { hash: f.hash, tokens: f.tokens }] as const))),
   history: [],
   historyEdits: [],
   journal: [],
@@ -282,9 +284,10 @@ const append = (
   const appended: Array<Part> = [...historyPart(history.slice(memory.history.length))]
   const existing = state.symbols.existingFiles
   const selected = new Set(state.files.map((f) => f.path))
-  // A shown block whose file is now selected is superseded by the Working Files; one whose
-  // file is gone is "deleted"; one whose file stays but has no block any more (too large,
-  // binary, unreadable) is "dropped". Looked for only when some shown path is not mapped.
+  // A shown block whose file is now selected is superseded by the file (journaled or in
+  // the Working Files); one whose file is gone is "deleted"; one whose file stays but has
+  // no block any more (too large, binary, unreadable) is "dropped". Looked for only when
+  // some shown path is not mapped.
   const gone: Array<string> = []
   const dropped: Array<string> = []
   if (mapped < memory.shownSymbols.size) {
@@ -306,16 +309,10 @@ const append = (
     added.sort()
     removed.sort()
   }
-  // Selected files the tracker graduated (unchanged for a few requests) are journaled once
-  // and leave the Working Files; a changed one comes back to the Working Files.
-  const graduated = state.files.filter((f) => {
-    if (memory.shownFiles.get(f.path) === f.hash) return false
-    const tracked = state.tracker.get(f.key)
-    return tracked !== undefined && tracked.tier !== "active" && tracked.hash === f.hash
-  })
+  const entering = journaledFiles(state, memory)
   const shown = changedSymbols(changed, memory, state)
   const noteDiffs = !memory.diffNoted && shown.some((e) => e.base !== undefined)
-  const update = updatePart(graduated, shown, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"), noteDiffs)
+  const update = updatePart(entering, shown, gone, dropped, added, removed, state, !journal.some((p) => p.name === "updates"), noteDiffs)
   if (update !== undefined) appended.push(update)
   // A changed block supersedes the copy shown before it, which stays in the prefix: a
   // whole block supersedes the latest full entry and any diff after it, a diff the diff
@@ -353,15 +350,19 @@ const append = (
     symbolDiffs = diffs
   }
   // A deselected file's copy stays in the prefix, but its symbol entry (now in the map,
-  // so in this update) is newer: if it is selected again, it goes to the Working Files.
+  // so in this update) is newer: the copy is carried as stale, and if the file is selected
+  // again it is shown again. A file journaled changed supersedes the copy shown before.
   const deselected = [...memory.shownFiles.keys()].filter((path) => !selected.has(path))
   let shownFiles = memory.shownFiles
-  if (graduated.length + deselected.length > 0) {
+  if (entering.length + deselected.length > 0) {
     const next = new Map(shownFiles)
-    for (const path of deselected) next.delete(path)
-    for (const f of graduated) {
-      if (next.has(f.path)) staleTokens += f.tokens
-      next.set(f.path, f.hash)
+    for (const path of deselected) {
+      staleTokens += next.get(path)?.tokens ?? 0
+      next.delete(path)
+    }
+    for (const f of entering) {
+      staleTokens += next.get(f.path)?.tokens ?? 0
+      next.set(f.path, { hash: f.hash, tokens: f.tokens })
     }
     shownFiles = next
   }
@@ -384,10 +385,40 @@ const append = (
   }
   return {
     ...render(next, state),
-    workingFiles: state.files.filter((f) => shownFiles.get(f.path) !== f.hash),
+    workingFiles: state.files.filter((f) => shownFiles.get(f.path)?.hash !== f.hash),
     memory: next
   }
 }
+
+/**
+ * The selected files this request journals: those whose current content the model has
+ * not seen (new to the selection, or changed since it was shown), when a later request
+ * will read them from the cache. The copy enters the conversation once, in this
+ * request's update, in the user turn where the file appeared (after the history: an
+ * agent's task prompt or the tool results of its step; in a chat turn, just before the
+ * prompt), and later requests read it with the journal instead of sending it again after
+ * the last breakpoint.
+ *
+ * A later request is expected when the request offers tools or its conversation holds
+ * tool exchanges (an agent's loop: its next step follows within seconds, with the same
+ * files), or when the
+ * file was sent before unchanged (the tracker holds it with this hash: it stays in the
+ * selection). A file that fits neither (a chat turn's new or just edited file) waits in
+ * the Working Files, uncached, until it comes back unchanged: written to the cache it
+ * would cost more (the write price) than sent once uncached, if it is not sent again.
+ */
+const journaledFiles = (state: AssemblyState, memory: JournalMemory): ReadonlyArray<FileEntry> => {
+  const unseen = state.files.filter((f) => memory.shownFiles.get(f.path)?.hash !== f.hash)
+  if (unseen.length === 0 || agentLoop(state)) return unseen
+  return unseen.filter((f) => state.tracker.get(f.key)?.hash === f.hash)
+}
+
+/**
+ * Whether the request belongs to an agent's loop: it offers tools, or its conversation
+ * holds a tool exchange (a caller may render the tools itself, outside the pipeline).
+ */
+const agentLoop = (state: AssemblyState): boolean =>
+  (state.input.tools?.length ?? 0) > 0 || (state.input.history?.findLast((m) => m.role === "tool") !== undefined)
 
 /**
  * The frozen tiers' symbol blocks by path, built once per freeze (the frozen tiers are
