@@ -7,8 +7,9 @@
  * waits for its synchronous part (a job can yield with `nextTurn` between steps).
  *
  * Jobs of one key (a session) run in order, one at a time; jobs of different keys may
- * overlap while they wait on the store. Bounded: past `maxQueued` waiting jobs, a turn
- * starts more than one, so under sustained load the queue does not grow without limit.
+ * overlap while they wait on the store (at most `maxRunning`). Bounded: past `maxQueued`
+ * waiting jobs, a turn starts every job whose key is free, past `maxRunning` too, so under
+ * sustained load the queue does not grow without limit.
  */
 export interface IdleQueue {
   /** Queue a job; resolves once it has run (its failure is its own: it never rejects). */
@@ -38,7 +39,7 @@ export const makeIdleQueue = (options: { readonly maxQueued?: number; readonly m
 
   // A turn only when a job can start: a job whose key is running waits for its `finally`.
   const schedule = () => {
-    if (scheduled || running.size >= maxRunning || !waiting.some((j) => !running.has(j.key))) return
+    if (scheduled || (running.size >= maxRunning && waiting.length <= maxQueued) || !waiting.some((j) => !running.has(j.key))) return
     scheduled = true
     setImmediate(turn)
   }
@@ -67,9 +68,13 @@ export const makeIdleQueue = (options: { readonly maxQueued?: number; readonly m
 
   const turn = () => {
     scheduled = false
-    // One job a turn; more while over the bound.
-    let budget = 1 + Math.max(0, waiting.length - maxQueued)
-    for (let i = 0; i < waiting.length && budget > 0 && running.size < maxRunning; ) {
+    // One job a turn. Over the bound (the proxy is saturated and the queue falls behind),
+    // every job whose session is free starts now, past `maxRunning`: the backlog then
+    // drains at the speed of the CPU, which holds back the reading of new requests, rather
+    // than growing with every request (each waiting job holds its request's parsed body).
+    const catchUp = waiting.length > maxQueued
+    let budget = catchUp ? waiting.length : 1
+    for (let i = 0; i < waiting.length && budget > 0 && (catchUp || running.size < maxRunning); ) {
       const job = waiting[i]!
       if (running.has(job.key)) {
         i++
