@@ -148,47 +148,49 @@ async function main() {
   // ~4 characters a token: a system prompt of most of the budget, then a tool loop.
   const system = "You are a careful coding agent. ".repeat(Math.floor((TOKENS * 4 * 0.9) / 32))
   const result = "x".repeat(Math.floor((TOKENS * 4 * 0.1) / STEPS))
+  // A session's messages: its task, then a tool call and its result per step; the last
+  // block of a request carries the agent's cache marker.
+  const marker = { cache_control: { type: "ephemeral" } }
+  const task = (s) => ({ role: "user", content: [{ type: "text", text: `Task ${s}: fix the bug.` }] })
+  const call = (s, k) => ({ role: "assistant", content: [{ type: "tool_use", id: `t${s}_${k}`, name: "Read", input: { path: `src/f${k}.ts` } }] })
+  const answer = (s, k) => ({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${s}_${k}`, content: result }] })
+  const marked = (m) => ({ ...m, content: [{ ...m.content[0], ...marker }] })
   const messagesOf = (s, step) => {
-    const messages = [{ role: "user", content: [{ type: "text", text: `Task ${s}: fix the bug.` }] }]
-    for (let k = 0; k < step; k++) {
-      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${s}_${k}`, name: "Read", input: { path: `src/f${k}.ts` } }] })
-      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${s}_${k}`, content: result }] })
-    }
-    messages[messages.length - 1].content[0].cache_control = { type: "ephemeral" }
-    return messages
+    const messages = [task(s)]
+    for (let k = 0; k < step; k++) messages.push(call(s, k), answer(s, k))
+    return [...messages.slice(0, -1), marked(messages.at(-1))]
   }
   const envelope = { model: "claude-sonnet-4-5", max_tokens: 8192, stream: true, system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }], tools: [{ name: "Read", input_schema: { type: "object" } }] }
   /** The request body of session `s` at `step`: what the agent would send (the definition). */
   const bodyFor = (s, step) => JSON.stringify({ ...envelope, messages: messagesOf(s, step) })
-  // The same bytes without serialising 0.8 MB per send (a client's own cost, not the
-  // proxy's): the envelope once, then each message once, joined. Checked against bodyFor.
   // The same bytes, sent as pieces encoded once and shared (the envelope with the system
   // prompt by every request, each message by every later step of its session): a send
   // allocates and copies no 0.8 MB string, which on this kind of VM costs the clients
   // milliseconds of page faults per request and delayed every reply they read.
+  const encode = (m) => Buffer.from(JSON.stringify(m))
   const head = Buffer.from(JSON.stringify(envelope).slice(0, -1) + ',"messages":[')
   const comma = Buffer.from(",")
   const tail = Buffer.from("]}")
-  const marker = { cache_control: { type: "ephemeral" } }
-  const task = (s, marked) => Buffer.from(JSON.stringify({ role: "user", content: [{ type: "text", text: `Task ${s}: fix the bug.`, ...(marked ? marker : {}) }] }))
-  const call = (s, k) => Buffer.from(JSON.stringify({ role: "assistant", content: [{ type: "tool_use", id: `t${s}_${k}`, name: "Read", input: { path: `src/f${k}.ts` } }] }))
-  const answer = (s, k, marked) => Buffer.from(JSON.stringify({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${s}_${k}`, content: result, ...(marked ? marker : {}) }] }))
   const bodyPieces = (() => {
     const memo = new Map() // each session's messages so far, encoded unmarked
     return (s, step) => {
       let done = memo.get(s)
-      if (done === undefined || step === 0) memo.set(s, (done = [task(s, false)]))
+      if (done === undefined || step === 0) memo.set(s, (done = [encode(task(s))]))
       // Steps only append: the earlier steps' messages, encoded unmarked, once.
       while (done.length < 2 * step - 1) {
         const k = (done.length - 1) / 2
-        done.push(call(s, k), answer(s, k, false))
+        done.push(encode(call(s, k)), encode(answer(s, k)))
       }
-      const messages = step === 0 ? [task(s, true)] : [...done.slice(0, 2 * step - 1), call(s, step - 1), answer(s, step - 1, true)]
+      const messages = step === 0 ? [encode(marked(task(s)))] : [...done.slice(0, 2 * step - 1), encode(call(s, step - 1)), encode(marked(answer(s, step - 1)))]
       return [head, ...messages.flatMap((m, i) => (i === 0 ? [m] : [comma, m])), tail]
     }
   })()
   for (const [s, step] of [[0, 0], [0, 1], [0, 2], [1, 1], [2, STEPS - 1], [2, 0]]) {
-    if (Buffer.concat(bodyPieces(s, step)).toString("utf8") !== bodyFor(s, step)) throw new Error(`bench: the pieces of session ${s} step ${step} differ from JSON.stringify's body`)
+    if (Buffer.concat(bodyPieces(s, step)).toString("utf8") === bodyFor(s, step)) continue
+    // The children would keep this process alive.
+    up.kill()
+    child.kill()
+    throw new Error(`bench: the pieces of session ${s} step ${step} differ from JSON.stringify's body`)
   }
 
   // One keep-alive agent per path (the server keeps idle sockets for 60 s).

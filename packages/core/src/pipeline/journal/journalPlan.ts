@@ -401,9 +401,8 @@ const append = (
  *
  * A later request is expected when the request offers tools or its conversation holds
  * tool exchanges (an agent's loop: its next step follows within seconds, with the same
- * files), or when the
- * file was sent before unchanged (the tracker holds it with this hash: it stays in the
- * selection). A file that fits neither (a chat turn's new or just edited file) waits in
+ * files), or when the file was sent before unchanged (the tracker holds it with this
+ * hash: it stays in the selection). A file that fits neither (a chat turn's new or just edited file) waits in
  * the Working Files, uncached, until it comes back unchanged: written to the cache it
  * would cost more (the write price) than sent once uncached, if it is not sent again.
  */
@@ -418,7 +417,7 @@ const journaledFiles = (state: AssemblyState, memory: JournalMemory): ReadonlyAr
  * holds a tool exchange (a caller may render the tools itself, outside the pipeline).
  */
 const agentLoop = (state: AssemblyState): boolean =>
-  (state.input.tools?.length ?? 0) > 0 || (state.input.history?.findLast((m) => m.role === "tool") !== undefined)
+  (state.input.tools?.length ?? 0) > 0 || (state.input.history?.some((m) => m.role === "tool") ?? false)
 
 /**
  * The frozen tiers' symbol blocks by path, built once per freeze (the frozen tiers are
