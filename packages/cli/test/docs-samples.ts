@@ -1,8 +1,6 @@
-// The docs-specific part of the sample harness: the `strata` lines of shell samples and
-// the pages it reads. Fence labels, extraction and typechecking are shared with the JSDoc
-// examples (`@strata/test-support/samples`, labels documented in docs/index.md).
-import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+// The docs-specific part of the sample harness: the `strata` lines of shell samples. The
+// pages, fence labels, extraction and typechecking are shared with the JSDoc examples
+// (`@strata/test-support/samples`, labels documented in docs/index.md).
 
 /**
  * The `strata` invocations of a shell sample: lines (after `$ ` prompts and `VAR=x`
@@ -64,14 +62,4 @@ const splitWords = (text: string): Array<string> => {
   }
   if (inWord) words.push(current)
   return words
-}
-
-/** The Markdown pages the harness checks: docs/*.md and the root README. */
-export const docPages = (repoRoot: string): ReadonlyArray<{ readonly file: string; readonly text: string }> => {
-  const docs = join(repoRoot, "docs")
-  const pages = readdirSync(docs)
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => ({ file: `docs/${f}`, text: readFileSync(join(docs, f), "utf8") }))
-  return [{ file: "README.md", text: readFileSync(join(repoRoot, "README.md"), "utf8") }, ...pages]
 }

@@ -13,7 +13,7 @@
 //   ```json config     parsed and validated as .strata/config.json
 //   ```json            parsed as JSON
 //   anything else      (text, diagrams, ```sh skip, other languages) is prose, not a sample
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
 import ts from "typescript"
@@ -206,15 +206,24 @@ export const relativeImportsFrom = (code: string, from: string, to: string): str
 export const workspacePackages = (repoRoot: string): ReadonlyArray<string> =>
   ts.sys.getDirectories(join(repoRoot, "packages")).filter((d) => ts.sys.fileExists(join(repoRoot, "packages", d, "package.json"))).sort()
 
+/** The Markdown pages whose samples are checked: the root README and docs/*.md. */
+export const docPages = (repoRoot: string): ReadonlyArray<{ readonly file: string; readonly text: string }> => {
+  const docs = join(repoRoot, "docs")
+  const pages = readdirSync(docs)
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => ({ file: `docs/${f}`, text: readFileSync(join(docs, f), "utf8") }))
+  return [{ file: "README.md", text: readFileSync(join(repoRoot, "README.md"), "utf8") }, ...pages]
+}
+
 /**
- * Typecheck every sample of a sandbox as one program, with the compiler options of
- * `tsconfig` (a package's, so strictness matches the sources) minus the unused-name
- * checks (samples show values without always using them). Returns one line per problem,
- * `file:line: message`, at the sample's place in its original file.
+ * One TypeScript program over every sample of some sandboxes (and `extraRoots`, e.g. the
+ * packages' entry points an API report reads), with the compiler options of `tsconfig`
+ * (a package's, so strictness matches the sources) minus the unused-name checks (samples
+ * show values without always using them). Building it is the cost (every package's
+ * sources and effect's declarations are read): build one and ask it several questions.
  */
-export const typecheckSandbox = (sandbox: Sandbox, tsconfig: string, repoRoot: string): ReadonlyArray<string> => {
-  const files = [...sandbox.fileOf.values()]
-  if (files.length === 0) return []
+export const sandboxProgram = (sandboxes: ReadonlyArray<Sandbox>, tsconfig: string, repoRoot: string, extraRoots: ReadonlyArray<string> = []): ts.Program => {
   const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })
   if (parsed === undefined) throw new Error(`cannot read ${tsconfig}`)
   const options: ts.CompilerOptions = {
@@ -226,7 +235,14 @@ export const typecheckSandbox = (sandbox: Sandbox, tsconfig: string, repoRoot: s
     types: ["node"]
   }
   delete options.rootDir
-  const program = ts.createProgram(files, options)
+  return ts.createProgram([...extraRoots, ...sandboxes.flatMap((s) => [...s.fileOf.values()])], options)
+}
+
+/**
+ * The problems of a sandbox's samples in `program` (built by `sandboxProgram`), one line
+ * each, `file:line: message`, at the sample's place in its original file.
+ */
+export const sampleProblems = (program: ts.Program, sandbox: Sandbox): ReadonlyArray<string> => {
   const sampleOf = new Map([...sandbox.fileOf].map(([s, f]) => [f, s]))
   // Only the samples are checked (the sources they import are the typecheck's business):
   // asking per file keeps the checker from checking every body of every package.

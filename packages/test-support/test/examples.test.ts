@@ -1,34 +1,22 @@
 // Every fenced example in the JSDoc of `packages/*/src` is compiled here, as the docs'
-// samples are (packages/cli/test/docs.test.ts): typechecked strictly against the packages'
-// sources, all in one program. A plain ```ts example is also run, and each top-level line
-// `expression // value` whose comment is a literal checks that value. Label an example
-// ```ts no-run when it needs a network, credentials or a real repository, and
-// ```ts fragment when it is an excerpt that cannot stand alone.
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+// samples are: typechecked strictly against the packages' sources, all in one program (the
+// one of ./program.ts, which the docs' samples and the API reports share). A plain ```ts
+// example is also run, and each top-level line `expression // value` whose comment is a
+// literal checks that value. Label an example ```ts no-run when it needs a network,
+// credentials or a real repository, and ```ts fragment when it is an excerpt that cannot
+// stand alone. The docs' samples run in packages/cli/test/docs.test.ts.
+import { readFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { literalOf, withValueChecks } from "../src/checks.ts"
-import { docComments, jsdocSamples, relativeImportsFrom, typecheckSandbox, workspacePackages, writeSandbox, type Sample } from "../src/samples.ts"
+import { docComments, relativeImportsFrom, writeSandbox, type Sample } from "../src/samples.ts"
+import { DOC_SAMPLES, isTyped, JSDOC_SAMPLES, PACKAGES, packageDir, REPO_ROOT, sourcesOf, typechecked } from "./program.ts"
 
-const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
-
-// A package without src/ (the private e2e tests) has no examples.
-const sourcesOf = (dir: string): ReadonlyArray<string> =>
-  !existsSync(dir) ? [] : readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourcesOf(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []
-  )
-
-const PACKAGES = workspacePackages(REPO_ROOT)
-const samples = PACKAGES.flatMap((pkg) =>
-  sourcesOf(join(REPO_ROOT, "packages", pkg, "src")).flatMap((path) => jsdocSamples(relative(REPO_ROOT, path), readFileSync(path, "utf8")))
-)
+const samples = JSDOC_SAMPLES
 const where = (s: Sample) => `${s.file}:${s.line}`
-const compiled = samples.filter((s) => s.kind === "ts" || s.kind === "ts-run" || s.kind === "ts-no-run")
+const compiled = samples.filter(isTyped)
 const runnable = compiled.filter((s) => s.kind !== "ts-no-run")
-
-/** The package folder a sample's file belongs to: its imports resolve from there. */
-const packageDir = (s: Sample): string => join(REPO_ROOT, ...s.file.split("/").slice(0, 2))
 
 // Run variants call this for each `expression // value` line.
 const CHECK = "__strataExampleCheck"
@@ -36,7 +24,7 @@ Object.assign(globalThis, { [CHECK]: (actual: unknown, expected: unknown, at: st
 
 const sandbox = writeSandbox({
   repoRoot: REPO_ROOT,
-  samples: compiled,
+  samples: runnable,
   resolveFrom: packageDir,
   variants: { run: (s) => withValueChecks(s.code, CHECK, s.file, s.line + 1) }
 })
@@ -49,7 +37,7 @@ describe("JSDoc examples", () => {
   })
 
   it("every ```ts example typechecks (strict, against the packages' sources)", () => {
-    expect(typecheckSandbox(sandbox, join(REPO_ROOT, "packages", "cli", "tsconfig.json"), REPO_ROOT), "Fix the example, or label an excerpt ```ts fragment").toEqual([])
+    expect(typechecked().jsdocProblems, "Fix the example, or label an excerpt ```ts fragment").toEqual([])
   }, 300_000)
 
   for (const s of runnable) {
@@ -77,6 +65,16 @@ describe("JSDoc examples", () => {
       expect(() => JSON.parse(s.code) as unknown).not.toThrow()
     })
   }
+})
+
+describe("docs samples", () => {
+  it("there are samples to check (the harness reads the real pages)", () => {
+    expect(DOC_SAMPLES.filter(isTyped).length).toBeGreaterThan(0)
+  })
+
+  it("every ```ts sample of README.md and docs/ typechecks (strict, against the packages' sources)", () => {
+    expect(typechecked().docsProblems, "Fix the sample, or mark an excerpt ```ts fragment (see docs/index.md)").toEqual([])
+  }, 300_000)
 })
 
 describe("value checks", () => {
