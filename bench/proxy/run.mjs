@@ -17,6 +17,7 @@
 //   PROXY_PROF=DIR node bench/proxy/run.mjs   # also writes a CPU profile of the proxy to DIR
 //   PROXY_NODE_ARGS=--trace-gc node bench/proxy/run.mjs   # Node flags for the proxy's process
 //   PROXY_HEAP=DIR node bench/proxy/run.mjs   # a heap snapshot of the proxy after the run
+//   WARMUP=1 node bench/proxy/run.mjs         # one unmeasured pass through each path first
 //   PROXY_FLOOR=1 node bench/proxy/run.mjs    # a bare store-and-forward proxy in its place (the floor)
 //
 //   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
@@ -35,6 +36,9 @@ const SESSIONS = Number(process.env.SESSIONS ?? 50)
 const STEPS = Number(process.env.STEPS ?? 20)
 const TOKENS = Number(process.env.TOKENS ?? 200_000)
 const STORE = process.env.STORE ?? "memory"
+// WARMUP=1: one unmeasured pass of the same workload (other sessions) through each path
+// first, so the figures are those of a warm process (JIT, caches) as a long-running proxy is.
+const WARMUP = Number(process.env.WARMUP ?? 0)
 
 if (process.argv[2] === "--upstream") {
   // Upstream: reads the body, answers an SSE stream with usage at once (TTFB = its read time).
@@ -271,11 +275,12 @@ async function main() {
       req.end()
     })
 
-  const run = async (base, parts, onTenth) => {
+  const run = async (base, parts, onTenth, first = 0) => {
     const ttfb = []
     let done = 0
     await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, s) => {
+      Array.from({ length: SESSIONS }, async (_, k) => {
+        const s = first + k
         for (let step = 0; step < STEPS; step++) {
           const t = await send(base, bodyPieces(s, step), parts)
           if (t !== undefined) ttfb.push(t)
@@ -296,6 +301,11 @@ async function main() {
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
   console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
   const directParts = []
+  for (let w = 1; w <= WARMUP; w++) {
+    await run(upstreamUrl, [], undefined, w * 100_000)
+    await run(proxyUrl, [], undefined, w * 100_000)
+  }
+  if (WARMUP > 0) console.log(`warm-up: ${WARMUP} unmeasured pass(es) through each path`)
   const direct = await run(upstreamUrl, directParts)
   console.log(`direct: ${direct.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
   errors.length = 0
