@@ -172,7 +172,7 @@ export const anthropicMessage = (blocks: ReadonlyArray<AnthropicReplyBlock>, opt
  * `message_stop`. Write them with `sse`.
  *
  * @example
- * ```ts no-run
+ * ```ts fragment
  * await sse(res, anthropicEvents([{ text: "Reading it." }, { tool: "Read", id: "toolu_1", input: { path: "a.ts" } }], { usage: { input_tokens: 900 } }))
  * ```
  */
