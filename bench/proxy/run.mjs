@@ -15,6 +15,10 @@
 // upstream's replies an `x-bench-marks` header with its own timestamps (measurement only).
 //
 //   PROXY_PROF=DIR node bench/proxy/run.mjs   # also writes a CPU profile of the proxy to DIR
+//   PROXY_NODE_ARGS=--trace-gc node bench/proxy/run.mjs   # Node flags for the proxy's process
+//   PROXY_HEAP=DIR node bench/proxy/run.mjs   # a heap snapshot of the proxy after the run
+//   WARMUP=1 node bench/proxy/run.mjs         # one unmeasured pass through each path first
+//   PROXY_FLOOR=1 node bench/proxy/run.mjs    # a bare store-and-forward proxy in its place (the floor)
 //
 //   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
 //   SESSIONS=50 STEPS=20 TOKENS=200000 STORE=memory node bench/proxy/run.mjs
@@ -32,6 +36,9 @@ const SESSIONS = Number(process.env.SESSIONS ?? 50)
 const STEPS = Number(process.env.STEPS ?? 20)
 const TOKENS = Number(process.env.TOKENS ?? 200_000)
 const STORE = process.env.STORE ?? "memory"
+// WARMUP=1: one unmeasured pass of the same workload (other sessions) through each path
+// first, so the figures are those of a warm process (JIT, caches) as a long-running proxy is.
+const WARMUP = Number(process.env.WARMUP ?? 0)
 
 if (process.argv[2] === "--upstream") {
   // Upstream: reads the body, answers an SSE stream with usage at once (TTFB = its read time).
@@ -61,7 +68,11 @@ if (process.argv[2] === "--upstream") {
 } else if (process.argv[2] === "--child") {
   // The proxy, alone in this process.
   // PROXY_DIST: another build of the package (an A/B comparison on the same machine).
-  const { startProxy } = await import(pathToFileURL(resolve(process.env.PROXY_DIST ?? resolve(here, "../../packages/proxy/dist"), "index.js")).href)
+  // PROXY_FLOOR=1: instead of Strata, the least a store-and-forward proxy in Node does (read
+  // the whole body, forward it unchanged, pipe the reply): the floor under the figures.
+  const { startProxy } = process.env.PROXY_FLOOR === "1"
+    ? { startProxy: startFloorProxy }
+    : await import(pathToFileURL(resolve(process.env.PROXY_DIST ?? resolve(here, "../../packages/proxy/dist"), "index.js")).href)
   const stateRoot = mkdtempSync(join(tmpdir(), "strata-bench-proxy-"))
   const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
   const { monitorEventLoopDelay } = await import("node:perf_hooks")
@@ -110,6 +121,12 @@ if (process.argv[2] === "--upstream") {
       process.send({ kind: m, p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, times })
     }
     if (m === "stop") {
+      // PROXY_HEAP=DIR: a heap snapshot of the proxy once every request is answered and committed.
+      if (process.env.PROXY_HEAP !== undefined) {
+        await proxy.settled?.()
+        const { writeHeapSnapshot } = await import("node:v8")
+        writeHeapSnapshot(join(process.env.PROXY_HEAP, `proxy-${process.pid}.heapsnapshot`))
+      }
       await proxy.close()
       rmSync(stateRoot, { recursive: true, force: true })
       process.exit(0)
@@ -118,6 +135,44 @@ if (process.argv[2] === "--upstream") {
   process.send({ url: proxy.url })
 } else {
   await main()
+}
+
+/** The floor (PROXY_FLOOR=1): store and forward with nothing else, on the same agent settings. */
+async function startFloorProxy({ upstream }) {
+  const base = new URL(upstream)
+  const agent = new Agent({ keepAlive: true })
+  // Bodies read into reused buffers, as the proxy does (a fresh megabyte costs page faults).
+  const free = []
+  const server = createServer((req, res) => {
+    const declared = Number(req.headers["content-length"])
+    let buffer = free.find((b) => b.length >= declared)
+    if (buffer === undefined) buffer = Buffer.allocUnsafe(Math.max(declared, 2 ** 21))
+    else free.splice(free.indexOf(buffer), 1)
+    let size = 0
+    req.on("data", (c) => (size += c.copy(buffer, size)))
+    req.on("end", () => {
+      const body = buffer.subarray(0, size)
+      const headers = { ...req.headers, host: base.host, "content-length": String(body.length) }
+      const up = request({ hostname: base.hostname, port: base.port, method: req.method, path: req.url, headers, agent }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers)
+        ur.pipe(res)
+      }).on("socket", (s) => s.setNoDelay(true))
+      up.on("error", () => res.destroy())
+      up.once("finish", () => free.push(buffer))
+      up.end(body)
+    })
+  })
+  server.on("connection", (s) => s.setNoDelay(true))
+  server.keepAliveTimeout = 65_000
+  await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+      agent.destroy()
+    }
+  }
 }
 
 async function main() {
@@ -129,7 +184,7 @@ async function main() {
   const prof = process.env.PROXY_PROF
   const child = fork(fileURLToPath(import.meta.url), ["--child", upstreamUrl, STORE], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
-    execArgv: prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${prof}`]
+    execArgv: [...(prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${prof}`]), ...(process.env.PROXY_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")]
   })
   // Replies carry the question's kind: two questions in flight (the tenths of two sessions
   // reached at once) each get their own answer.
@@ -220,11 +275,12 @@ async function main() {
       req.end()
     })
 
-  const run = async (base, parts, onTenth) => {
+  const run = async (base, parts, onTenth, first = 0) => {
     const ttfb = []
     let done = 0
     await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, s) => {
+      Array.from({ length: SESSIONS }, async (_, k) => {
+        const s = first + k
         for (let step = 0; step < STEPS; step++) {
           const t = await send(base, bodyPieces(s, step), parts)
           if (t !== undefined) ttfb.push(t)
@@ -245,6 +301,11 @@ async function main() {
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
   console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
   const directParts = []
+  for (let w = 1; w <= WARMUP; w++) {
+    await run(upstreamUrl, [], undefined, w * 100_000)
+    await run(proxyUrl, [], undefined, w * 100_000)
+  }
+  if (WARMUP > 0) console.log(`warm-up: ${WARMUP} unmeasured pass(es) through each path`)
   const direct = await run(upstreamUrl, directParts)
   console.log(`direct: ${direct.length} requests answered, ${errors.length} failed (${[...new Set(errors)].join(", ")})`)
   errors.length = 0
@@ -264,7 +325,7 @@ async function main() {
   console.log(`time to first byte   direct p50 ${ms(pct(direct, 50))} p99 ${ms(pct(direct, 99))}`)
   console.log(`                     proxy  p50 ${ms(pct(proxied, 50))} p99 ${ms(pct(proxied, 99))}`)
   console.log(`added by the proxy   p50 ${ms(pct(proxied, 50) - pct(direct, 50))} p99 ${ms(pct(proxied, 99) - pct(direct, 99))}   (targets: < 5 ms, < 25 ms)`)
-  console.log(`proxy CPU per request (mean over ${n}) ${ms(cpuPerRequest)}   (target p50 < 10 ms)`)
+  console.log(`proxy CPU per request (mean over ${n}) ${ms(cpuPerRequest)}   (target p50 < 10 ms)   user ${ms((cpu1.user - cpu0.user) / 1000 / n)} system ${ms((cpu1.system - cpu0.system) / 1000 / n)}`)
   const part = (rows, i, p) => pct(rows.map((r) => r[i]), p)
   console.log(`breakdown (p50 / p99)  client -> upstream headers | upstream reads the body | upstream reply -> client`)
   for (const [name, rows] of [["direct", directParts], ["proxy ", proxiedParts]]) {

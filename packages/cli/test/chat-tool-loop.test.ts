@@ -6,7 +6,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sse, type Reply } from "@strata/test-support/http"
+import { anthropicEvents, sse, type Reply } from "@strata/test-support/http"
 import { tempDir } from "@strata/test-support"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 import { validateAnthropic, validateChat } from "../../providers/test/wire-validators.ts"
@@ -50,24 +50,13 @@ interface Call {
 
 /** An Anthropic stream whose reply is `text` and then `calls` (arguments in fragments). */
 const anthropicCalls = (res: Reply, text: string, calls: ReadonlyArray<Call>) =>
-  sse(res, [
-    { event: "message_start", data: { type: "message_start", message: { id: "msg_t", type: "message", role: "assistant", model: "claude-sonnet-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 900, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 } } } },
-    { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } },
-    { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } } },
-    { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-    ...calls.flatMap((c, k) => {
-      const json = JSON.stringify(c.input)
-      const half = Math.floor(json.length / 2)
-      return [
-        { event: "content_block_start", data: { type: "content_block_start", index: k + 1, content_block: { type: "tool_use", id: c.id, name: c.name, input: {} } } },
-        { event: "content_block_delta", data: { type: "content_block_delta", index: k + 1, delta: { type: "input_json_delta", partial_json: json.slice(0, half) } } },
-        { event: "content_block_delta", data: { type: "content_block_delta", index: k + 1, delta: { type: "input_json_delta", partial_json: json.slice(half) } } },
-        { event: "content_block_stop", data: { type: "content_block_stop", index: k + 1 } }
-      ]
-    }),
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 40 } } },
-    { event: "message_stop", data: { type: "message_stop" } }
-  ])
+  sse(res, anthropicEvents([{ text }, ...calls.map((c) => ({ tool: c.name, id: c.id, input: c.input, fragments: 2 }))], {
+    id: "msg_t",
+    model: "claude-sonnet-5",
+    usage: { input_tokens: 900, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    outputTokens: 40,
+    stop: "tool_use"
+  }))
 
 /** An OpenAI Chat stream whose reply calls `calls` in parallel. */
 const openaiCalls = (res: Reply, calls: ReadonlyArray<Call>) => {

@@ -3,7 +3,7 @@
 // streams in their real SSE shapes, with the usage the provider's prompt-cache simulator
 // computes for the body it received (so a second turn reports cache reads).
 import { makeSimulator } from "@strata/providers"
-import { json, sse, startServer, type Reply } from "@strata/test-support/http"
+import { anthropicEvents, chatCompletionEvents, json, sse, startServer, type Reply } from "@strata/test-support/http"
 
 export interface Recorded {
   readonly path: string
@@ -25,6 +25,7 @@ export interface FakeProvider {
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const modelOf = (body: Record<string, unknown>): string | undefined => (typeof body["model"] === "string" ? body["model"] : undefined)
 
 export const startFakeProvider = async (options: { readonly reply?: ReadonlyArray<string>; readonly model?: string } = {}): Promise<FakeProvider & { setReply: (parts: ReadonlyArray<string>) => void }> => {
   let reply = options.reply ?? ["Pricing lives in ", "`quote()` in src/services/pricing.ts", "."]
@@ -34,28 +35,11 @@ export const startFakeProvider = async (options: { readonly reply?: ReadonlyArra
   let failures: { status: number; left: number } | undefined
   let scripted: { answer: (res: Reply, request: Recorded) => void; left: number } | undefined
 
-  const anthropicStream = (res: Reply, body: Record<string, unknown>) => {
-    const usage = anthropicSim.send(body, clock).native
-    return sse(res, [
-      { event: "message_start", data: { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: body["model"], content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } },
-      { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } },
-      ...reply.map((text) => ({ event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } } })),
-      { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-      { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } } },
-      { event: "message_stop", data: { type: "message_stop" } }
-    ])
-  }
+  const anthropicStream = (res: Reply, body: Record<string, unknown>) =>
+    sse(res, anthropicEvents([{ text: reply }], { model: modelOf(body), usage: anthropicSim.send(body, clock).native, outputTokens: 12 }))
 
-  const chatStream = (res: Reply, body: Record<string, unknown>) => {
-    const usage = openaiSim.send(body, clock).native
-    const base = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: body["model"] }
-    return sse(res, [
-      ...reply.map((text) => ({ data: { ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }], usage: null } })),
-      { data: { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null } },
-      { data: { ...base, choices: [], usage: { ...usage, completion_tokens: 12 } } },
-      { data: "[DONE]" }
-    ])
-  }
+  const chatStream = (res: Reply, body: Record<string, unknown>) =>
+    sse(res, chatCompletionEvents(reply, { model: modelOf(body), usage: { ...openaiSim.send(body, clock).native, completion_tokens: 12 } }))
 
   const server = await startServer(async (request, _n, res) => {
     if (scripted !== undefined && scripted.left > 0) {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDirs } from "@strata/test-support"
-import { type Recorded, type Reply, startServer, type TestServer } from "@strata/test-support/http"
+import { anthropicEvents, type Recorded, type Reply, sse, startServer, type TestServer } from "@strata/test-support/http"
 import { agentPaths } from "../../../scripts/install-agents.mjs"
 import { makeDemoRepo } from "../../../scripts/make-demo-repo.mjs"
 
@@ -27,25 +27,8 @@ const resultText = (block: Block): string =>
   typeof block.content === "string" ? block.content : Array.isArray(block.content) ? block.content.map((c: { text?: string }) => c.text ?? "").join("") : ""
 
 /** Stream one assistant message as Anthropic's SSE events: text, or one tool call. */
-const stream = (res: Reply, answer: { readonly text: string } | { readonly tool: string; readonly id: string; readonly input: unknown }): void => {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-  send("message_start", {
-    type: "message_start",
-    message: { id: `msg_${Date.now()}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }
-  })
-  if ("text" in answer) {
-    send("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })
-    send("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: answer.text } })
-  } else {
-    send("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: answer.id, name: answer.tool, input: {} } })
-    send("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(answer.input) } })
-  }
-  send("content_block_stop", { type: "content_block_stop", index: 0 })
-  send("message_delta", { type: "message_delta", delta: { stop_reason: "text" in answer ? "end_turn" : "tool_use", stop_sequence: null }, usage: { output_tokens: 20 } })
-  send("message_stop", { type: "message_stop" })
-  res.end()
-}
+const stream = (res: Reply, answer: { readonly text: string } | { readonly tool: string; readonly id: string; readonly input: unknown }): Promise<void> =>
+  sse(res, anthropicEvents([answer], { id: `msg_${Date.now()}`, usage: { input_tokens: 100, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }))
 
 const isConversation = (body: Body): boolean => (body.tools ?? []).some((t) => t.name === "mcp__strata__repo_map")
 

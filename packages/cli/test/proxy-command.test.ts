@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startServer, sse, type TestServer } from "@strata/test-support/http"
+import { anthropicEvents, startServer, sse, type TestServer } from "@strata/test-support/http"
 import { tempDir } from "@strata/test-support"
 import { BIN } from "./support.ts"
 
@@ -13,11 +13,7 @@ let upstream: TestServer
 
 beforeAll(async () => {
   upstream = await startServer(async (_r, _n, res) =>
-    sse(res, [
-      { event: "message_start", data: { type: "message_start", message: { id: "m", usage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40, output_tokens: 1 } } } },
-      { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 9 } } },
-      { event: "message_stop", data: { type: "message_stop" } }
-    ], { gapMs: 150 })
+    sse(res, anthropicEvents([], { id: "m", usage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40 }, outputTokens: 9 }), { gapMs: 150 })
   )
 })
 afterAll(() => upstream.close())

@@ -2,7 +2,7 @@
 // which the command calls): the proxy's own address serves the page and its JSON, the
 // proxy's `/strata/sessions` still answers, and provider paths still forward.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startServer, sse, type TestServer } from "@strata/test-support/http"
+import { anthropicEvents, startServer, sse, type TestServer } from "@strata/test-support/http"
 import { runProxyWithDashboard } from "../src/run/proxy.ts"
 
 let upstream: TestServer
@@ -18,11 +18,7 @@ beforeAll(async () => {
       res.end(JSON.stringify({ data: [{ id: "claude-sonnet-4-5" }] }))
       return
     }
-    await sse(res, [
-      { event: "message_start", data: { type: "message_start", message: { id: "m", usage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40, output_tokens: 1 } } } },
-      { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 9 } } },
-      { event: "message_stop", data: { type: "message_stop" } }
-    ])
+    await sse(res, anthropicEvents([], { id: "m", usage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40 }, outputTokens: 9 }))
   })
   const listening = new Promise<string>((resolve) => {
     done = runProxyWithDashboard({

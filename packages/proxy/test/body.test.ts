@@ -44,6 +44,44 @@ const bodies = fc.oneof(
   chatBody.map((b) => ["openai-chat", b] as const)
 )
 
+/**
+ * How a client other than `JSON.stringify` may write the same value: whitespace between
+ * tokens, `\uXXXX` escapes where plain characters would do, its own key order.
+ */
+interface Style {
+  readonly space: string
+  /** Escape every `escapeEvery`-th character of each string (0: none). */
+  readonly escapeEvery: number
+  /** Rotate each object's keys by this much plus its depth (0: as written). */
+  readonly rotate: number
+}
+const style: fc.Arbitrary<Style> = fc.record({
+  space: fc.constantFrom("", " ", "\n  ", "\t", "\r\n"),
+  escapeEvery: fc.constantFrom(0, 1, 2, 5),
+  rotate: fc.constantFrom(0, 0, 1, 2)
+})
+const writeString = (s: string, every: number): string => {
+  if (every === 0) return JSON.stringify(s)
+  let out = ""
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!
+    out += i % every === 0 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}` : JSON.stringify(c).slice(1, -1)
+  }
+  return `"${out}"`
+}
+const write = (v: unknown, st: Style, depth = 0): string => {
+  const w = st.space
+  if (typeof v === "string") return writeString(v, st.escapeEvery)
+  if (Array.isArray(v)) return `[${w}${v.map((x) => write(x, st, depth + 1)).join(`${w},${w}`)}${w}]`
+  if (typeof v === "object" && v !== null) {
+    const keys = Object.keys(v).filter((k) => (v as Json)[k] !== undefined)
+    const r = st.rotate === 0 || keys.length === 0 ? 0 : (st.rotate + depth) % keys.length
+    const ordered = [...keys.slice(r), ...keys.slice(0, r)]
+    return `{${w}${ordered.map((k) => `${writeString(k, st.escapeEvery)}${w}:${w}${write((v as Json)[k], st, depth + 1)}`).join(`${w},${w}`)}${w}}`
+  }
+  return JSON.stringify(v)
+}
+
 describe("the byte reader", () => {
   it("reads what JSON.parse reads, chains like chainOf and splices what JSON.stringify writes", () => {
     fc.assert(
@@ -61,6 +99,32 @@ describe("the byte reader", () => {
       }),
       { numRuns: 300 }
     )
+  })
+
+  it("splices bodies written otherwise (whitespace, escapes, key orders) into bytes that parse to the transform's result", () => {
+    let spliced = 0
+    fc.assert(
+      fc.property(bodies, style, fc.constantFrom("cache", "edit"), fc.array(fc.integer({ min: 1, max: 2000 }), { maxLength: 5 }), ([protocol, body], st, mode, gaps) => {
+        const sent = write(body, st)
+        const bytes = Buffer.from(sent, "utf8")
+        const parsed = parseBody(bytes)
+        expect(parsed).toBeDefined()
+        const value = parsed!.value as Json
+        expect(value).toEqual(JSON.parse(sent))
+        const out = transformRequest({ protocol, mode, body: value, session: { id: "s-1", gaps, lastBlocks: 2 } })
+        const pieces = spliceBody(parsed!, out.body)
+        // Keys in the client's order always splice; a reordered object may take the plain path.
+        if (st.rotate === 0) expect(pieces).toBeDefined()
+        if (pieces === undefined) return
+        spliced++
+        const forwarded = Buffer.concat(pieces).toString("utf8")
+        expect(JSON.parse(forwarded)).toEqual(JSON.parse(JSON.stringify(out.body)))
+        // Nothing changed: the client's own bytes, untouched.
+        if (out.body === value) expect(forwarded).toBe(sent)
+      }),
+      { numRuns: 150 }
+    )
+    expect(spliced).toBeGreaterThan(75)
   })
 
   it("takes the plain path for what it does not read: malformed bytes, whitespace, duplicate keys", () => {

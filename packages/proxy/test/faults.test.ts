@@ -8,20 +8,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startServer, sse, json, type TestServer } from "@strata/test-support/http"
+import { anthropicEvents, startServer, sse, json, type TestServer } from "@strata/test-support/http"
 import { startProxy, withoutCacheControls, type ProxyLogLine, type ProxyServer } from "@strata/proxy"
 
 const KEY = "sk-ant-fault-KEY-5a0c77e1d3"
 const dir = mkdtempSync(join(tmpdir(), "strata-proxy-faults-"))
 
-const usageEvents = (text: string, read: number) => [
-  { event: "message_start", data: { type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: 10, cache_read_input_tokens: read, cache_creation_input_tokens: 5, output_tokens: 1 } } } },
-  { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } },
-  { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } } },
-  { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-  { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 7 } } },
-  { event: "message_stop", data: { type: "message_stop" } }
-]
+const usageEvents = (text: string, read: number) =>
+  anthropicEvents([{ text }], { id: "m", usage: { input_tokens: 10, cache_read_input_tokens: read, cache_creation_input_tokens: 5 }, outputTokens: 7 })
 
 /** The upstream: behaviour chosen by the request's first user text. */
 let upstream: TestServer
