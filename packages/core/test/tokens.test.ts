@@ -158,6 +158,18 @@ describe("makeBpeCounter", () => {
         expect(counter.count(sample)).toBe(expected(sample))
       }
     })
+
+    it(`${name}: its piece memo changes no count (the same pieces again, in other texts and orders)`, () => {
+      // The random-text property above shares one counter across runs too; this one names the memo's case.
+      const word = (i: number) => {
+        let w = ""
+        for (let n = i + 1; n > 0; n = Math.floor(n / 26)) w += String.fromCharCode(97 + (n % 26))
+        return w
+      }
+      const words = Array.from({ length: 500 }, (_, i) => word(i * 7))
+      const texts = [words.join(" "), words.slice().reverse().join("\n"), words.map((w) => `${w}_${w.length}é`).join("(), ")]
+      for (const sample of [...texts, ...texts.slice().reverse()]) expect(counter.count(sample)).toBe(expected(sample))
+    })
   }
 
   it("counts pathological long pieces in milliseconds, exactly", () => {
