@@ -2,8 +2,13 @@
 // back stale data: whatever a memoized function is asked, it answers what the plain
 // computation answers now, and the same question twice gets the very same value.
 import { Effect, Layer } from "effect"
+import fc from "fast-check"
 import { describe, expect } from "vitest"
-import { assemble, extraStages, makeCustomCounter, type AssemblyInput, type AssemblyState, type Stage } from "../src/effect.ts"
+import { assemble, extraStages, makeCustomCounter, type AssemblyInput, type AssemblyState, type Message, type Stage } from "../src/effect.ts"
+import type { ClearedResult } from "../src/pipeline/base/contextEditMemory.ts"
+import { editedEntry } from "../src/pipeline/contextEditing/contextEdits.ts"
+import { historyEntries } from "../src/pipeline/stages/historyTiers.ts"
+import { formatCount } from "../src/internal/formatCount.ts"
 import { journalBlocks, journalLayout } from "../src/pipeline/journal/journal.ts"
 import { it } from "@strata/test-support"
 import { journalTestLayer, stubSymbolIndex, stubTrackerLayer } from "./pipeline-stubs.ts"
@@ -66,4 +71,68 @@ describe("journal layout blocks", () => {
       // Back to the first state: its blocks again, not the last variant's.
       expect(journalLayout.blocks(state)).toEqual(before)
     }))
+})
+
+describe("formatCount", () => {
+  it("groups as toLocaleString(\"en-US\") does", () => {
+    fc.assert(fc.property(fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.double()), (n) => formatCount(n) === n.toLocaleString("en-US")))
+    for (const n of [0, -0, 7, 999, 1000, -1000, 123456, 1234567, -98765432, Number.MAX_SAFE_INTEGER, 2 ** 60, 1.5, NaN, Infinity]) expect(formatCount(n)).toBe(n.toLocaleString("en-US"))
+  })
+})
+
+describe("history entries and their edits", () => {
+  const call = (id: string, path: string): Message => ({
+    role: "assistant",
+    content: [{ type: "text", text: `reading ${path}` }, { type: "tool-call", toolCallId: id, toolName: "read_file", input: { path } }]
+  })
+  const result = (id: string, text: string): Message => ({ role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "read_file", output: { type: "text", value: text } }] })
+  const counter = makeCustomCounter("chars", (text) => text.length)
+  const other = makeCustomCounter("twice", (text) => 2 * text.length)
+  const fresh = (entry: { readonly index: number; readonly messages: ReadonlyArray<Message>; readonly hash: string; readonly tokens: number }) =>
+    ({ index: entry.index, messages: entry.messages, hash: entry.hash, tokens: entry.tokens })
+
+  it("the same messages at the same places give the same entries; anything else is measured again", () => {
+    const user: Message = { role: "user", content: "Read a.ts" }
+    const history = [user, call("c1", "a.ts"), result("c1", "export const a = 1")]
+    const first = historyEntries(history, counter)
+    const again = historyEntries([...history], counter)
+    expect(again[0]).toBe(first[0])
+    expect(again[1]).toBe(first[1])
+    // Another counter: other tokens, never the first counter's entries.
+    const twice = historyEntries(history, other)
+    expect(twice.map((e) => e.tokens)).toEqual(first.map((e) => 2 * e.tokens - 4 * e.messages.length))
+    expect(historyEntries(history, counter).map(fresh)).toEqual(first.map(fresh))
+    // The same call answered by another result, and the same message at another index.
+    const answered = historyEntries([user, history[1]!, result("c1", "export const a = 2")], counter)
+    expect(answered[1]).not.toBe(first[1])
+    expect(answered[1]!.messages[1]).not.toBe(first[1]!.messages[1])
+    expect(answered[1]!.hash).not.toBe(first[1]!.hash)
+    const moved = historyEntries([{ role: "user", content: "First" }, { role: "assistant", content: "Ok." }, ...history], counter)
+    expect(moved.map((e) => e.index)).toEqual([0, 1, 2, 3])
+    expect(moved.map((e) => e.key)).toEqual(["history:0", "history:1", "history:2", "history:3"])
+  })
+
+  it("an edit is applied again whenever a cleared mark is not the very same value", () => {
+    const history = [call("c1", "a.ts"), result("c1", "x".repeat(500))]
+    const [entry] = historyEntries(history, counter)
+    const none = new Map<string, ClearedResult>()
+    expect(editedEntry(entry!, none, counter)).toBe(entry)
+    const mark: ClearedResult = { placeholder: "[cleared]", reasoning: false }
+    const cleared = editedEntry(entry!, new Map([["c1", mark]]), counter)
+    expect(JSON.stringify(cleared.messages)).toContain("[cleared]")
+    expect(cleared.tokens).toBeLessThan(entry!.tokens)
+    // The same mark in another map: the same edited entry.
+    expect(editedEntry(entry!, new Map([["c1", mark]]), counter)).toBe(cleared)
+    // Another mark with another placeholder: that placeholder, not the remembered one.
+    const another: ClearedResult = { placeholder: "[gone: ask again]", reasoning: false }
+    const reedited = editedEntry(entry!, new Map([["c1", another]]), counter)
+    expect(JSON.stringify(reedited.messages)).toContain("[gone: ask again]")
+    expect(JSON.stringify(reedited.messages)).not.toContain("[cleared]")
+    // No mark any more: the entry as given.
+    expect(editedEntry(entry!, none, counter)).toBe(entry)
+    // Another counter: counted by it.
+    const [twiceEntry] = historyEntries(history, other)
+    const twice = editedEntry(twiceEntry!, new Map([["c1", mark]]), other)
+    expect(twice.tokens).toBe(2 * cleared.tokens - 8)
+  })
 })
