@@ -156,6 +156,32 @@ const resultTokens = (result: ToolResultPart, counter: TokenCounter): number => 
 const placeholderTokens = (result: ToolResultPart, placeholder: string, counter: TokenCounter): number =>
   counter.countMessage({ role: "tool", content: [{ ...result, output: { type: "text", value: placeholder } }] })
 
+/** An exchange's tool calls (the first of each id) and the results that answer one of them. */
+interface Exchange {
+  readonly calls: ReadonlyArray<ToolCallPart>
+  readonly answered: ReadonlyArray<{ readonly call: ToolCallPart; readonly result: ToolResultPart }>
+}
+
+// Read once per entry: `historyEntries` hands the same entry objects on every request.
+const exchanges = new WeakMap<HistoryEntry, Exchange | undefined>()
+
+const exchangeOf = (e: HistoryEntry): Exchange | undefined => {
+  if (exchanges.has(e)) return exchanges.get(e)
+  let exchange: Exchange | undefined
+  const [first, second] = e.messages
+  if (e.messages.length === 2 && first !== undefined && second?.role === "tool") {
+    const byId = new Map(toolCalls(first).map((call) => [call.toolCallId, call]))
+    const answered: Array<{ readonly call: ToolCallPart; readonly result: ToolResultPart }> = []
+    for (const result of second.content) {
+      const call = byId.get(result.toolCallId)
+      if (call !== undefined) answered.push({ call, result })
+    }
+    exchange = { calls: [...byId.values()], answered }
+  }
+  exchanges.set(e, exchange)
+  return exchange
+}
+
 /** Index of the first entry of the current assistant turn (after the last user message). */
 const currentTurnStart = (entries: ReadonlyArray<HistoryEntry>): number => {
   for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.messages[0]?.role === "user") return i + 1
@@ -174,15 +200,10 @@ export const planContextEdits = (c: ContextEditContext): ContextEditPlan => {
   const present = new Map<string, { readonly entry: number; readonly call: ToolCallPart; readonly result: ToolResultPart }>()
   const calls: Array<{ readonly entry: number; readonly call: ToolCallPart }> = []
   entries.forEach((e, i) => {
-    if (e.messages.length !== 2) return
-    const [first, second] = e.messages
-    if (first === undefined || second?.role !== "tool") return
-    const byId = new Map(toolCalls(first).map((call) => [call.toolCallId, call]))
-    for (const call of byId.values()) calls.push({ entry: i, call })
-    for (const result of second.content) {
-      const call = byId.get(result.toolCallId)
-      if (call !== undefined) present.set(result.toolCallId, { entry: i, call, result })
-    }
+    const exchange = exchangeOf(e)
+    if (exchange === undefined) return
+    for (const call of exchange.calls) calls.push({ entry: i, call })
+    for (const { call, result } of exchange.answered) present.set(result.toolCallId, { entry: i, call, result })
   })
   const cleared = new Map<string, ClearedResult>()
   if (previous !== undefined) for (const [id, r] of previous.cleared) if (present.has(id)) cleared.set(id, r)
