@@ -238,10 +238,10 @@ const entryOf = (map: SymbolMapSnapshot, path: string, hash: string, counter: To
 
 /**
  * `fillInRankOrder` over positions (each block with its separator), stopping as soon as
- * what is left of `room` is smaller than the smallest block: no later block can fit then,
- * so the walk of the remaining thousands of positions would take nothing (`smallest`: the
- * fewest tokens of any entry). The kept
- * entries are gathered from the taken positions (sorted), not by filtering every entry.
+ * what is left of `room` is smaller than the smallest block (`smallest`: the fewest
+ * tokens of any entry): no later block can fit then, so the walk of the remaining
+ * thousands of positions would take nothing. The kept entries are gathered from the
+ * taken positions (sorted), not by filtering every entry.
  */
 const greedyCut = (list: ReadonlyArray<SymbolEntry>, order: ReadonlyArray<number>, room: number, separator: number, smallest: number): KeptBlocks => {
   const taken: Array<number> = []
