@@ -7,7 +7,9 @@ import { describe, expect } from "vitest"
 import { assemble, extraStages, makeCustomCounter, type AssemblyInput, type AssemblyState, type Message, type Stage } from "../src/effect.ts"
 import type { ClearedResult } from "../src/pipeline/base/contextEditMemory.ts"
 import { editedEntry } from "../src/pipeline/contextEditing/contextEdits.ts"
+import { activeFiles } from "../src/pipeline/stages/activeFiles.ts"
 import { historyEntries } from "../src/pipeline/stages/historyTiers.ts"
+import { sha256 } from "../src/tokens/TokenCounter.ts"
 import { formatCount } from "../src/internal/formatCount.ts"
 import { journalBlocks, journalLayout } from "../src/pipeline/journal/journal.ts"
 import { it } from "@strata/test-support"
@@ -135,4 +137,28 @@ describe("history entries and their edits", () => {
     const twice = editedEntry(twiceEntry!, new Map([["c1", mark]]), other)
     expect(twice.tokens).toBe(2 * cleared.tokens - 8)
   })
+})
+
+describe("activeFiles", () => {
+  it.effect("an unchanged file is last request's entry; a changed one, another counter or another path is built again", () =>
+    Effect.gen(function* () {
+      const state = yield* plannedState
+      const filesOf = (files: ReadonlyArray<{ readonly path: string; readonly content: string }>, counter = state.counter) =>
+        Effect.map(activeFiles.run({ ...state, counter, input: { ...state.input, files } }), (s) => s.files)
+      const a = "export const a = 1\n"
+      const first = yield* filesOf([{ path: "src/a.ts", content: a }, { path: "src/b.ts", content: "b" }])
+      // The same text as a new string (files are read afresh): the same entries.
+      const again = yield* filesOf([{ path: "src/b.ts", content: "b" }, { path: "./src/a.ts", content: Buffer.from(a).toString() }])
+      expect(again[0]).toBe(first[0])
+      expect(again[1]).toBe(first[1])
+      const changed = yield* filesOf([{ path: "src/a.ts", content: "export const a = 2\n" }])
+      expect(changed[0]!.hash).toBe(sha256("export const a = 2\n"))
+      expect(changed[0]!.text).toContain("export const a = 2")
+      const twice = makeCustomCounter("twice", (text) => 2 * text.length)
+      const counted = yield* filesOf([{ path: "src/a.ts", content: "export const a = 2\n" }], twice)
+      expect(counted[0]!.tokens).toBe(2 * changed[0]!.tokens)
+      const moved = yield* filesOf([{ path: "src/c.ts", content: "export const a = 2\n" }], twice)
+      expect(moved[0]!.key).toBe("file:src/c.ts")
+      expect(moved[0]!.text).toContain("src/c.ts")
+    }))
 })
