@@ -107,6 +107,23 @@ describe("makeTokenCounter", () => {
     expect(counter.stats()).toEqual({ hits: 2, misses: 6 })
   })
 
+  it("memoizes short texts by themselves: a repeat is not re-tokenized, and each text keeps its own count", () => {
+    const seen: Array<string> = []
+    const counter = makeCustomCounter("test", (t) => {
+      seen.push(t)
+      return t.length
+    })
+    const texts = ["\n\n", "# Repository map", "Turn 1 answer.", "Turn 2 answer.", "x".repeat(63)]
+    for (const t of [...texts, ...texts]) expect(counter.count(t)).toBe(t.length)
+    // Equal copies (not the same objects) and substrings of a larger text are found too.
+    const whole = `prefix ${texts.join("|")} suffix`
+    for (const t of texts) expect(counter.count(whole.slice(whole.indexOf(t), whole.indexOf(t) + t.length))).toBe(t.length)
+    expect(seen).toEqual(texts)
+    // More distinct short texts than the memo keeps: still each its own count.
+    for (let i = 0; i < 25_000; i++) expect(counter.count(`text ${i}`)).toBe(`text ${i}`.length)
+    for (const t of texts) expect(counter.count(t)).toBe(t.length)
+  })
+
   it("has a synchronous twin with the same counts", async () => {
     const sync = makeTokenCounterSync("gpt-4o")
     const async_ = await makeTokenCounter("gpt-4o")
@@ -157,6 +174,18 @@ describe("makeBpeCounter", () => {
       for (const sample of [code, json, letters, "中文字符测试".repeat(100), "=".repeat(700), " ".repeat(500) + "x", "\n".repeat(300)]) {
         expect(counter.count(sample)).toBe(expected(sample))
       }
+    })
+
+    it(`${name}: its piece memo changes no count (the same pieces again, in other texts and orders)`, () => {
+      // The random-text property above shares one counter across runs too; this one names the memo's case.
+      const word = (i: number) => {
+        let w = ""
+        for (let n = i + 1; n > 0; n = Math.floor(n / 26)) w += String.fromCharCode(97 + (n % 26))
+        return w
+      }
+      const words = Array.from({ length: 500 }, (_, i) => word(i * 7))
+      const texts = [words.join(" "), words.slice().reverse().join("\n"), words.map((w) => `${w}_${w.length}é`).join("(), ")]
+      for (const sample of [...texts, ...texts.slice().reverse()]) expect(counter.count(sample)).toBe(expected(sample))
     })
   }
 

@@ -277,8 +277,13 @@ const firstOccurrences = (request: ReadonlyArray<Item>): Array<Item> => {
 }
 
 /** The tracked item for `key`, or undefined (also for the symbol entry of a selected file). */
-const get = (tracker: StabilityTracker, key: string): TrackedItem | undefined =>
-  isHiddenIn(tracker.items, key) ? undefined : tracker.items.get(key)
+const get = (tracker: StabilityTracker, key: string): TrackedItem | undefined => {
+  // An updated state knows its hidden entries: a set lookup by the key itself instead of
+  // building and hashing the `file:` key of every symbol asked for.
+  const hidden = hiddenCache.get(tracker)
+  if (hidden !== undefined) return hidden.has(key) ? undefined : tracker.items.get(key)
+  return isHiddenIn(tracker.items, key) ? undefined : tracker.items.get(key)
+}
 
 /** The tier of `key`, or undefined when it is in no tier. */
 const tierOf = (tracker: StabilityTracker, key: string): Tier | undefined => get(tracker, key)?.tier

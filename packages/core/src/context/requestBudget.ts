@@ -5,6 +5,7 @@
  */
 import type { TokenCounter } from "../tokens/TokenCounter.ts"
 import type { FileContext } from "./FileContext.ts"
+import { formatCount as fmt } from "../internal/formatCount.ts"
 
 /** History gets this fraction of the model's input limit for budget reporting (1/16). */
 export const HISTORY_BUDGET_DIVISOR = 16
@@ -77,8 +78,6 @@ export interface ShedResult {
   /** A message for the user, present when files were dropped or the request is still over. */
   readonly warning?: string | undefined
 }
-
-const fmt = (n: number): string => n.toLocaleString("en-US")
 
 /**
  * Pre-request shedding: while the estimate (files + other tokens + margin) is over

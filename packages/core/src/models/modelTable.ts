@@ -136,6 +136,19 @@ const FAMILIES: ReadonlyArray<FamilyRow> = [
  * ```
  */
 export const modelFacts = (model: string): ModelFacts => {
+  const known = factsMemo.get(model)
+  if (known !== undefined) return known
+  const facts = Object.freeze(factsOf(model))
+  // A request looks its model up several times (limits, encoding, warnings); the table is fixed.
+  if (factsMemo.size >= FACTS_MEMO_SIZE) factsMemo.clear()
+  factsMemo.set(model, facts)
+  return facts
+}
+
+const FACTS_MEMO_SIZE = 256
+const factsMemo = new Map<string, ModelFacts>()
+
+const factsOf = (model: string): ModelFacts => {
   const id = normalizeModelId(model)
   const row = FAMILIES.find((f) => f.match(id))
   const known = row?.limits ?? DEFAULT_MODEL_LIMITS

@@ -20,6 +20,14 @@ export interface BpeCounter {
 /** Pieces up to this many bytes are merged by a plain rescan; longer ones use the heap. */
 const SMALL_PIECE_BYTES = 48
 
+/**
+ * Pieces the per-encoder memo keeps, and the longest piece it keeps (in UTF-16 units):
+ * V8 takes a substring of 13 or more characters as a view of the whole text, so a
+ * longer key would keep that whole text alive.
+ */
+const MEMO_PIECES = 50_000
+const MEMO_PIECE_CHARS = 12
+
 const isAscii = (text: string): boolean => {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false
   return true
@@ -167,10 +175,21 @@ const mergeLarge = (piece: string, ranks: Map<string, number>): number => {
 export const makeBpeCounter = (bpeRanks: BpeRanks): BpeCounter => {
   const ranks = parseRanks(bpeRanks.bpe_ranks)
   const pattern = new RegExp(bpeRanks.pat_str, "gu")
+  // Counts of recent short pieces: code and prose repeat the same identifiers and words,
+  // and a repeat then costs one lookup instead of the UTF-8 encoding and the merges. The
+  // count is a pure function of the piece, so the memo changes no result; it is emptied
+  // when full, which bounds it to MEMO_PIECES pieces of at most MEMO_PIECE_CHARS chars.
+  const memo = new Map<string, number>()
   const countPiece = (text: string): number => {
+    const known = memo.get(text)
+    if (known !== undefined) return known
     const piece = isAscii(text) ? text : Buffer.from(text, "utf8").toString("latin1")
-    if (ranks.has(piece)) return 1
-    return piece.length <= SMALL_PIECE_BYTES ? mergeSmall(piece, ranks) : mergeLarge(piece, ranks)
+    const n = ranks.has(piece) ? 1 : piece.length <= SMALL_PIECE_BYTES ? mergeSmall(piece, ranks) : mergeLarge(piece, ranks)
+    if (text.length <= MEMO_PIECE_CHARS) {
+      if (memo.size >= MEMO_PIECES) memo.clear()
+      memo.set(text, n)
+    }
+    return n
   }
   const count = (text: string): number => {
     let total = 0

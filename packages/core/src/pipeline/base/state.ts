@@ -19,6 +19,7 @@ import type { TokenCounter } from "../../tokens/TokenCounter.ts"
 import { emptyTierLists, NO_SYMBOLS, type FileEntry, type HistoryEntry, type SymbolData, type TierLists } from "./entries.ts"
 import type { ContextEditMemory, ContextEditPlan } from "./contextEditMemory.ts"
 import type { JournalMemory, JournalPlan } from "./journalMemory.ts"
+import { formatCount as fmt } from "../../internal/formatCount.ts"
 
 /** A selected file and its content (repo-relative path). */
 export const FileContent = Schema.Struct({ path: Schema.String, content: Schema.String })
@@ -163,8 +164,6 @@ export class StageError extends Schema.TaggedError<StageError>()("StageError", {
 
 /** What a request left out when nothing was left out. */
 export const NOTHING_LEFT_OUT: LeftOut = { map: undefined, files: [], symbols: [], treeTokens: 0 }
-
-const fmt = (n: number): string => n.toLocaleString("en-US")
 
 /**
  * A request that would not fit in the model's input limit even after shedding every

@@ -105,6 +105,16 @@ const EDIT_WORDS = /edit|write|patch|replace|create|insert|apply|update|delete|r
  * ```
  */
 export const fileAccess = (call: ToolCallPart): { readonly kind: "read" | "edit"; readonly path: string } | undefined => {
+  if (accesses.has(call)) return accesses.get(call)
+  const access = accessOf(call)
+  accesses.set(call, access)
+  return access
+}
+
+// Calls are immutable values a session hands again on every request: each is read once.
+const accesses = new WeakMap<ToolCallPart, { readonly kind: "read" | "edit"; readonly path: string } | undefined>()
+
+const accessOf = (call: ToolCallPart): { readonly kind: "read" | "edit"; readonly path: string } | undefined => {
   let path: string | undefined
   for (const key of PATH_KEYS) {
     const value = call.input[key]
@@ -146,6 +156,32 @@ const resultTokens = (result: ToolResultPart, counter: TokenCounter): number => 
 const placeholderTokens = (result: ToolResultPart, placeholder: string, counter: TokenCounter): number =>
   counter.countMessage({ role: "tool", content: [{ ...result, output: { type: "text", value: placeholder } }] })
 
+/** An exchange's tool calls (the first of each id) and the results that answer one of them. */
+interface Exchange {
+  readonly calls: ReadonlyArray<ToolCallPart>
+  readonly answered: ReadonlyArray<{ readonly call: ToolCallPart; readonly result: ToolResultPart }>
+}
+
+// Read once per entry: `historyEntries` hands the same entry objects on every request.
+const exchanges = new WeakMap<HistoryEntry, Exchange | undefined>()
+
+const exchangeOf = (e: HistoryEntry): Exchange | undefined => {
+  if (exchanges.has(e)) return exchanges.get(e)
+  let exchange: Exchange | undefined
+  const [first, second] = e.messages
+  if (e.messages.length === 2 && first !== undefined && second?.role === "tool") {
+    const byId = new Map(toolCalls(first).map((call) => [call.toolCallId, call]))
+    const answered: Array<{ readonly call: ToolCallPart; readonly result: ToolResultPart }> = []
+    for (const result of second.content) {
+      const call = byId.get(result.toolCallId)
+      if (call !== undefined) answered.push({ call, result })
+    }
+    exchange = { calls: [...byId.values()], answered }
+  }
+  exchanges.set(e, exchange)
+  return exchange
+}
+
 /** Index of the first entry of the current assistant turn (after the last user message). */
 const currentTurnStart = (entries: ReadonlyArray<HistoryEntry>): number => {
   for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.messages[0]?.role === "user") return i + 1
@@ -164,15 +200,10 @@ export const planContextEdits = (c: ContextEditContext): ContextEditPlan => {
   const present = new Map<string, { readonly entry: number; readonly call: ToolCallPart; readonly result: ToolResultPart }>()
   const calls: Array<{ readonly entry: number; readonly call: ToolCallPart }> = []
   entries.forEach((e, i) => {
-    if (e.messages.length !== 2) return
-    const [first, second] = e.messages
-    if (first === undefined || second?.role !== "tool") return
-    const byId = new Map(toolCalls(first).map((call) => [call.toolCallId, call]))
-    for (const call of byId.values()) calls.push({ entry: i, call })
-    for (const result of second.content) {
-      const call = byId.get(result.toolCallId)
-      if (call !== undefined) present.set(result.toolCallId, { entry: i, call, result })
-    }
+    const exchange = exchangeOf(e)
+    if (exchange === undefined) return
+    for (const call of exchange.calls) calls.push({ entry: i, call })
+    for (const { call, result } of exchange.answered) present.set(result.toolCallId, { entry: i, call, result })
   })
   const cleared = new Map<string, ClearedResult>()
   if (previous !== undefined) for (const [id, r] of previous.cleared) if (present.has(id)) cleared.set(id, r)
@@ -233,7 +264,7 @@ export const planContextEdits = (c: ContextEditContext): ContextEditPlan => {
   }
   const before = freedBy(cleared, present, entries, counter)
   for (const [id, r] of fresh) cleared.set(id, r)
-  const after = freedBy(cleared, present, entries, counter)
+  const after = fresh.size === 0 ? before : freedBy(cleared, present, entries, counter)
   const last = entries.at(-1)
   return {
     toolResults: present.size,
@@ -273,6 +304,8 @@ const freedBy = (
 interface Edited {
   readonly counter: TokenCounter
   readonly edit: string
+  /** The placeholders the cleared results were given, in result order. */
+  readonly placeholders: string
   readonly messages: ReadonlyArray<Message>
   readonly tokens: number
 }
@@ -306,11 +339,45 @@ const editFingerprint = (entry: HistoryEntry, cleared: ReadonlyMap<string, Clear
  * follows the exchange the caller gave). The same entry when nothing of it is cleared.
  */
 export const editedEntry = (entry: HistoryEntry, cleared: ReadonlyMap<string, ClearedResult>, counter: TokenCounter): HistoryEntry => {
+  const tool = entry.messages[1]
+  if (tool?.role !== "tool") return entry
+  const last = editedEntries.get(entry)
+  if (last !== undefined && last.counter === counter && sameMarks(tool, cleared, last.marks)) return last.edited
+  const edited = applyEdit(entry, cleared, counter)
+  editedEntries.set(entry, { counter, marks: tool.content.map((r) => cleared.get(r.toolCallId)), edited })
+  return edited
+}
+
+// The plan and the stage ask for the same entries' edits several times per request, and
+// `historyEntries` hands the same entry objects on every request: an entry's edit is
+// applied again only when one of its results' cleared marks is not the very same value
+// (marks are immutable; the memory carries them over from request to request).
+const editedEntries = new WeakMap<HistoryEntry, {
+  readonly counter: TokenCounter
+  readonly marks: ReadonlyArray<ClearedResult | undefined>
+  readonly edited: HistoryEntry
+}>()
+
+const sameMarks = (tool: ToolMessage, cleared: ReadonlyMap<string, ClearedResult>, marks: ReadonlyArray<ClearedResult | undefined>): boolean => {
+  const results = tool.content
+  if (results.length !== marks.length) return false
+  for (let k = 0; k < results.length; k++) if (cleared.get(results[k]!.toolCallId) !== marks[k]) return false
+  return true
+}
+
+// The fingerprint names the cleared calls, not their placeholders: the same call cleared
+// with another placeholder (another reason, another session over the same messages) is
+// another edit.
+const placeholdersOf = (tool: ToolMessage, cleared: ReadonlyMap<string, ClearedResult>): string =>
+  tool.content.map((r) => cleared.get(r.toolCallId)?.placeholder ?? "").join("\u0000")
+
+const applyEdit = (entry: HistoryEntry, cleared: ReadonlyMap<string, ClearedResult>, counter: TokenCounter): HistoryEntry => {
   const edit = editFingerprint(entry, cleared)
   if (edit === "") return entry
   const [call, tool] = entry.messages as [Message, ToolMessage]
   const known = edits.get(tool)
-  if (known !== undefined && known.counter === counter && known.edit === edit) return { ...entry, messages: known.messages, tokens: known.tokens, edit }
+  const placeholders = placeholdersOf(tool, cleared)
+  if (known !== undefined && known.counter === counter && known.edit === edit && known.placeholders === placeholders) return { ...entry, messages: known.messages, tokens: known.tokens, edit }
   const dropReasoning = edit.endsWith("+r")
   const assistant: Message = dropReasoning && call.role === "assistant" && typeof call.content !== "string"
     ? { ...call, content: call.content.filter((p) => p.type !== "reasoning") }
@@ -325,6 +392,6 @@ export const editedEntry = (entry: HistoryEntry, cleared: ReadonlyMap<string, Cl
   }
   const messages = [assistant, results]
   const tokens = counter.countMessage(assistant) + counter.countMessage(results)
-  edits.set(tool, { counter, edit, messages, tokens })
+  edits.set(tool, { counter, edit, placeholders, messages, tokens })
   return { ...entry, messages, tokens, edit }
 }

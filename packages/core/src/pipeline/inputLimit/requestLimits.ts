@@ -7,6 +7,7 @@
 import { Context, Layer } from "effect"
 import type { LeftOut, MapLeftOut } from "../../breakdown/report.ts"
 import { modelInfo } from "../../models/modelTable.ts"
+import { formatCount as fmt } from "../../internal/formatCount.ts"
 
 /** Shedding aims to keep the request and its output reserve under this share of the input limit (90%). */
 export const SHED_SHARE = 0.9
@@ -141,8 +142,6 @@ export const resolveRequestLimits = (model: string, settings: RequestLimitSettin
 export const leftOutAnything = (leftOut: LeftOut): boolean =>
   leftOut.files.length > 0 || leftOut.symbols.length > 0 || leftOut.treeTokens > 0 ||
   (leftOut.map !== undefined && (leftOut.map.files > 0 || leftOut.map.treeTokens > 0))
-
-const fmt = (n: number): string => n.toLocaleString("en-US")
 
 /**
  * The warning for a map the model-derived budget cut, or undefined when it cut nothing or

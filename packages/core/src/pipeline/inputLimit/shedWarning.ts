@@ -4,8 +4,7 @@
  */
 import type { LeftOutItem } from "../../breakdown/report.ts"
 import type { ResolvedLimits } from "./requestLimits.ts"
-
-const fmt = (n: number): string => n.toLocaleString("en-US")
+import { formatCount as fmt } from "../../internal/formatCount.ts"
 
 /** What shedding did, for the user. */
 export const shedWarning = (

@@ -66,6 +66,32 @@ export const journalBlocks = (state: AssemblyState, plan: JournalPlan): Readonly
   ], c)
 }
 
+/** What `journalBlocks` read to build a plan's blocks, and the blocks. */
+interface BuiltBlocks {
+  readonly input: AssemblyState["input"]
+  readonly counter: AssemblyState["counter"]
+  readonly legend: AssemblyState["symbols"]["legend"]
+  readonly urls: AssemblyState["urls"]
+  readonly images: AssemblyState["images"]
+  readonly blocks: ReadonlyArray<LayoutBlock>
+}
+
+// The block stages (and `inputLimit`'s measure) each ask for the layout's blocks of the same
+// state: built once per plan, and again only when something else they are built from is not
+// the very same value. Keyed weakly by the plan, which lives as long as its request.
+const built = new WeakMap<JournalPlan, BuiltBlocks>()
+
+const planBlocks = (state: AssemblyState, plan: JournalPlan): ReadonlyArray<LayoutBlock> => {
+  const last = built.get(plan)
+  if (
+    last !== undefined && last.input === state.input && last.counter === state.counter && last.legend === state.symbols.legend &&
+    last.urls === state.urls && last.images === state.images
+  ) return last.blocks
+  const blocks = journalBlocks(state, plan)
+  built.set(plan, { input: state.input, counter: state.counter, legend: state.symbols.legend, urls: state.urls, images: state.images, blocks })
+  return blocks
+}
+
 /** The journal layout in the pipeline: `plan` decides rebuild or append at the clock's time. */
 export const journalLayout: Layout = {
   name: "journal",
@@ -76,7 +102,7 @@ export const journalLayout: Layout = {
       return { ...state, journal: planJournal(state, state.journalMemory, now, yield* CacheExpiryMillis, yield* AdaptiveTtl, prices) }
     }),
   // Without a plan (a `layoutPlan` stage that plans nothing) the request is the tiered layout's (docs/pipeline.md#the-tiered-layout).
-  blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : journalBlocks(state, state.journal)),
+  blocks: (state) => (state.journal === undefined ? seedLayout.blocks(state) : planBlocks(state, state.journal)),
   request: (state) => {
     const request = neutralRequest(state.input.model, state.blocks)
     // After a long gap the breakpoints ask for the long cache (`AdaptiveTtl`).

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import { formatFile } from "../../assembly/headers.ts"
 import { ItemKeys } from "../../domain/Item.ts"
-import { sha256 } from "../../tokens/TokenCounter.ts"
+import { sha256, type TokenCounter } from "../../tokens/TokenCounter.ts"
 import type { FileEntry } from "../base/entries.ts"
 import type { FileContent, Stage } from "../base/state.ts"
 
@@ -25,12 +25,35 @@ export const activeFiles: Stage = {
   name: "activeFiles",
   run: (state) =>
     Effect.sync(() => {
-      const files = selectedFiles(state.input.files ?? []).map(({ path, content }): FileEntry => {
-        const text = formatFile(path, content)
-        return { path, content, key: ItemKeys.file(path), hash: sha256(content), text, tokens: state.counter.count(text) }
-      })
+      const files = fileEntries(selectedFiles(state.input.files ?? []), state.counter)
       return { ...state, files }
     })
+}
+
+/**
+ * A session sends the same files again on most requests, read afresh each time: a file
+ * unchanged since the last request (the same text under the same path, compared as
+ * text) is the entry built then, not hashed, formatted and counted again. Only the last
+ * request's entries are kept, so the memo holds no more than that request did.
+ */
+let lastEntries = new Map<string, { readonly counter: TokenCounter; readonly entry: FileEntry }>()
+
+const fileEntries = (files: ReadonlyArray<FileContent>, counter: TokenCounter): ReadonlyArray<FileEntry> => {
+  const previous = lastEntries
+  const next = new Map<string, { readonly counter: TokenCounter; readonly entry: FileEntry }>()
+  const entries = files.map(({ path, content }): FileEntry => {
+    const known = previous.get(path)
+    const entry = known !== undefined && known.counter === counter && known.entry.content === content ? known.entry : fileEntry(path, content, counter)
+    next.set(path, { counter, entry })
+    return entry
+  })
+  lastEntries = next
+  return entries
+}
+
+const fileEntry = (path: string, content: string, counter: TokenCounter): FileEntry => {
+  const text = formatFile(path, content)
+  return { path, content, key: ItemKeys.file(path), hash: sha256(content), text, tokens: counter.count(text) }
 }
 
 /** Selected files with normalized paths, without duplicates (the last one given wins), sorted by path. */

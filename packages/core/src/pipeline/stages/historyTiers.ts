@@ -74,16 +74,34 @@ export const historyEntries = (history: ReadonlyArray<Message>, counter: TokenCo
     const message = history[index]!
     const next = history[index + 1]
     if (next?.role === "tool" && toolCalls(message).length > 0) {
-      const { hash, text, tokens } = measuredExchange(message, next, counter)
-      entries.push({ index, messages: [message, next], key: ItemKeys.history(index), hash, text, tokens })
+      const known = exchangeEntries.get(message)
+      if (known !== undefined && known.counter === counter && known.entry.index === index && known.entry.messages[1] === next) entries.push(known.entry)
+      else {
+        const { hash, text, tokens } = measuredExchange(message, next, counter)
+        const entry: HistoryEntry = { index, messages: [message, next], key: ItemKeys.history(index), hash, text, tokens }
+        exchangeEntries.set(message, { counter, entry })
+        entries.push(entry)
+      }
       index++
       continue
     }
-    const { hash, text, tokens } = measured(message, counter)
-    entries.push({ index, messages: [message], key: ItemKeys.history(index), hash, text, tokens })
+    const known = messageEntries.get(message)
+    if (known !== undefined && known.counter === counter && known.entry.index === index) entries.push(known.entry)
+    else {
+      const { hash, text, tokens } = measured(message, counter)
+      const entry: HistoryEntry = { index, messages: [message], key: ItemKeys.history(index), hash, text, tokens }
+      messageEntries.set(message, { counter, entry })
+      entries.push(entry)
+    }
   }
   return entries
 }
+
+// The entries themselves, for a message at the same index measured by the same counter:
+// the same object every request, so what later stages memoize per entry (context
+// editing's edits) carries over from request to request.
+const messageEntries = new WeakMap<Message, { readonly counter: TokenCounter; readonly entry: HistoryEntry }>()
+const exchangeEntries = new WeakMap<Message, { readonly counter: TokenCounter; readonly entry: HistoryEntry }>()
 
 export const historyTiers: Stage = {
   name: "historyTiers",

@@ -36,6 +36,8 @@ export class SymbolSession {
   private list: ReadonlyArray<SymbolEntry> = []
   private position = new Map<string, number>()
   private tokens = 0
+  /** The fewest tokens of any entry (Infinity when none), for the cut's early stop. */
+  private smallest = Infinity
   /** Positions in `list`, most referenced first (ties by path), with the count each was ranked by; built on first use. */
   private rank: { readonly order: Array<number>; readonly counts: Array<number> } | undefined
   private rankedPaths: ReadonlyArray<string> | undefined
@@ -54,6 +56,7 @@ export class SymbolSession {
     this.list = []
     this.position = new Map()
     this.tokens = 0
+    this.smallest = Infinity
     this.forgetRanking()
     this.lists = undefined
     this.lastTree = undefined
@@ -100,11 +103,7 @@ export class SymbolSession {
     const last = this.lastCut
     if (last !== undefined && last.list === this.list && last.room === room && last.separator === separator) return last.kept
     const list = this.list
-    const taken = new Uint8Array(list.length)
-    const tokens = fillInRankOrder(this.ranking().order, (i) => list[i]!.tokens + separator, room, (i) => {
-      taken[i] = 1
-    })
-    const kept = { kept: list.filter((_, i) => taken[i] === 1), tokens }
+    const kept = greedyCut(list, this.ranking().order, room, separator, this.smallest)
     this.lastCut = { list, room, separator, kept }
     return kept
   }
@@ -171,6 +170,7 @@ export class SymbolSession {
     this.list = list
     this.position = position
     this.tokens = tokens
+    this.smallest = smallestOf(list)
     this.forgetRanking()
   }
 
@@ -191,11 +191,17 @@ export class SymbolSession {
     }
     if (changes.length === 0) return true
     const list = [...this.list]
+    let smallest = this.smallest
+    let recount = false
     for (const { at, entry } of changes) {
-      this.tokens += entry.tokens - list[at]!.tokens
+      const old = list[at]!.tokens
+      this.tokens += entry.tokens - old
+      if (entry.tokens < smallest) smallest = entry.tokens
+      else if (old === smallest && entry.tokens > old) recount = true
       list[at] = entry
     }
     this.list = list
+    this.smallest = recount ? smallestOf(list) : smallest
     this.rankedPaths = undefined
     // The ranking moves only the files whose count changed (a block shows its count).
     const rank = this.rank
@@ -228,6 +234,33 @@ const entryOf = (map: SymbolMapSnapshot, path: string, hash: string, counter: To
   const text = block.endsWith("\n") ? block.slice(0, -1) : block
   if (text.length === 0) return undefined
   return { path, key: ItemKeys.symbol(path), hash, text, tokens: counter.count(text) }
+}
+
+/**
+ * `fillInRankOrder` over positions (each block with its separator), stopping as soon as
+ * what is left of `room` is smaller than the smallest block (`smallest`: the fewest
+ * tokens of any entry): no later block can fit then, so the walk of the remaining
+ * thousands of positions would take nothing. The kept entries are gathered from the
+ * taken positions (sorted), not by filtering every entry.
+ */
+const greedyCut = (list: ReadonlyArray<SymbolEntry>, order: ReadonlyArray<number>, room: number, separator: number, smallest: number): KeptBlocks => {
+  const taken: Array<number> = []
+  let total = 0
+  for (const i of order) {
+    if (room - total < smallest + separator) break
+    const cost = list[i]!.tokens + separator
+    if (total + cost > room) continue
+    taken.push(i)
+    total += cost
+  }
+  taken.sort((a, b) => a - b)
+  return { kept: taken.map((i) => list[i]!), tokens: total }
+}
+
+const smallestOf = (list: ReadonlyArray<SymbolEntry>): number => {
+  let smallest = Infinity
+  for (const e of list) if (e.tokens < smallest) smallest = e.tokens
+  return smallest
 }
 
 /** Rank order: more references first, then by path. Negative when `a` goes first. */
