@@ -2,8 +2,8 @@
  * What pre-request shedding did, in words for the user: the `inputLimit` stage and the
  * flat request's shedding (pipeline/assemble.ts) say it the same way.
  */
-import type { LeftOutItem } from "../../breakdown/report.ts"
-import type { ResolvedLimits } from "./requestLimits.ts"
+import type { LeftOutItem } from "../../../breakdown/report.ts"
+import type { ResolvedLimits } from "../requestLimits.ts"
 
 const fmt = (n: number): string => n.toLocaleString("en-US")
 
