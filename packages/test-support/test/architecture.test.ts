@@ -187,12 +187,16 @@ const folderGraph = (files: ReadonlyArray<SourceFile>): Graph => {
  * Folders by their own files: an edge from folder A to folder B when a file directly in A
  * imports a file directly in B (barrels aside: files of imports and re-exports only). Unlike the sibling graph
  * this sees a child folder importing its parent's own files while the parent imports the
- * child, e.g. `pipeline/assemble.ts -> pipeline/stages/x.ts -> pipeline/state.ts`.
+ * child, e.g. `pipeline/assemble.ts -> pipeline/stages/x.ts -> pipeline/state.ts`. A
+ * folder's `internal/` is part of the folder (its private helpers).
  */
 const ownFileFolderGraph = (files: ReadonlyArray<SourceFile>): Graph => {
+  // A folder's `internal/` holds the folder's private helpers: its files count as the
+  // folder's own, so the folder and its helpers may import each other.
   const folderOf = (path: string): string => {
     const cut = path.lastIndexOf("/")
-    return cut < 0 ? "./" : path.slice(0, cut + 1)
+    const folder = cut < 0 ? "./" : path.slice(0, cut + 1)
+    return folder === "internal/" ? "./" : folder.endsWith("/internal/") ? folder.slice(0, -"internal/".length) : folder
   }
   const barrels = new Set(files.filter((f) => f.barrel === true).map((f) => f.path))
   const graph = new Map<string, Set<string>>()
@@ -277,6 +281,16 @@ describe("architecture", () => {
       { path: "p/state.ts", specifiers: [] }
     ]
     expect(cyclesOf(ownFileFolderGraph(viaBarrel))).toEqual([])
+    // A folder and its own internal/ import each other freely; another folder's internal/
+    // is a folder like any other.
+    const withInternal: ReadonlyArray<SourceFile> = [
+      { path: "p/run.ts", specifiers: ["./internal/helper.ts"] },
+      { path: "p/internal/helper.ts", specifiers: ["../state.ts"] },
+      { path: "p/state.ts", specifiers: [] },
+      { path: "q/use.ts", specifiers: ["../p/internal/helper.ts"] },
+      { path: "p/internal/back.ts", specifiers: ["../../q/use.ts"] }
+    ]
+    expect(cyclesOf(ownFileFolderGraph(withInternal))).toEqual([["p/", "q/", "p/"]])
     expect(reExportsOnly("import { a } from \"./a.ts\"\nexport * from \"./b.ts\"\nexport { a }")).toBe(false)
     expect(reExportsOnly("export * from \"./b.ts\"\nexport { c } from \"./c.ts\"")).toBe(true)
     expect(specifiersOf("/** import { a } from \"./no.ts\" */\nimport type { B } from \"./b.ts\"\nexport * from \"./c.ts\"\nconst d = import(\"./d.ts\")"))

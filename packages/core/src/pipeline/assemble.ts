@@ -37,7 +37,7 @@ import {
 } from "./inputLimit/requestLimits.ts"
 import { seedPlacement } from "./seed/seedPlacement.ts"
 import { selectedFiles } from "./stages/activeFiles.ts"
-import { shedWarning } from "./inputLimit/shedWarning.ts"
+import { shedWarning } from "./inputLimit/internal/shedWarning.ts"
 import type { LeftOutItem } from "../breakdown/report.ts"
 import { PlacementStage } from "./stages/providerPlacement.ts"
 import { initialState, RequestTooLarge, StageError, type AssemblyError, type AssemblyInput, type FileContent, type AssemblyState, type Layout, type PipelineServices, type Stage } from "./base/state.ts"

@@ -8,7 +8,7 @@ import { Result, Schema } from "effect"
 import { InvalidInput } from "../domain/errors.ts"
 import type { Message } from "../domain/Message.ts"
 import { LIST_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from "../tokens/TokenCounter.ts"
-import { assignUnits, dropOrder, selectWithinBudget, type BudgetItem } from "./chunkBudget.ts"
+import { assignUnits, dropOrder, selectWithinBudget, type BudgetItem } from "./internal/chunkBudget.ts"
 import {
   ContextBuildOptions,
   ContextMessageRole,

@@ -12,7 +12,7 @@ import { CACHED_TIERS } from "../../domain/Tier.ts"
 import type { FileEntry, SymbolEntry } from "../base/entries.ts"
 import type { LeftOutItem } from "../../breakdown/report.ts"
 import { RequestLimits, resolveRequestLimits } from "./requestLimits.ts"
-import { shedWarning } from "./shedWarning.ts"
+import { shedWarning } from "./internal/shedWarning.ts"
 import type { AssemblyState, Stage } from "../base/state.ts"
 
 /** Replace this stage with `Layer.succeed(InputLimitStage, myStage)`. */

@@ -4,7 +4,7 @@
  * and then a suffix. Chunks that share a unit (a tool call and its result, matched
  * by `call_id`) are kept or dropped together, so no call loses its result.
  */
-import type { ContextMessageRole, KeepStrategy } from "./ContextMessage.ts"
+import type { ContextMessageRole, KeepStrategy } from "../ContextMessage.ts"
 
 /** One rendered chunk as the budget sees it. */
 export interface BudgetItem {

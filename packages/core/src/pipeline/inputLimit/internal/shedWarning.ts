@@ -2,9 +2,9 @@
  * What pre-request shedding did, in words for the user: the `inputLimit` stage and the
  * flat request's shedding (pipeline/assemble.ts) say it the same way.
  */
-import type { LeftOutItem } from "../../breakdown/report.ts"
-import type { ResolvedLimits } from "./requestLimits.ts"
-import { formatCount as fmt } from "../../internal/formatCount.ts"
+import type { LeftOutItem } from "../../../breakdown/report.ts"
+import type { ResolvedLimits } from "../requestLimits.ts"
+import { formatCount as fmt } from "../../../internal/formatCount.ts"
 
 /** What shedding did, for the user. */
 export const shedWarning = (
