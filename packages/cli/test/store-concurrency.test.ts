@@ -13,7 +13,10 @@ import { tempDir } from "@strata/test-support"
 import { startCluster, type Cluster } from "../../store/scripts/pgCluster.mjs"
 import { runBin, runProcess } from "./support.ts"
 
-const PROCESSES = 10
+// Each process costs a Node start and a module load (2-3 CPU-seconds on the 2-core CI
+// machine), so six rather than ten. The engine's own conflict path, with a check that
+// conflicts happened, is e2e's engine-concurrency test.
+const PROCESSES = 6
 const dirs: Array<{ cleanup: () => void }> = []
 let cluster: Cluster | undefined
 let pgUrl = ""

@@ -922,7 +922,7 @@ describe("journal layout: random sessions (property tests)", () => {
       }),
       { numRuns: 100 }
     )
-  })
+  }, 120_000) // property runs: seconds alone, much longer beside the other suites on 2 cores
 
   vitestIt("a failed (uncommitted) request leaves the memory as it was: the next request is the one it would have been", () => {
     fc.assert(
@@ -933,7 +933,7 @@ describe("journal layout: random sessions (property tests)", () => {
       }),
       { numRuns: 100 }
     )
-  })
+  }, 120_000) // property runs: seconds alone, much longer beside the other suites on 2 cores
 
   vitestIt("seed layout: the layoutPlan stage plans nothing (same bytes as with the stage replaced by a no-op)", () => {
     const seed: SessionLayer = (tracker, index) => testLayer(tracker, index)
@@ -949,7 +949,7 @@ describe("journal layout: random sessions (property tests)", () => {
       }),
       { numRuns: 60 }
     )
-  })
+  }, 120_000) // property runs: seconds alone, much longer beside the other suites on 2 cores
 
   vitestIt("journal layout without a plan (the layoutPlan stage replaced by a no-op): the tiered layout's bytes", () => {
     const seed: SessionLayer = (tracker, index) => testLayer(tracker, index)
@@ -966,7 +966,7 @@ describe("journal layout: random sessions (property tests)", () => {
       }),
       { numRuns: 30 }
     )
-  })
+  }, 120_000) // property runs: seconds alone, much longer beside the other suites on 2 cores
 })
 
 describe("journal layout: cache expiry", () => {

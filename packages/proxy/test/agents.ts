@@ -47,10 +47,16 @@ export const runAgent = (command: string, args: ReadonlyArray<string>, options: 
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000)
+    // Generous: a run takes seconds alone, minutes when the test command loads both cores.
+    const limit = options.timeoutMs ?? 240_000
+    let killed = false
+    const timer = setTimeout(() => {
+      killed = true
+      child.kill("SIGKILL")
+    }, limit)
     child.on("close", (code) => {
       clearTimeout(timer)
-      resolve({ code: code ?? 1, stdout, stderr })
+      resolve({ code: code ?? 1, stdout, stderr: killed ? `${stderr}\n(killed after ${limit / 1000} s)` : stderr })
     })
   })
 }

@@ -118,21 +118,21 @@ beforeAll(async () => {
     }),
     join(work, "home-edit")
   )
-}, 360_000)
+}, 720_000) // three agent runs, each bounded by runAgent's limit
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 describe("Claude Code through the proxy", () => {
   it("runs the 20+ step task directly, to the scripted end", () => {
     expect(direct.run.stderr).not.toMatch(/error/i)
-    expect(direct.run.code).toBe(0)
+    expect(direct.run.code, `exit ${direct.run.code}\n${direct.run.stderr}\n${direct.run.stdout}`).toBe(0)
     expect(direct.received.filter((r) => r.main).length).toBeGreaterThanOrEqual(SCRIPT.length)
     expect(direct.result).toBe("Renamed the greeting, marked sub as checked and updated the notes.")
     expect(direct.files["src/greet.ts"]).toContain('"Hello, "')
   })
 
   it("makes the same edits and gives the same answer through the proxy", () => {
-    expect(proxied.run.code).toBe(0)
+    expect(proxied.run.code, `exit ${proxied.run.code}\n${proxied.run.stderr}\n${proxied.run.stdout}`).toBe(0)
     expect(proxied.result).toBe(direct.result)
     expect(proxied.files).toEqual(direct.files)
     expect(proxied.received.filter((r) => r.main).length).toBe(direct.received.filter((r) => r.main).length)
@@ -162,7 +162,7 @@ describe("Claude Code through the proxy", () => {
   })
 
   it("--mode edit: same edits, same answer; only cache controls and superseded tool results (placeholders) change; no dearer than sent", () => {
-    expect(edited.run.code).toBe(0)
+    expect(edited.run.code, `exit ${edited.run.code}\n${edited.run.stderr}\n${edited.run.stdout}`).toBe(0)
     expect(edited.result).toBe(direct.result)
     expect(edited.files).toEqual(direct.files)
     const blank = (body: unknown): unknown => {

@@ -117,7 +117,7 @@ beforeAll(async () => {
     }),
     join(work, "home-edit")
   )
-}, 360_000)
+}, 720_000) // three agent runs, each bounded by runAgent's limit
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
@@ -159,7 +159,7 @@ describe("Codex CLI through the proxy", () => {
   })
 
   it("--mode edit: same edits, same answer; only cache controls and superseded command outputs (placeholders) change; no dearer than sent", () => {
-    expect(edited.run.code).toBe(0)
+    expect(edited.run.code, `exit ${edited.run.code}\n${edited.run.stderr}\n${edited.run.stdout}`).toBe(0)
     expect(finalText(edited)).toBe(finalText(direct))
     expect(edited.files).toEqual(direct.files)
     const blank = (body: unknown): unknown => {

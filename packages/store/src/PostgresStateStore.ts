@@ -249,8 +249,22 @@ const clientRunner = (pool: pg.Pool) => {
   }
 }
 
+/**
+ * The schema has every migration this Strata knows: read without a lock, so processes
+ * starting together (ten `strata` commands, several proxies) never queue behind one
+ * another's migration transaction when there is nothing to migrate.
+ */
+const upToDate = async (client: pg.PoolClient, s: Tables): Promise<boolean> => {
+  const table = await client.query<{ found: string | null }>("SELECT to_regclass($1)::text AS found", [`${s}.migrations`])
+  if (table.rows[0]?.found == null) return false
+  const applied = await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations`)
+  const versions = new Set(applied.rows.map((r) => r.version))
+  return MIGRATIONS.every((m) => versions.has(m.version)) && [...versions].every((v) => MIGRATIONS.some((m) => m.version === v))
+}
+
 /** Create or migrate the schema, under a transaction-scoped advisory lock so processes starting together apply each migration once. */
 const migrate = async (client: pg.PoolClient, schema: string, s: Tables): Promise<void> => {
+  if (await upToDate(client, s)) return
   await client.query("BEGIN")
   await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`strata-migrations:${schema}`])
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)

@@ -293,7 +293,7 @@ export const conformance = (h: Harness): void => {
         }),
         { numRuns: 25 }
       )
-    })
+    }, 180_000) // 25 random sequences against a real store: seconds alone, a minute beside the other suites on 2 cores
 
     const p = h.processes
     if (p !== undefined) it("concurrent commits from 6 OS processes: every turn stored exactly once, in whole exchanges", async () => {

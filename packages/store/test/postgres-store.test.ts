@@ -96,6 +96,29 @@ describe("postgres store: schema", () => {
     })
   )
 
+  it.effect("opens an up-to-date schema without the migration lock: a process holding it delays nobody", () =>
+    Effect.gen(function* () {
+      const current = `strata_current_${process.pid}`
+      yield* open({ url, schema: current }, Effect.void)
+      // Another session holds the migration lock (a migrating process, stalled).
+      const holder = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = new pg.Client({ connectionString: url })
+          await client.connect()
+          return client
+        }),
+        (client) => Effect.promise(() => client.end())
+      )
+      yield* Effect.promise(() => holder.query("SELECT pg_advisory_lock(hashtext($1))", [`strata-migrations:${current}`]))
+      const exit = yield* Effect.exit(open({ url, schema: current, lockTimeoutMs: 300 }, Effect.void))
+      expect(exit._tag, JSON.stringify(exit)).toBe("Success")
+      // A schema that needs a migration still waits for the lock, and fails when it times out.
+      yield* Effect.promise(() => sql(`DELETE FROM ${current}.migrations WHERE version = $1`, [MIGRATIONS[MIGRATIONS.length - 1]!.version]))
+      const waited = yield* Effect.exit(open({ url, schema: current, lockTimeoutMs: 300 }, Effect.void))
+      expect(waited._tag).toBe("Failure")
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("history rows are append-only: the database refuses an update", () =>
     Effect.gen(function* () {
       const key = freshKey()
