@@ -5,7 +5,7 @@
 import fc from "fast-check"
 import { describe, expect } from "vitest"
 import { cutMap, mapRanking, sha256, type SymbolMapSnapshot } from "../src/index.ts"
-import { SymbolSession } from "../src/pipeline/symbolMap/symbolSession.ts"
+import { SymbolSession } from "../src/pipeline/symbolMap/internal/symbolSession.ts"
 import { it } from "@strata/test-support"
 import { charCounter } from "./pipeline-stubs.ts"
 

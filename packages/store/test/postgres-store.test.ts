@@ -39,7 +39,7 @@ const sql = async <R extends pg.QueryResultRow>(text: string, params: ReadonlyAr
   }
 }
 
-const open = <A, E>(options: { readonly url: string; readonly schema: string }, body: Effect.Effect<A, E, StateStore>) =>
+const open = <A, E>(options: { readonly url: string; readonly schema: string; readonly lockTimeoutMs?: number }, body: Effect.Effect<A, E, StateStore>) =>
   Effect.provide(body, Layer.fresh(PostgresStateStore.layer(options)))
 
 describe("postgres store: schema", () => {

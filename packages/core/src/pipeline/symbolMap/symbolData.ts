@@ -17,7 +17,7 @@ import type { MapLeftOut } from "../../breakdown/report.ts"
 import { blockRoom } from "./mapBudget.ts"
 import { mapCutWarning, RequestLimits, resolveRequestLimits } from "../inputLimit/requestLimits.ts"
 import type { AssemblyState, Stage } from "../base/state.ts"
-import { SymbolSession } from "./symbolSession.ts"
+import { SymbolSession } from "./internal/symbolSession.ts"
 
 /**
  * Replace this stage with `Layer.succeed(SymbolDataStage, myStage)`. The default uses the

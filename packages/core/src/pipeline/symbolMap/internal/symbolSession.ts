@@ -13,13 +13,13 @@
  * - A tier whose entries are unchanged is the previous list, whose joined text
  *   `sectionOf` has memoized.
  */
-import type { Counted } from "../../assembly/parts.ts"
-import { ItemKeys } from "../../domain/Item.ts"
-import type { CachedTier } from "../../domain/Tier.ts"
-import type { SymbolMapSnapshot } from "../../services/SymbolIndex.ts"
-import type { TokenCounter } from "../../tokens/TokenCounter.ts"
-import type { CachedTierLists, Entry, SymbolEntry } from "../base/entries.ts"
-import { fillInRankOrder } from "./mapBudget.ts"
+import type { Counted } from "../../../assembly/parts.ts"
+import { ItemKeys } from "../../../domain/Item.ts"
+import type { CachedTier } from "../../../domain/Tier.ts"
+import type { SymbolMapSnapshot } from "../../../services/SymbolIndex.ts"
+import type { TokenCounter } from "../../../tokens/TokenCounter.ts"
+import type { CachedTierLists, Entry, SymbolEntry } from "../../base/entries.ts"
+import { fillInRankOrder } from "../mapBudget.ts"
 
 /** The blocks a budget keeps (`SymbolSession.cut`). */
 export interface KeptBlocks {
