@@ -1,8 +1,8 @@
 // Vitest global setup: the end-to-end tests spawn the built binary (dist/bin.js), which
 // imports the other packages' dist/. Build this package when its dist/ is missing or older
 // than its sources, and any dependency whose dist/ is missing (a stale one only gets a
-// warning: `pnpm build` refreshes it). Under turbo, packages/cli/turbo.json makes `test`
-// depend on this package's own `build` and `^build`, so this is only a check there.
+// warning: `pnpm build` refreshes it). Under turbo every `test` depends on the root
+// compile, which builds every dist/, so this is only a check there.
 import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
