@@ -21,6 +21,6 @@ export default function setup(): void {
     else if (isStale(pkg)) console.warn(`[strata e2e] packages/${name}/dist is older than its sources; run \`pnpm build\` to test against them`)
   }
   // The dashboard's page bundle (`strata ui`), written by its own build step.
-  if (!existsSync(join(packagesDir, "ui", "dist", "page", "app.js"))) execFileSync(process.execPath, [join(packagesDir, "ui", "scripts", "bundle.mjs")], { stdio: "inherit" })
+  if (isStale(join(packagesDir, "ui"), "page/app.js", "page")) execFileSync(process.execPath, [join(packagesDir, "ui", "scripts", "bundle.mjs")], { stdio: "inherit" })
   if (isStale(cliDir) || isStale(cliDir, "bin.js")) build(cliDir)
 }

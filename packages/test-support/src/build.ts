@@ -18,10 +18,10 @@ const newestMtime = (dir: string): number => {
   return newest
 }
 
-/** Is `dist/<entry>` of the package at `pkg` missing, or older than a file of its `src/`? */
-export const isStale = (pkg: string, entry = "index.js"): boolean => {
+/** Is `dist/<entry>` of the package at `pkg` missing, or older than a file of its `sources` folder (default `src`)? */
+export const isStale = (pkg: string, entry = "index.js", sources = "src"): boolean => {
   const built = join(pkg, "dist", entry)
-  return !existsSync(built) || statSync(built).mtimeMs < newestMtime(join(pkg, "src"))
+  return !existsSync(built) || statSync(built).mtimeMs < newestMtime(join(pkg, sources))
 }
 
 /**
