@@ -33,21 +33,22 @@ export const activeFiles: Stage = {
 /**
  * A session sends the same files again on most requests, read afresh each time: a file
  * unchanged since the last request (the same text under the same path, compared as
- * text) is the entry built then, not hashed, formatted and counted again. Only the last
- * request's entries are kept, so the memo holds no more than that request did.
+ * text) is the entry built then, not hashed, formatted and counted again. The memo
+ * belongs to the token counter (the `Tokenizer` of an engine or a proxy): it holds the
+ * entries of the counter's last request only, and goes when the counter does.
  */
-let lastEntries = new Map<string, { readonly counter: TokenCounter; readonly entry: FileEntry }>()
+const lastEntries = new WeakMap<TokenCounter, ReadonlyMap<string, FileEntry>>()
 
 const fileEntries = (files: ReadonlyArray<FileContent>, counter: TokenCounter): ReadonlyArray<FileEntry> => {
-  const previous = lastEntries
-  const next = new Map<string, { readonly counter: TokenCounter; readonly entry: FileEntry }>()
+  const previous = lastEntries.get(counter)
+  const next = new Map<string, FileEntry>()
   const entries = files.map(({ path, content }): FileEntry => {
-    const known = previous.get(path)
-    const entry = known !== undefined && known.counter === counter && known.entry.content === content ? known.entry : fileEntry(path, content, counter)
-    next.set(path, { counter, entry })
+    const known = previous?.get(path)
+    const entry = known !== undefined && known.content === content ? known : fileEntry(path, content, counter)
+    next.set(path, entry)
     return entry
   })
-  lastEntries = next
+  lastEntries.set(counter, next)
   return entries
 }
 
