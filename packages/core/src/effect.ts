@@ -130,7 +130,7 @@ export {
   SessionStoreError,
   SessionStoreMissing
 } from "./session/SessionStore.ts"
-export { appendHistory, type HistoryChangeOptions, rewriteSessionHistory } from "./turn/history.ts"
+export { appendHistory, type HistoryChangeOptions, retryOnConflict, rewriteSessionHistory } from "./turn/history.ts"
 export { makeMemoryStateStore, MemoryStateStore } from "./turn/MemoryStateStore.ts"
 export {
   beginTurn,

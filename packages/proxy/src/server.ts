@@ -16,7 +16,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { AddressInfo, Socket } from "node:net"
 import { join } from "node:path"
 import { Effect, ManagedRuntime, Schema, type Layer } from "effect"
-import { StateConflict, StateStore, type Usage } from "@strata/core"
+import { StateStore, type Usage } from "@strata/core"
+import { retryOnConflict } from "@strata/core/effect"
 import { computeCost, lookupModel } from "@strata/providers"
 import { storeLayer } from "@strata/store"
 import { emptyTotals, ExchangeRecord, MAX_EXCHANGES, SessionHeader, SessionRecord, type ExchangeUsage } from "./record.ts"
@@ -302,33 +303,32 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     }
   }
 
-  /** One atomic commit per request; on a conflict (another process), reload and apply again. */
-  const commit = async (
+  /**
+   * One atomic commit per request (core's compare-and-set). On a conflict (another
+   * process committed to the session first) the session is resolved and loaded again and
+   * the record rebuilt from it, at most 5 times.
+   */
+  const commit = (
     p: Planned,
     build: (before: SessionRecord | undefined) => ExchangeRecord,
     turnId: string,
     summary: (exchange: ExchangeRecord) => Schema.Json
   ): Promise<{ exchange: ExchangeRecord; id: string }> => {
-    for (let attempt = 0; ; attempt++) {
-      const resolved = await resolveSession(p.chain, loadSession)
+    let stale: string | undefined
+    return runtime.runPromise(retryOnConflict((retry) => Effect.gen(function* () {
+      // What this process knew of the session that conflicted is behind the store.
+      if (retry > 0 && stale !== undefined) known.delete(stale)
+      const resolved = yield* Effect.promise(() => resolveSession(p.chain, loadSession))
       const planned = resolved.id === p.session ? p : { ...p, session: resolved.id, parent: resolved.parent }
       const before = resolved.found
       const exchange = build(before)
       const record = nextRecord(before, planned, exchange)
       const key = { repository: PROXY_REPOSITORY, name: planned.session }
-      const baseVersion = known.get(planned.session)?.version ?? 0
-      try {
-        const result = await runtime.runPromise(
-          store.commit({ session: key, baseVersion, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
-        )
-        known.set(planned.session, { version: result.version, record })
-        return { exchange, id: planned.session }
-      } catch (e) {
-        const conflict = e instanceof StateConflict || (isRecord(e) && (e as { _tag?: unknown })._tag === "StateConflict")
-        if (!conflict || attempt >= 5) throw e
-        known.delete(planned.session)
-      }
-    }
+      stale = planned.session
+      const result = yield* store.commit({ session: key, baseVersion: known.get(planned.session)?.version ?? 0, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
+      known.set(planned.session, { version: result.version, record })
+      return { exchange, id: planned.session }
+    }), 5))
   }
 
   const record = async (p: Planned, id: string): Promise<void> => {

@@ -6,11 +6,11 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import fc from "fast-check"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StateStore, StateStoreError } from "@strata/core"
 import { makeMemoryStateStore } from "@strata/core/effect"
-import { startProxy, type ProxyLogLine } from "@strata/proxy"
+import { ProxySessionRecord, startProxy, type ProxyLogLine } from "@strata/proxy"
 import { makeIdleQueue, nextTurn } from "../src/internal/idle.ts"
 import { driveAnthropic } from "./drive.ts"
 
@@ -178,6 +178,37 @@ describe("the work after a reply", () => {
     // Nothing was stored, so each request was planned as its session's first: the cache-only
     // transform of that body alone, never a clearing.
     for (const f of forwarded) expect(f).not.toContain("[strata proxy: cleared")
+  })
+})
+
+describe("several proxies on one store", () => {
+  it("commits a request whose session another proxy moved on since: the conflict is retried on the stored state, nothing is lost", async () => {
+    // One store, two proxies (two processes sharing PostgreSQL, in miniature): the session
+    // alternates between them, so each commit but the first two is against a version the
+    // committing proxy has not seen.
+    const shared = await Effect.runPromise(makeMemoryStateStore)
+    const layer = Layer.succeed(StateStore, shared)
+    const clock = { now: 0 }
+    const lines: Array<ProxyLogLine> = []
+    const open = () => startProxy({ port: 0, upstream: upstreamUrl, mode: "cache", store: layer, now: () => clock.now, log: (l) => lines.push(l) })
+    const proxies = [await open(), await open()] as const
+    const count = 5
+    for (const [i, body] of bodies.slice(0, count).entries()) {
+      clock.now = TIMES[i]!
+      const proxy = proxies[i % 2]!
+      expect(await post(proxy.url, JSON.stringify(body))).toContain("message_delta")
+      await proxy.settled()
+    }
+    for (const proxy of proxies) await proxy.close()
+    expect(lines.filter((l) => l.kind === "notice")).toEqual([])
+    const [listed] = await Effect.runPromise(shared.sessions())
+    expect(listed?.version).toBe(count)
+    const { snapshot } = await Effect.runPromise(shared.load(listed!.key))
+    const record = Schema.decodeUnknownSync(ProxySessionRecord)(snapshot.record)
+    expect(record.totals.requests).toBe(count)
+    expect(record.exchanges.map((e) => e.n)).toEqual([1, 2, 3, 4, 5])
+    const page = await Effect.runPromise(shared.requests(listed!.key, { from: 0, limit: 10 }))
+    expect(page.requests).toHaveLength(count)
   })
 })
 

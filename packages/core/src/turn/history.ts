@@ -2,7 +2,8 @@
  * A session's history outside of turns, kept in the `StateStore`: appending messages
  * (checked with the `History` rules) and rewriting the whole history (clear, compaction,
  * truncation) together with the tracker purge that goes with it, each one compare-and-set
- * commit, retried on conflict against the fresh state.
+ * commit, retried on conflict against the fresh state (`retryOnConflict`, which the proxy's
+ * per-request commit uses too).
  */
 import { Effect, Exit, Option } from "effect"
 import { InvalidInput, type PathOutsideRepo } from "../domain/errors.ts"
@@ -33,16 +34,31 @@ export interface HistoryChangeOptions {
 export type HistoryChangeError = InvalidInput | StateConflict | StateStoreError | PathOutsideRepo
 
 /**
- * Run `attempt` (which loads, decides and commits) again on `StateConflict`, at most
- * `retries` more times. Pure control flow; the attempt reloads the state itself.
+ * Run `attempt` again when it fails with `StateConflict` (another process committed to
+ * the session first), at most `retries` more times; any other failure, or the conflict
+ * after the last retry, is the result. The attempt loads the state, decides and commits
+ * itself: a retry must decide again from what it loads, so `retry` (0 for the first run)
+ * tells it when a state it kept from an earlier attempt is stale.
+ *
+ * @example
+ * ```ts no-run
+ * import { Effect } from "effect"
+ * import { retryOnConflict, StateStore, type SessionKey } from "@strata/core/effect"
+ * declare const session: SessionKey
+ * const program = retryOnConflict(() => Effect.gen(function* () {
+ *   const store = yield* StateStore
+ *   const { snapshot } = yield* store.load(session)
+ *   return yield* store.commit({ session, baseVersion: snapshot.version, turnId: "t-1", append: [], patch: { record: { note: "seen" } } })
+ * }), 3)
+ * ```
  */
-const retryConflicts = <A, E, R>(attempt: Effect.Effect<A, E, R>, retries: number): Effect.Effect<A, E, R> =>
+export const retryOnConflict = <A, E, R>(attempt: (retry: number) => Effect.Effect<A, E, R>, retries: number): Effect.Effect<A, E, R> =>
   Effect.gen(function* () {
-    for (let left = retries; ; left--) {
-      const exit = yield* Effect.exit(attempt)
+    for (let retry = 0; ; retry++) {
+      const exit = yield* Effect.exit(attempt(retry))
       if (Exit.isSuccess(exit)) return exit.value
       const conflict = Exit.findErrorOption(exit).pipe(Option.filter((e) => e instanceof StateConflict))
-      if (Option.isNone(conflict) || left <= 0) return yield* Effect.failCause(exit.cause)
+      if (Option.isNone(conflict) || retry >= retries) return yield* Effect.failCause(exit.cause)
     }
   })
 
@@ -72,7 +88,7 @@ export const appendHistory = Effect.fn("Strata.appendHistory")(function* (
     if (problem !== undefined) return yield* new InvalidInput({ what: "message", issue: problem.issue })
     return yield* store.commit({ session, baseVersion: snapshot.version, turnId, append: messages, patch: {} })
   })
-  const result: CommitResult = yield* retryConflicts(attempt, options.retries ?? 3)
+  const result: CommitResult = yield* retryOnConflict(() => attempt, options.retries ?? 3)
   return result
 })
 
@@ -123,7 +139,7 @@ export const rewriteSessionHistory = Effect.fn("Strata.rewriteSessionHistory")(f
     const commit = yield* store.rewriteHistory({ session, baseVersion: snapshot.version, turnId, history, patch })
     return { commit, value }
   })
-  const result: HistoryRewritten<A> = yield* retryConflicts(attempt, options.retries ?? 3)
+  const result: HistoryRewritten<A> = yield* retryOnConflict(() => attempt, options.retries ?? 3)
   if (options.purgeTracker === true && mode === "service" && Option.isSome(ambient) && result.commit?.duplicate === false) {
     yield* ambient.value.purgeHistory
   }
