@@ -184,19 +184,31 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
 
   // The sessions this process knows, with the store version they were read or written at.
   const known = new Map<string, { version: number; record: SessionRecord }>()
+  const keyOf = (id: string) => ({ repository: PROXY_REPOSITORY, name: id })
   const loadSession = async (id: string): Promise<SessionRecord | undefined> => {
     const cached = known.get(id)
     if (cached !== undefined) return cached.record
-    const { snapshot } = await runtime.runPromise(store.load({ repository: PROXY_REPOSITORY, name: id }))
+    const { snapshot } = await runtime.runPromise(store.load(keyOf(id)))
     if (snapshot.record === null) return undefined
     const record = decodeRecord(snapshot.record)
     known.set(id, { version: snapshot.version, record })
     return record
   }
+  /**
+   * The committed record to plan from: what this process knows while the store's version
+   * says nobody else committed since (another proxy process on the same store: its
+   * requests' gaps, block counts and clearings are this request's to keep), else loaded.
+   */
+  const loadCurrent = async (id: string): Promise<SessionRecord | undefined> => {
+    const cached = known.get(id)
+    if (cached !== undefined && (await runtime.runPromise(store.version(keyOf(id)))) !== cached.version) known.delete(id)
+    return loadSession(id)
+  }
 
-  // What the next request of a session plans from: its latest planned state, else its record.
+  // What the next request of a session plans from: its latest planned state (requests of
+  // this process not yet committed), else its committed record.
   const heads = makeHeads()
-  const loadPlanState = async (id: string): Promise<PlanState | undefined> => heads.get(id) ?? (await loadSession(id))
+  const loadPlanState = async (id: string): Promise<PlanState | undefined> => heads.get(id) ?? (await loadCurrent(id))
   const idle = makeIdleQueue()
 
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
@@ -323,9 +335,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       const before = resolved.found
       const exchange = build(before)
       const record = nextRecord(before, planned, exchange)
-      const key = { repository: PROXY_REPOSITORY, name: planned.session }
       stale = planned.session
-      const result = yield* store.commit({ session: key, baseVersion: known.get(planned.session)?.version ?? 0, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
+      const result = yield* store.commit({ session: keyOf(planned.session), baseVersion: known.get(planned.session)?.version ?? 0, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
       known.set(planned.session, { version: result.version, record })
       return { exchange, id: planned.session }
     }), 5))

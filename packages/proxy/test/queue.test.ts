@@ -182,33 +182,52 @@ describe("the work after a reply", () => {
 })
 
 describe("several proxies on one store", () => {
-  it("commits a request whose session another proxy moved on since: the conflict is retried on the stored state, nothing is lost", async () => {
+  it("plans and commits a session that alternates between two proxies as one proxy would: the same bytes, every commit kept", async () => {
     // One store, two proxies (two processes sharing PostgreSQL, in miniature): the session
-    // alternates between them, so each commit but the first two is against a version the
-    // committing proxy has not seen.
+    // alternates between them, so each request but the first is planned by a proxy that
+    // did not see the one before, and committed against a version it has not seen.
     const shared = await Effect.runPromise(makeMemoryStateStore)
     const layer = Layer.succeed(StateStore, shared)
     const clock = { now: 0 }
     const lines: Array<ProxyLogLine> = []
-    const open = () => startProxy({ port: 0, upstream: upstreamUrl, mode: "cache", store: layer, now: () => clock.now, log: (l) => lines.push(l) })
+    const forwarded: Array<string> = []
+    const open = () =>
+      startProxy({
+        port: 0,
+        upstream: upstreamUrl,
+        mode: "edit",
+        store: layer,
+        now: () => clock.now,
+        log: (l) => lines.push(l),
+        onForward: ({ forwarded: f }) => forwarded.push(f.toString("utf8"))
+      })
     const proxies = [await open(), await open()] as const
-    const count = 5
-    for (const [i, body] of bodies.slice(0, count).entries()) {
-      clock.now = TIMES[i]!
+    // The pause comes before the second proxy's last request: it clears, the first proxy's
+    // next request must carry the same placeholder.
+    const times = [0, 5, 10, 15, 20, 920, 925]
+    for (const [i, body] of bodies.entries()) {
+      clock.now = times[i]!
       const proxy = proxies[i % 2]!
       expect(await post(proxy.url, JSON.stringify(body))).toContain("message_delta")
       await proxy.settled()
     }
     for (const proxy of proxies) await proxy.close()
     expect(lines.filter((l) => l.kind === "notice")).toEqual([])
+    // What one proxy sends for the whole session: the gaps, the block counts and the
+    // clearing ledger another proxy's requests left are planned from.
+    const driven = driveAnthropic("edit", bodies, times)
+    expect(forwarded).toEqual(driven.map((o) => JSON.stringify(o.body)))
+    for (const f of forwarded.slice(5)) expect(f).toContain("[strata proxy: cleared the superseded result of Read (toolu_0)")
     const [listed] = await Effect.runPromise(shared.sessions())
-    expect(listed?.version).toBe(count)
+    expect(listed?.version).toBe(bodies.length)
     const { snapshot } = await Effect.runPromise(shared.load(listed!.key))
     const record = Schema.decodeUnknownSync(ProxySessionRecord)(snapshot.record)
-    expect(record.totals.requests).toBe(count)
-    expect(record.exchanges.map((e) => e.n)).toEqual([1, 2, 3, 4, 5])
+    expect(record.totals.requests).toBe(bodies.length)
+    expect(record.exchanges.map((e) => e.n)).toEqual(bodies.map((_, i) => i + 1))
+    expect(record.gaps).toEqual(times.slice(1).map((t, i) => t - times[i]!))
+    expect(record.ledger).toEqual(driven.at(-1)!.ledger)
     const page = await Effect.runPromise(shared.requests(listed!.key, { from: 0, limit: 10 }))
-    expect(page.requests).toHaveLength(count)
+    expect(page.requests).toHaveLength(bodies.length)
   })
 })
 

@@ -719,6 +719,15 @@ export const makeFileStateStore = (options: FileStateStoreOptions): Effect.Effec
         const log = yield* readLog(store, key, dir)
         return { snapshot: log.state, warnings: log.warnings } satisfies LoadedState
       }),
+      // The newest record's version, from the directory listing alone (no record is read).
+      version: Effect.fn("StateStore.version")(function* (key: SessionKey) {
+        const dir = dirOf(key)
+        yield* checkInside(store, dir)
+        const { snapshots, turnFiles } = yield* listLog(store, dir)
+        let version = snapshots[0] ?? 0
+        for (const v of turnFiles) if (v > version) version = v
+        return version
+      }),
       commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {
         return yield* commitRecord(
           turn.session,

@@ -523,6 +523,10 @@ export const makePostgresStateStore = (options: PostgresStateStoreOptions) =>
     const service: StateStore["Service"] = {
       describe,
       load,
+      version: Effect.fn("StateStore.version")(function* (key: SessionKey) {
+        const { rows } = yield* withClient(`read the version of ${formatSessionKey(key)}`, (client) => currentVersion(client, s, key))
+        return rows.length === 0 ? 0 : Number(rows[0]!.version)
+      }),
       commit: Effect.fn("StateStore.commit")(function* (turn: TurnCommit) {
         return yield* write({ key: turn.session, baseVersion: turn.baseVersion, turnId: turn.turnId, messages: turn.append, rewrite: false, patch: turn.patch, request: turn.request })
       }),

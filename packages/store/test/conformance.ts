@@ -100,6 +100,7 @@ export const conformance = (h: Harness): void => {
           const { snapshot, warnings } = yield* store.load(key)
           expect(snapshot).toEqual(emptyState(key))
           expect(warnings).toEqual([])
+          expect(yield* store.version(key)).toBe(0)
         })
       )
     )
@@ -286,6 +287,7 @@ export const conformance = (h: Harness): void => {
                 }
               }
               expect((yield* store.load(key)).snapshot).toEqual(model)
+              expect(yield* store.version(key)).toBe(model.version)
             }
             expect((yield* store.requests(key, { from: 1, limit: 100 })).requests).toEqual(requests)
           })

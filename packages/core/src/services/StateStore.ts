@@ -279,6 +279,13 @@ export class StateStore extends Context.Service<StateStore, {
   readonly describe: string
   /** The session's current state (the empty state at version 0 for a new session). */
   readonly load: (session: SessionKey) => Effect.Effect<LoadedState, StateStoreError | PathOutsideRepo>
+  /**
+   * The session's current version (0 for a new session) without reading its state: how a
+   * process that keeps a session's state in memory (the proxy) learns whether another
+   * process has committed since. Never below what `load` would return next; it may name a
+   * damaged record that `load` then sets aside (the caller loads, which is always right).
+   */
+  readonly version: (session: SessionKey) => Effect.Effect<number, StateStoreError | PathOutsideRepo>
   /** Commit one turn: append to the history and apply the patch, if `baseVersion` is current. */
   readonly commit: (turn: TurnCommit) => Effect.Effect<CommitResult, StateConflict | StateStoreError | PathOutsideRepo>
   /** Replace the history (compaction, clear), with the same compare-and-set as `commit`. */

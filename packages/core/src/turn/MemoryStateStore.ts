@@ -55,6 +55,7 @@ export const makeMemoryStateStore: Effect.Effect<StateStore["Service"]> = Effect
   return {
     describe: "memory",
     load: (key) => Effect.sync(() => ({ snapshot: entryOf(key).state, warnings: [] })),
+    version: (key) => Effect.sync(() => entryOf(key).state.version),
     commit: (turn) => step(turn.session, turn.baseVersion, turn.turnId, (s) => applyTurn(s, turn), turn.request),
     rewriteHistory: (rewrite) => step(rewrite.session, rewrite.baseVersion, rewrite.turnId, (s) => applyRewrite(s, rewrite)),
     requests: (key, range) => Effect.sync(() => requestPage(entryOf(key).requests, range)),
