@@ -215,7 +215,7 @@ async function main() {
     for (let k = 0; k < step; k++) messages.push(call(s, k), answer(s, k))
     return [...messages.slice(0, -1), marked(messages.at(-1))]
   }
-  const envelope = { model: "claude-sonnet-4-5", max_tokens: 8192, stream: true, system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }], tools: [{ name: "Read", input_schema: { type: "object" } }] }
+  const envelope = { model: "claude-sonnet-4-6", max_tokens: 8192, stream: true, system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }], tools: [{ name: "Read", input_schema: { type: "object" } }] }
   /** The request body of session `s` at `step`: what the agent would send (the definition). */
   const bodyFor = (s, step) => JSON.stringify({ ...envelope, messages: messagesOf(s, step) })
   // The same bytes, sent as pieces encoded once and shared (the envelope with the system

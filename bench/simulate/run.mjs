@@ -74,8 +74,8 @@ for (let turn = 0; turn < TURNS; turn++) {
 // ---------------------------------------------------------------------------------
 
 const targets = [
-  { name: "anthropic", provider: "anthropic", model: "claude-sonnet-4-5", place: (r) => placeAnthropic(r, { tools, cacheTools: true, automatic: true, maxTokens: 1024 }) },
-  { name: "bedrock (Converse)", provider: "bedrock", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", place: (r) => placeBedrockConverse(r, { tools, cacheTools: true, maxTokens: 1024 }) },
+  { name: "anthropic", provider: "anthropic", model: "claude-sonnet-4-6", place: (r) => placeAnthropic(r, { tools, cacheTools: true, automatic: true, maxTokens: 1024 }) },
+  { name: "bedrock (Converse)", provider: "bedrock", model: "us.anthropic.claude-sonnet-4-6", place: (r) => placeBedrockConverse(r, { tools, cacheTools: true, maxTokens: 1024 }) },
   { name: "openai gpt-4o (Chat)", provider: "openai", model: "gpt-4o", place: (r) => placeOpenAIChat(r, { tools, promptCacheKey: "bench" }) },
   { name: "openai gpt-4.1 (Responses)", provider: "openai", model: "gpt-4.1", place: (r) => placeOpenAIResponses(r, { tools }) },
   { name: "openai gpt-5.6 (breakpoints)", provider: "openai", model: "gpt-5.6", place: (r) => placeOpenAIChat(r, { tools, cacheMode: "implicit" }) },

@@ -57,7 +57,7 @@ for (let i = 0; i < REQUESTS; i++) {
   ]
   const turn = {
     provider: "anthropic",
-    model: "claude-sonnet-4-5",
+    model: "claude-sonnet-4-6",
     at: 1_767_225_600_000 + i * 20_000,
     promptTokens: prompt,
     usage,

@@ -108,14 +108,14 @@ const has = (body: unknown, needle: string): boolean => JSON.stringify(body).inc
 describe("assemble -> SDK -> commit, two turns with a tool call", () => {
   it("@anthropic-ai/sdk messages.create", async () => {
     const usage = { input_tokens: 20, cache_read_input_tokens: 1000, cache_creation_input_tokens: 500, output_tokens: 10 }
-    const message = { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", stop_sequence: null }
+    const message = { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6", stop_sequence: null }
     const server = await scripted(/\/v1\/messages$/, validateAnthropic, (b) => has(b, "tool_result"), {
       call: { ...message, content: [{ type: "text", text: "Reading it." }, { type: "tool_use", id: "toolu_01", name: "read_file", input: { path: "src/b.ts" } }], stop_reason: "tool_use", usage },
       text: { ...message, content: [{ type: "text", text: "b returns 1." }], stop_reason: "end_turn", usage }
     })
     try {
       const client = new Anthropic({ apiKey: "sk-ant-test", baseURL: server.url, maxRetries: 0 })
-      await using engine = engineFor("claude-sonnet-4-5", AnthropicPlacement({ tools: [READ_FILE], maxTokens: 512 }))
+      await using engine = engineFor("claude-sonnet-4-6", AnthropicPlacement({ tools: [READ_FILE], maxTokens: 512 }))
       const { history } = await twoTurns(engine, (body) => client.messages.create(body))
       expect(history[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Reading it." }, { type: "tool-call", toolCallId: "toolu_01", toolName: "read_file", input: { path: "src/b.ts" } }] })
       // The second request carries the first exchange natively, with cache markers.

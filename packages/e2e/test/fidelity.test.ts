@@ -148,7 +148,7 @@ const scriptedAnthropic = () =>
     const content = answered
       ? [{ type: "text", text: "⟦R⟧ math.ts exports add." }]
       : [{ type: "text", text: "⟦R⟧ Let me read it." }, { type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "src/math.ts" } }]
-    const message = { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content, stop_reason: answered ? "end_turn" : "tool_use", stop_sequence: null, usage }
+    const message = { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6", content, stop_reason: answered ? "end_turn" : "tool_use", stop_sequence: null, usage }
     if (isRecord(body) && body["stream"] === true) {
       const text = str(content[0]?.text)
       return sse(res, [
@@ -171,7 +171,7 @@ describe("the tool loop and streaming against a scripted server", () => {
       const client = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 })
       await using engine = createContextEngine({
         repoRoot: repo,
-        model: "claude-sonnet-4-5",
+        model: "claude-sonnet-4-6",
         tracker: TrackerLayer.memory(),
         symbols: symbolIndexLayer(repo, { cache: false, git: false }),
         provider: AnthropicPlacement({ tools: [READ_FILE] })
@@ -206,7 +206,7 @@ describe("the tool loop and streaming against a scripted server", () => {
     const server = await scriptedAnthropic()
     try {
       const client = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 })
-      await using engine = createContextEngine({ repoRoot: repo, model: "claude-sonnet-4-5", provider: AnthropicPlacement({ tools: [READ_FILE] }) })
+      await using engine = createContextEngine({ repoRoot: repo, model: "claude-sonnet-4-6", provider: AnthropicPlacement({ tools: [READ_FILE] }) })
       await engine.runToolLoop({
         prompt: "⟦Q⟧ What does math.ts export?",
         send: (request) => client.messages.create(request),
@@ -223,7 +223,7 @@ describe("the tool loop and streaming against a scripted server", () => {
     const server = await scriptedAnthropic()
     try {
       const client = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 })
-      await using engine = createContextEngine({ repoRoot: repo, model: "claude-sonnet-4-5", provider: AnthropicPlacement })
+      await using engine = createContextEngine({ repoRoot: repo, model: "claude-sonnet-4-6", provider: AnthropicPlacement })
       const turn = await engine.assemble({ prompt: "⟦Q⟧ Hello?" })
       const deltas: Array<string> = []
       const { committed } = await streamAnthropicTurn(turn, client.messages.stream(turn.request), { onText: (d) => deltas.push(d) })

@@ -102,7 +102,7 @@ const belowMinimum = (model: string): NeutralRequest => seedRequest(model, { L0:
 describe("nothing the rules forbid reaches the wire", () => {
   it("anthropic SDK: at most 4 cache_control, none below the minimum, no empty text", async () => {
     const client = new Anthropic({ apiKey: "test-key", baseURL: base, maxRetries: 0 })
-    const placed = placeAnthropic(hostile("claude-sonnet-4-5"), { tools, cacheTools: true })
+    const placed = placeAnthropic(hostile("claude-sonnet-4-6"), { tools, cacheTools: true })
     expect(placed.dropped).toHaveLength(1)
     const response = await client.messages.create({ ...placed.body, stream: false })
     const wire = lastBody(/\/v1\/messages$/)
@@ -110,7 +110,7 @@ describe("nothing the rules forbid reaches the wire", () => {
     expect(wire).not.toMatch(BLANK_TEXT)
     expect(decodeAnthropicUsage(response.usage)).toEqual({ input: 12, cacheRead: 9000, cacheWrite: 3000, output: 5 })
 
-    const low = placeAnthropic(belowMinimum("claude-sonnet-4-5"))
+    const low = placeAnthropic(belowMinimum("claude-sonnet-4-6"))
     await client.messages.create({ ...low.body, stream: false })
     const lowWire = JSON.parse(lastBody(/\/v1\/messages$/)) as { system: Array<{ cache_control?: unknown }> }
     expect(lowWire.system[0]!.cache_control).toBeUndefined()

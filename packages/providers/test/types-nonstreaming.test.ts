@@ -16,7 +16,7 @@ import { neutralRequest } from "./sim-helpers.ts"
 import { json, startServer, type Recorded, type Reply, type TestServer } from "./wire-server.ts"
 
 const REPLIES: ReadonlyArray<readonly [RegExp, unknown]> = [
-  [/\/v1\/messages$/, { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 5 } }],
+  [/\/v1\/messages$/, { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 5 } }],
   [/\/chat\/completions$/, { id: "c1", object: "chat.completion", created: 1, model: "gpt-4.1", choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: "ok", refusal: null } }], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }],
   [/\/responses$/, { id: "resp_1", object: "response", created_at: 1, status: "completed", model: "gpt-4.1", output: [{ type: "message", id: "m1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "ok", annotations: [] }] }], usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 17 } }],
   [/\/converse$/, { output: { message: { role: "assistant", content: [{ text: "ok" }] } }, stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 }, metrics: { latencyMs: 1 } }],
@@ -47,7 +47,7 @@ const sent = (server: TestServer, path: RegExp): Record<string, unknown> =>
 describe("bodies go into the SDKs' non-streaming create as they are", () => {
   it("anthropic: messages.create(body) is a Message", async () => {
     const client = new Anthropic({ apiKey: "test-key", baseURL: http1.url, maxRetries: 0 })
-    const { body } = placeAnthropic(neutralRequest("claude-sonnet-4-5", 1), { maxTokens: 256 })
+    const { body } = placeAnthropic(neutralRequest("claude-sonnet-4-6", 1), { maxTokens: 256 })
     const message = await client.messages.create(body)
     expectTypeOf(message).toExtend<Message>()
     expect(message.content).toEqual([{ type: "text", text: "ok" }])

@@ -11,7 +11,7 @@ import { neutralRequest } from "./sim-helpers.ts"
 import { it } from "@strata/test-support"
 import { json, sse, startServer, type Reply, type TestServer } from "./wire-server.ts"
 
-const MODEL = "claude-sonnet-4-5"
+const MODEL = "claude-sonnet-4-6"
 const KEY = "sk-ant-test-0123"
 
 let server: TestServer | undefined

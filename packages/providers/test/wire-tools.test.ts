@@ -128,7 +128,7 @@ const anthropicAnswer = (round: Round, n: number) => ({
   id: `msg_${n}`,
   type: "message",
   role: "assistant",
-  model: "claude-sonnet-4-5",
+  model: "claude-sonnet-4-6",
   content: [
     ...(round.reasoning === undefined ? [] : [{ type: "thinking", thinking: round.reasoning, signature: `sig-${n}+/=` }]),
     ...(round.text === undefined ? [] : [{ type: "text", text: round.text }]),
@@ -146,7 +146,7 @@ const anthropicAdapter: Adapter = {
   answer: anthropicAnswer,
   call: async (url, history) => {
     const client = new Anthropic({ baseURL: url, apiKey: "sk-ant-test", maxRetries: 0 })
-    const { body } = placeAnthropic(toolRequest("claude-sonnet-4-5", history), { maxTokens: 1024 })
+    const { body } = placeAnthropic(toolRequest("claude-sonnet-4-6", history), { maxTokens: 1024 })
     const message = await client.messages.create({ ...body, stream: false })
     const content = message.content.flatMap((b): Array<AssistantPart> => {
       if (b.type === "thinking") return [{ type: "reasoning", text: b.thinking, provider: "anthropic", signature: b.signature }]

@@ -37,7 +37,7 @@ const protocolOf = (body: Json): Protocol => (Array.isArray(body["messages"]) ? 
  * ```ts
  * import { priceTranscript } from "@strata/proxy"
  * const body = (n: number) => ({
- *   model: "claude-sonnet-4-5", max_tokens: 100, system: [{ type: "text", text: "Be terse. ".repeat(600) }],
+ *   model: "claude-sonnet-4-6", max_tokens: 100, system: [{ type: "text", text: "Be terse. ".repeat(600) }],
  *   messages: [{ role: "user", content: [{ type: "text", text: "step ".repeat(n + 1) }] }]
  * })
  * const price = priceTranscript([{ t: 0, request: body(0) }, { t: 5, request: body(1) }], { mode: "cache" })
@@ -54,7 +54,7 @@ export const priceTranscript = (
   }
 ): TranscriptPrice => {
   const first = lines.find((l) => isRecord(l.request))?.request
-  const model = options.model ?? (isRecord(first) && typeof first["model"] === "string" ? first["model"] : "claude-sonnet-4-5")
+  const model = options.model ?? (isRecord(first) && typeof first["model"] === "string" ? first["model"] : "claude-sonnet-4-6")
   const protocol = isRecord(first) ? protocolOf(first) : "anthropic"
   const make = () => (protocol === "anthropic" ? makeAnthropicSimulator({ model }) : makeOpenAISimulator({ model }))
   const asSentSim = make()

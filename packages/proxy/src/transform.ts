@@ -366,7 +366,7 @@ const responsesExpiry = (input: TransformInput, body: Json): number => {
  * @example
  * ```ts
  * import { transformRequest } from "@strata/proxy"
- * const body = { model: "claude-sonnet-4-5", max_tokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
+ * const body = { model: "claude-sonnet-4-6", max_tokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }
  * const out = transformRequest({ protocol: "anthropic", mode: "cache", body, session: { id: "s1", gaps: [], lastBlocks: 0 } })
  * out.changed // ["1 marker added (the client set none)"]
  * ```

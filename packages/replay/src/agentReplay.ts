@@ -94,7 +94,7 @@ export const COMPACTION_MARGIN_TOKENS = 13_000
  * @example
  * ```ts
  * import { transcriptWindow } from "@strata/replay"
- * transcriptWindow("claude-sonnet-4-5") // 200,000 - 20,000 - 13,000 = 167,000
+ * transcriptWindow("claude-sonnet-4-6") // 200,000 - 20,000 - 13,000 = 167,000
  * ```
  */
 export const transcriptWindow = (model: string): number => {

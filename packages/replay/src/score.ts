@@ -177,8 +177,8 @@ export interface Scorer {
  * @example
  * ```ts
  * import { makeScorer } from "@strata/replay"
- * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-5" })
- * const body = { model: "claude-sonnet-4-5", max_tokens: 1024, system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hi" }] }
+ * const scorer = makeScorer({ provider: "anthropic", model: "claude-sonnet-4-6" })
+ * const body = { model: "claude-sonnet-4-6", max_tokens: 1024, system: [{ type: "text", text: "You review TypeScript. ".repeat(400), cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hi" }] }
  * scorer.send("segments", body, 0)
  * scorer.send("segments", body, 90)
  * scorer.scores().map((s) => s.cacheRead > 0) // [false, true]
@@ -379,7 +379,7 @@ export const parseDump = (text: string): ReadonlyArray<DumpLine> =>
  * ```ts no-run
  * import { readFileSync } from "node:fs"
  * import { rescoreDump } from "@strata/replay"
- * const { rows } = await rescoreDump(readFileSync("replay.jsonl", "utf8"), { provider: "anthropic", model: "claude-sonnet-4-5" })
+ * const { rows } = await rescoreDump(readFileSync("replay.jsonl", "utf8"), { provider: "anthropic", model: "claude-sonnet-4-6" })
  * ```
  */
 export const rescoreDump = async (

@@ -134,7 +134,7 @@ export type AnthropicReplyBlock =
 export interface AnthropicReplyOptions {
   /** Default `msg_1`. */
   readonly id?: string | undefined
-  /** Default `claude-sonnet-4-5`. */
+  /** Default `claude-sonnet-4-6`. */
   readonly model?: string | undefined
   /** The usage `message_start` reports (input and cache counts; its `output_tokens` is 1, as Anthropic's). */
   readonly usage?: object
@@ -159,7 +159,7 @@ export const anthropicMessage = (blocks: ReadonlyArray<AnthropicReplyBlock>, opt
   id: options.id ?? "msg_1",
   type: "message",
   role: "assistant",
-  model: options.model ?? "claude-sonnet-4-5",
+  model: options.model ?? "claude-sonnet-4-6",
   content: blocks.map(anthropicContent),
   stop_reason: anthropicStop(blocks, options),
   stop_sequence: null,
@@ -177,7 +177,7 @@ export const anthropicMessage = (blocks: ReadonlyArray<AnthropicReplyBlock>, opt
  * ```
  */
 export const anthropicEvents = (blocks: ReadonlyArray<AnthropicReplyBlock>, options: AnthropicReplyOptions = {}): Array<SseEvent> => {
-  const message = { id: options.id ?? "msg_1", type: "message", role: "assistant", model: options.model ?? "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null }
+  const message = { id: options.id ?? "msg_1", type: "message", role: "assistant", model: options.model ?? "claude-sonnet-4-6", content: [], stop_reason: null, stop_sequence: null }
   const events: Array<SseEvent> = [{ event: "message_start", data: { type: "message_start", message: { ...message, usage: { ...DEFAULT_ANTHROPIC_USAGE, ...options.usage, output_tokens: 1 } } } }]
   const event = (name: string, data: Record<string, unknown>) => events.push({ event: name, data: { type: name, ...data } })
   blocks.forEach((block, index) => {

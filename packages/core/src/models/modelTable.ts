@@ -47,7 +47,7 @@ const DEFAULT_ENCODING: EncodingChoice = { encoding: "cl100k_base", exact: false
  * @example
  * ```ts
  * import { normalizeModelId } from "@strata/core"
- * normalizeModelId("us.anthropic.claude-sonnet-4-5-20250929-v1:0") // "claude-sonnet-4-5"
+ * normalizeModelId("us.anthropic.claude-haiku-4-5-20251001-v1:0") // "claude-haiku-4-5"
  * normalizeModelId("openrouter/openai/gpt-4o") // "gpt-4o"
  * ```
  */

@@ -167,7 +167,7 @@ const contentBlock = (provider: string, part: MessagePart): BedrockContentBlock 
  * import type { NeutralRequest } from "@strata/core"
  * import { placeBedrockConverse } from "@strata/providers"
  * declare const request: NeutralRequest // from assemble()
- * const { body } = placeBedrockConverse(request, { model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * const { body } = placeBedrockConverse(request, { model: "us.anthropic.claude-sonnet-4-6" })
  * await new BedrockRuntimeClient({}).send(new ConverseCommand(body))
  * ```
  */
@@ -260,8 +260,8 @@ export interface BedrockInvokeBody {
  * import type { NeutralRequest } from "@strata/core"
  * import { invokeModelInput, placeBedrockInvoke } from "@strata/providers"
  * declare const request: NeutralRequest // from assemble()
- * const placed = placeBedrockInvoke(request, { model: "anthropic.claude-sonnet-4-5-20250929-v1:0" })
- * await new BedrockRuntimeClient({}).send(new InvokeModelCommand(invokeModelInput(placed, "anthropic.claude-sonnet-4-5-20250929-v1:0")))
+ * const placed = placeBedrockInvoke(request, { model: "anthropic.claude-sonnet-4-6" })
+ * await new BedrockRuntimeClient({}).send(new InvokeModelCommand(invokeModelInput(placed, "anthropic.claude-sonnet-4-6")))
  * ```
  */
 export const placeBedrockInvoke = (request: NeutralRequest, options: AnthropicOptions = {}): PluginResult<BedrockInvokeBody> => {
@@ -302,8 +302,8 @@ export const invokeModelInput = (
  * @example
  * ```ts
  * import { BedrockPlacement } from "@strata/providers"
- * const provider = BedrockPlacement({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
- * const layer = BedrockPlacement.layer({ model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * const provider = BedrockPlacement({ model: "us.anthropic.claude-sonnet-4-6" })
+ * const layer = BedrockPlacement.layer({ model: "us.anthropic.claude-sonnet-4-6" })
  * ```
  */
 export const BedrockPlacement: PlacementPlugin<BedrockConverseBody, BedrockOptions> & {

@@ -77,8 +77,8 @@ export interface CompatOptions extends CommonOptions {
  * @example
  * ```ts
  * import { upstreamOf } from "@strata/providers"
- * upstreamOf("openrouter/anthropic/claude-sonnet-4.5") // "anthropic"
- * upstreamOf("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0") // "bedrock"
+ * upstreamOf("openrouter/anthropic/claude-sonnet-4.6") // "anthropic"
+ * upstreamOf("bedrock/us.anthropic.claude-sonnet-4-6") // "bedrock"
  * ```
  */
 export const upstreamOf = (model: string): ProviderId => {
@@ -158,7 +158,7 @@ const toolCallsOf = (m: CleanMessage): Array<OpenAIChatToolCall> =>
  * import type { NeutralRequest } from "@strata/core"
  * import { placeOpenAICompatible } from "@strata/providers"
  * declare const request: NeutralRequest // from assemble()
- * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.5" })
+ * const { body } = placeOpenAICompatible(request, { model: "anthropic/claude-sonnet-4.6" })
  * await fetch("http://localhost:4000/v1/chat/completions", { method: "POST", body: JSON.stringify(body) })
  * ```
  */

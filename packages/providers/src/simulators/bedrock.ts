@@ -122,7 +122,7 @@ export type BedrockSimUsage = BedrockNativeUsage | AnthropicNativeUsage
  * @example
  * ```ts
  * import { makeBedrockSimulator } from "@strata/providers"
- * const sim = makeBedrockSimulator({ model: "anthropic.claude-sonnet-4-5-20250929-v1:0" })
+ * const sim = makeBedrockSimulator({ model: "anthropic.claude-sonnet-4-6" })
  * const body = { system: [{ text: "x".repeat(8000) }, { cachePoint: { type: "default" } }], messages: [{ role: "user", content: [{ text: "hi" }] }] }
  * sim.send(body, 0).native // { inputTokens: 1, cacheWriteInputTokens: 2000, ... }
  * ```
