@@ -304,25 +304,53 @@ export const applyMinimum = (
 /**
  * JSON with object keys sorted and some keys left out, so a block's identity does not
  * depend on key order or on cache markers.
+ *
+ * A deeply frozen value (it and every object and array in it frozen, as a caller that
+ * reuses parsed messages from one request to the next makes them) cannot change, so its
+ * text is kept (per object, per set of omitted keys) and the same string returned each
+ * time: the simulator's block memo then finds it without hashing it again.
  */
 export const canonicalJson = (value: unknown, omit: ReadonlySet<string> = NO_KEYS): string => {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
+  let memo = frozenTexts.get(omit)
+  if (memo === undefined) frozenTexts.set(omit, (memo = new WeakMap()))
+  deepFrozen = true
+  return canonical(value, omit, memo)
+}
+
+const frozenTexts = new WeakMap<ReadonlySet<string>, WeakMap<object, string>>()
+/** Whether every object and array `canonical` has read since it was last set is frozen. */
+let deepFrozen = true
+
+const canonical = (value: unknown, omit: ReadonlySet<string>, memo: WeakMap<object, string>): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
+  // Only a deeply frozen value is ever kept.
+  const kept = memo.get(value)
+  if (kept !== undefined) return kept
+  const outer = deepFrozen
+  deepFrozen = true
+  let out: string
   if (Array.isArray(value)) {
-    let out = "["
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i], omit)
-    return `${out}]`
+    out = "["
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonical(value[i], omit, memo)
+    out += "]"
+  } else {
+    const record = value as Record<string, unknown>
+    const keys = Object.keys(record).sort()
+    out = "{"
+    let first = true
+    for (const k of keys) {
+      const v = record[k]
+      if (v === undefined || omit.has(k)) continue
+      out += `${first ? "" : ","}${JSON.stringify(k)}:${canonical(v, omit, memo)}`
+      first = false
+    }
+    out += "}"
   }
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record).sort()
-  let out = "{"
-  let first = true
-  for (const k of keys) {
-    const v = record[k]
-    if (v === undefined || omit.has(k)) continue
-    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v, omit)}`
-    first = false
-  }
-  return `${out}}`
+  const frozen = deepFrozen && Object.isFrozen(value)
+  if (frozen) memo.set(value, out)
+  deepFrozen = outer && frozen
+  return out
 }
 
 const NO_KEYS: ReadonlySet<string> = new Set()
