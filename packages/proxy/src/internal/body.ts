@@ -152,6 +152,10 @@ interface Element {
   usedIn: number
   /** The chain link it was last hashed to, after the link `prev`. */
   link: { readonly prev: string; readonly digest: string } | undefined
+  /** The element that followed it in the last body that had it: the first one tried for the next place. */
+  next: Element | undefined
+  /** Taken since the eviction sweep last passed it (kept for another round). */
+  taken: boolean
 }
 /** The bytes a lookup key takes from where an element starts (elements that share these are compared in turn). */
 const ELEMENT_KEY_BYTES = 128
@@ -164,6 +168,8 @@ let keptBytes = 0
 let elementIds = 0
 let parses = 0
 const forget = (entry: Element, key: string): void => {
+  // An element that still points here keeps this one alive, but nothing past it.
+  entry.next = undefined
   keptOrder.delete(entry)
   const rest = (kept.get(key) ?? []).filter((e) => e !== entry)
   if (rest.length === 0) kept.delete(key)
@@ -177,9 +183,17 @@ const keep = (key: string, entry: Element): void => {
   keptOrder.set(entry, key)
   // The copy and the value: count both.
   keptBytes += 2 * entry.bytes.length
+  // The oldest go first, but one taken since the sweep last passed it gets another round.
   while (keptBytes > MAX_ELEMENT_BYTES) {
     const [oldest, k] = keptOrder.entries().next().value as [Element, string]
-    forget(oldest, k)
+    keptOrder.delete(oldest)
+    if (oldest.taken && oldest !== entry) {
+      oldest.taken = false
+      keptOrder.set(oldest, k)
+    } else {
+      keptOrder.set(oldest, k)
+      forget(oldest, k)
+    }
   }
 }
 
@@ -328,29 +342,37 @@ const parse = (buf: Buffer): ParsedBody => {
     }
   }
 
-  /** An object in a top-level array: one kept from an earlier body when its bytes are there (`Element`), else read and kept. */
-  const element = (): Element => {
+  // A JSON object's bytes end where it ends: equal bytes from here are this element.
+  const here = (e: Element, start: number): boolean => start + e.bytes.length <= n && buf.compare(e.bytes, 0, e.bytes.length, start, start + e.bytes.length) === 0
+  const take = (e: Element, start: number): Element => {
+    e.usedIn = parse
+    e.taken = true
+    const shift = start - e.origin
+    for (const [s, t] of e.strips) strips.push([s + shift, t + shift])
+    if (!e.compact) compact = false
+    pos = start + e.bytes.length
+    return e
+  }
+  /**
+   * An object in a top-level array: one kept from an earlier body when its bytes are there
+   * (`Element`; first the one that followed the element before it last time), else read
+   * and kept.
+   */
+  const element = (previous: Element | undefined): Element => {
     const start = pos
+    const guess = previous?.next
+    if (guess !== undefined && guess.usedIn !== parse && here(guess, start)) return take(guess, start)
     const key = buf.toString("latin1", start, Math.min(n, start + ELEMENT_KEY_BYTES))
     const bucket = kept.get(key)
     let twice = false
     if (bucket !== undefined) {
       for (const e of bucket) {
-        const size = e.bytes.length
-        // A JSON object's bytes end where it ends: equal bytes from here are this element.
-        if (start + size > n || buf.compare(e.bytes, 0, size, start, start + size) !== 0) continue
+        if (!here(e, start)) continue
         if (e.usedIn === parse) {
           twice = true
           break
         }
-        e.usedIn = parse
-        const shift = start - e.origin
-        for (const [s, t] of e.strips) strips.push([s + shift, t + shift])
-        if (!e.compact) compact = false
-        pos = start + size
-        keptOrder.delete(e)
-        keptOrder.set(e, key)
-        return e
+        return take(e, start)
       }
     }
     const s0 = strips.length
@@ -375,7 +397,9 @@ const parse = (buf: Buffer): ParsedBody => {
       compact: loose === loose0,
       id: ++elementIds,
       usedIn: parse,
-      link: undefined
+      link: undefined,
+      next: undefined,
+      taken: true
     }
     // Shared by every later body that has these bytes: nothing may change it.
     for (const o of own.objects.keys()) Object.freeze(o)
@@ -399,7 +423,9 @@ const parse = (buf: Buffer): ParsedBody => {
         ws()
         const s = pos
         if (elements !== undefined && buf[pos] === 0x7b) {
-          const e = element()
+          const previous = elements[out.length - 1]
+          const e = element(previous)
+          if (previous !== undefined) previous.next = e
           elements[out.length] = e
           out.push(e.value)
         } else out.push(value(depth + 1))

@@ -39,33 +39,77 @@ export interface PrefixHasher {
 }
 
 const MEMO_LIMIT = 200_000
+/** Characters of block bodies a shared memo keeps before it starts again. */
+const SHARED_MEMO_CHARS = 32 * 1024 * 1024
 
 // One-shot hashing: about 3x cheaper than createHash().update().digest() for the short
 // chain inputs hashed at every block of every request.
 const sha256 = (text: string): string => hash("sha256", text, "hex")
 
-/** A hasher over a token-count function. */
-export const makePrefixHasher = (countTokens: (text: string) => number): PrefixHasher => {
-  const memo = new Map<string, { readonly digest: string; readonly tokens: number }>()
+interface Measured {
+  readonly digest: string
+  readonly tokens: number
+}
+interface BlockMemo {
+  readonly blocks: Map<string, Measured>
+  /** Chain steps already hashed: the text `build` would hash, to its hash. */
+  readonly links: Map<string, string>
+  chars: number
+}
+const newMemo = (): BlockMemo => ({ blocks: new Map(), links: new Map(), chars: 0 })
+
+/**
+ * Memos shared by every hasher of one adapter (`scope`) over one token counter: a block's
+ * digest and tokens are functions of its body there, so the simulators of many sessions
+ * (a proxy's) measure a system prompt they all send once, not once each.
+ */
+const shared = new WeakMap<(text: string) => number, Map<string, BlockMemo>>()
+const sharedMemo = (countTokens: (text: string) => number, scope: string): BlockMemo => {
+  let byScope = shared.get(countTokens)
+  if (byScope === undefined) shared.set(countTokens, (byScope = new Map()))
+  let memo = byScope.get(scope)
+  if (memo === undefined) byScope.set(scope, (memo = newMemo()))
+  return memo
+}
+
+/**
+ * A hasher over a token-count function. With a `scope` (the adapter's name), its memo is
+ * shared with every other hasher of that scope and function.
+ */
+export const makePrefixHasher = (countTokens: (text: string) => number, scope?: string): PrefixHasher => {
+  const memo = scope === undefined ? newMemo() : sharedMemo(countTokens, scope)
   const measure = (block: PrefixBlock) => {
-    const known = memo.get(block.body)
+    const known = memo.blocks.get(block.body)
     if (known !== undefined) return known
     // A replay sees a bounded set of blocks; a runaway one is cut back, not grown forever.
-    if (memo.size >= MEMO_LIMIT) memo.clear()
+    if (memo.blocks.size >= MEMO_LIMIT || memo.chars >= SHARED_MEMO_CHARS) {
+      memo.blocks.clear()
+      memo.chars = 0
+    }
     const fresh = { digest: sha256(block.body), tokens: block.text.length === 0 ? 0 : countTokens(block.text) }
-    memo.set(block.body, fresh)
+    memo.blocks.set(block.body, fresh)
+    memo.chars += block.body.length
     return fresh
+  }
+  // The chain's hash of one more block; a pure function, kept for the prefixes seen again.
+  const link = (text: string): string => {
+    const known = memo.links.get(text)
+    if (known !== undefined) return known
+    if (memo.links.size >= MEMO_LIMIT / 2) memo.links.clear()
+    const h = sha256(text)
+    memo.links.set(text, h)
+    return h
   }
   return {
     tokens: countTokens,
     build: (namespace, blocks) => {
       const hashes: Array<string> = []
       const cumulative: Array<number> = []
-      let h = sha256(namespace)
+      let h = link(namespace)
       let total = 0
       for (const block of blocks) {
         const m = measure(block)
-        h = sha256(`${h}${block.head}\u0000${m.digest}`)
+        h = link(`${h}${block.head}\u0000${m.digest}`)
         total += m.tokens + block.extraTokens
         hashes.push(h)
         cumulative.push(total)

@@ -1,4 +1,4 @@
-// canonicalJson keeps the text of deeply frozen values (the proxy freezes the messages it
+// The simulators' memos: canonicalJson keeps the text of deeply frozen values (the proxy freezes the messages it
 // reuses from one request to the next): the same text as for the same value unfrozen, and
 // never a kept text for anything that can still change.
 import fc from "fast-check"
@@ -80,5 +80,27 @@ describe("canonicalJson", () => {
       })
       expect(shared.send(body(frozen), k * 20, { outputTokens: 5 }).usage).toEqual(plain.send(body(messages), k * 20, { outputTokens: 5 }).usage)
     }
+  })
+
+  it("shares block measures between simulators only where they count tokens the same way", () => {
+    const body = (k: number) => ({
+      model: "claude-sonnet-4-5",
+      max_tokens: 100,
+      system: [{ type: "text", text: "the same long system prompt. ".repeat(400), cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: [{ type: "text", text: `step ${k} `.repeat(300), cache_control: { type: "ephemeral" } }] }]
+    })
+    const run = (sim: ReturnType<typeof makeSimulator>, steps: number) => Array.from({ length: steps }, (_, k) => sim.send(body(k), k * 30).usage)
+    const alone = run(makeSimulator("anthropic", { model: "claude-sonnet-4-5" }), 4)
+    // Another session's simulator finds every block measured already: the same figures.
+    const second = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
+    const other = makeSimulator("anthropic", { model: "claude-sonnet-4-5" })
+    const interleaved = Array.from({ length: 4 }, (_, k) => {
+      other.send(body(k + 100), k * 30)
+      return second.send(body(k), k * 30).usage
+    })
+    expect(interleaved).toEqual(alone)
+    // Another token counter measures for itself.
+    const own = run(makeSimulator("anthropic", { model: "claude-sonnet-4-5", countTokens: (t) => t.length }), 4)
+    expect(own[0]!.cacheWrite).toBeGreaterThan(3 * alone[0]!.cacheWrite)
   })
 })
