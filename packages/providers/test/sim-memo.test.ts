@@ -4,7 +4,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeSimulator } from "../src/index.ts"
-import { canonicalJson } from "../src/internal/simulators/prefixCache.ts"
+import { canonicalJson, makePrefixHasher, type PrefixBlock } from "../src/internal/simulators/prefixCache.ts"
 
 const MARKERS: ReadonlySet<string> = new Set(["cache_control"])
 
@@ -102,5 +102,32 @@ describe("canonicalJson", () => {
     // Another token counter measures for itself.
     const own = run(makeSimulator("anthropic", { model: "claude-sonnet-4-5", countTokens: (t) => t.length }), 4)
     expect(own[0]!.cacheWrite).toBeGreaterThan(3 * alone[0]!.cacheWrite)
+  })
+
+  it("builds each prefix from the one before as a fresh hasher builds it alone", () => {
+    const block = fc.record({ head: fc.constantFrom("S", "M\u0000user\u0000B\u0000text", "B\u0000tool_result"), body: fc.constantFrom("a", "bb", "a long block ".repeat(20), ""), extraTokens: fc.constantFrom(0, 85) })
+      .map((b): PrefixBlock => ({ ...b, text: b.body }))
+    const change = fc.oneof(
+      fc.record({ kind: fc.constant("append" as const), blocks: fc.array(block, { maxLength: 3 }) }),
+      fc.record({ kind: fc.constant("replace" as const), at: fc.nat(), block }),
+      fc.record({ kind: fc.constant("cut" as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant("namespace" as const), namespace: fc.constantFrom("anthropic\u0000a", "anthropic\u0000b") })
+    )
+    fc.assert(
+      fc.property(fc.array(block, { maxLength: 5 }), fc.array(change, { minLength: 1, maxLength: 10 }), (start, changes) => {
+        const count = (t: string) => Math.ceil(t.length / 3)
+        const hasher = makePrefixHasher(count, "test")
+        let blocks = start
+        let namespace = "anthropic\u0000a"
+        for (const c of changes) {
+          if (c.kind === "append") blocks = [...blocks, ...c.blocks]
+          if (c.kind === "replace" && blocks.length > 0) blocks = blocks.map((b, i) => (i === c.at % blocks.length ? c.block : b))
+          if (c.kind === "cut") blocks = blocks.slice(0, c.at % (blocks.length + 1))
+          if (c.kind === "namespace") namespace = c.namespace
+          expect(hasher.build(namespace, blocks)).toEqual(makePrefixHasher(count).build(namespace, blocks))
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 })

@@ -100,6 +100,8 @@ export const makePrefixHasher = (countTokens: (text: string) => number, scope?: 
     memo.links.set(text, h)
     return h
   }
+  // The previous build: a session's next request repeats its blocks up to the newest ones.
+  let last: { readonly namespace: string; readonly blocks: ReadonlyArray<PrefixBlock>; readonly prefix: Prefix } | undefined
   return {
     tokens: countTokens,
     build: (namespace, blocks) => {
@@ -107,14 +109,35 @@ export const makePrefixHasher = (countTokens: (text: string) => number, scope?: 
       const cumulative: Array<number> = []
       let h = link(namespace)
       let total = 0
-      for (const block of blocks) {
+      let i = 0
+      if (last !== undefined && last.namespace === namespace) {
+        const before = last.blocks
+        while (i < blocks.length && i < before.length) {
+          const a = blocks[i]!
+          const b = before[i]!
+          if (a.head !== b.head || a.body !== b.body || a.extraTokens !== b.extraTokens) break
+          i++
+        }
+        if (i > 0) {
+          h = last.prefix.hashes[i - 1]!
+          total = last.prefix.cumulative[i - 1]!
+          for (let j = 0; j < i; j++) {
+            hashes.push(last.prefix.hashes[j]!)
+            cumulative.push(last.prefix.cumulative[j]!)
+          }
+        }
+      }
+      for (; i < blocks.length; i++) {
+        const block = blocks[i]!
         const m = measure(block)
         h = link(`${h}${block.head}\u0000${m.digest}`)
         total += m.tokens + block.extraTokens
         hashes.push(h)
         cumulative.push(total)
       }
-      return { hashes, cumulative, total }
+      const prefix = { hashes, cumulative, total }
+      last = { namespace, blocks, prefix }
+      return prefix
     }
   }
 }
