@@ -167,6 +167,27 @@ const keptOrder = new Map<Element, string>()
 let keptBytes = 0
 let elementIds = 0
 let parses = 0
+/**
+ * Copies of kept elements' bytes come from shared slabs: a fresh buffer per element (an
+ * ArrayBuffer of its own past 4 KB) costs an allocation with page faults; a slab lives
+ * while any element in it does.
+ */
+const SLAB_BYTES = 256 * 1024
+let slab = Buffer.allocUnsafeSlow(0)
+let slabUsed = 0
+const copyOf = (bytes: Buffer, start: number, end: number): Buffer => {
+  const size = end - start
+  if (size > SLAB_BYTES / 4) return Buffer.from(bytes.subarray(start, end))
+  if (slabUsed + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
+    slabUsed = 0
+  }
+  bytes.copy(slab, slabUsed, start, end)
+  const out = slab.subarray(slabUsed, slabUsed + size)
+  slabUsed += size
+  return out
+}
+
 const forget = (entry: Element, key: string): void => {
   // An element that still points here keeps this one alive, but nothing past it.
   entry.next = undefined
@@ -388,7 +409,7 @@ const parse = (buf: Buffer): ParsedBody => {
       arraySpans = arrays
     }
     const entry: Element = {
-      bytes: Buffer.from(buf.subarray(start, pos)),
+      bytes: copyOf(buf, start, pos),
       value: v,
       origin: start,
       objects: own.objects,
