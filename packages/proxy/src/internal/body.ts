@@ -11,11 +11,10 @@
  *   step) is found by comparing bytes and the earlier string reused. A message (any object
  *   in a top-level array) seen before is found the same way and the earlier value reused
  *   whole, frozen (`Element`): a request re-reads only its session's new messages.
- * - `chainOfParsed` hashes only what it has not hashed after the same link before: a
- *   reused message's link and a reused system prompt's root are remembered.
  * - `chainOfParsed` hashes the byte ranges of the conversation (cache controls cut out)
  *   with no serialisation, and a large link whose bytes it has hashed before (compared
- *   with a kept copy) is not hashed again. For a body written by `JSON.stringify`
+ *   with a kept copy) is not hashed again; nor is a reused message after the same link,
+ *   nor a root made of the same reused system blocks and tools. For a body written by `JSON.stringify`
  *   (compact, as Claude Code and Codex send them) the bytes are exactly what `chainOf`
  *   serialises, so the chain (and the session ids) are the same either way.
  * - `spliceBody` turns the transform's result into the original bytes with only the
@@ -226,7 +225,7 @@ const parse = (buf: Buffer): ParsedBody => {
   let loose = 0
   // The next backslash at or after the current string (monotonic: one pass over the body).
   let nextBackslash = -1
-  const parse = ++parses
+  const parseId = ++parses
   const objects = new WeakMap<object, ObjectSpan>()
   const arrays = new WeakMap<object, ArraySpan>()
   const strips: Array<[number, number]> = []
@@ -366,7 +365,7 @@ const parse = (buf: Buffer): ParsedBody => {
   // A JSON object's bytes end where it ends: equal bytes from here are this element.
   const here = (e: Element, start: number): boolean => start + e.bytes.length <= n && buf.compare(e.bytes, 0, e.bytes.length, start, start + e.bytes.length) === 0
   const take = (e: Element, start: number): Element => {
-    e.usedIn = parse
+    e.usedIn = parseId
     e.taken = true
     const shift = start - e.origin
     for (const [s, t] of e.strips) strips.push([s + shift, t + shift])
@@ -382,14 +381,14 @@ const parse = (buf: Buffer): ParsedBody => {
   const element = (previous: Element | undefined): Element => {
     const start = pos
     const guess = previous?.next
-    if (guess !== undefined && guess.usedIn !== parse && here(guess, start)) return take(guess, start)
+    if (guess !== undefined && guess.usedIn !== parseId && here(guess, start)) return take(guess, start)
     const key = buf.toString("latin1", start, Math.min(n, start + ELEMENT_KEY_BYTES))
     const bucket = kept.get(key)
     let twice = false
     if (bucket !== undefined) {
       for (const e of bucket) {
         if (!here(e, start)) continue
-        if (e.usedIn === parse) {
+        if (e.usedIn === parseId) {
           twice = true
           break
         }
@@ -417,7 +416,7 @@ const parse = (buf: Buffer): ParsedBody => {
       strips: strips.slice(s0),
       compact: loose === loose0,
       id: ++elementIds,
-      usedIn: parse,
+      usedIn: parseId,
       link: undefined,
       next: undefined,
       taken: true
