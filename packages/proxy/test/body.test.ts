@@ -153,3 +153,101 @@ describe("the byte reader", () => {
     )
   })
 })
+
+/** What a session does next: send its conversation again, extend it, change an earlier message or its system prompt, repeat a message. */
+const step = fc.oneof(
+  fc.record({ kind: fc.constant("extend" as const), seed: fc.integer({ min: 0, max: 1_000_000 }) }),
+  fc.record({ kind: fc.constant("again" as const) }),
+  fc.record({ kind: fc.constant("edit" as const), at: fc.nat(), seed: fc.integer({ min: 0, max: 1_000_000 }) }),
+  fc.record({ kind: fc.constant("system" as const), seed: fc.integer({ min: 0, max: 1_000_000 }) }),
+  fc.record({ kind: fc.constant("repeat" as const), at: fc.nat() })
+)
+
+/** The client's marker moves to the last block, as an agent's does. */
+const markLast = (protocol: Protocol, messages: ReadonlyArray<unknown>): Array<unknown> => {
+  const strip = (m: unknown): unknown => {
+    if (protocol !== "anthropic" || typeof m !== "object" || m === null) return m
+    const content = (m as Json)["content"]
+    if (!Array.isArray(content)) return m
+    return { ...(m as Json), content: content.map((b: Json) => Object.fromEntries(Object.entries(b).filter(([k]) => k !== "cache_control"))) }
+  }
+  const out = messages.map(strip)
+  const last = out.at(-1) as Json | undefined
+  const content = last?.["content"]
+  if (protocol === "anthropic" && Array.isArray(content) && content.length > 0) {
+    out[out.length - 1] = { ...last, content: [...content.slice(0, -1), { ...(content.at(-1) as Json), cache_control: { type: "ephemeral" } }] }
+  }
+  return out
+}
+
+describe("elements kept from earlier bodies", () => {
+  it("read, chain and splice like the plain path over sessions that grow, fork, change their system prompt and repeat messages", () => {
+    let shared = 0
+    fc.assert(
+      fc.property(fc.array(bodies, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(), step), { minLength: 1, maxLength: 12 }), fc.constantFrom("cache", "edit"), (starts, steps, mode) => {
+        const key = (protocol: Protocol) => (protocol === "openai-responses" ? "input" : "messages")
+        const sessions = starts.map(([protocol, body]) => ({ protocol: protocol as Protocol, body: body as Json, last: undefined as Json | undefined }))
+        // A pool of messages to extend and edit with: the other sessions' and their own.
+        const pool = starts.flatMap(([protocol, b]) => {
+          const m = (b as Json)[key(protocol as Protocol)]
+          return Array.isArray(m) ? m : []
+        })
+        for (const [which, s] of steps) {
+          const session = sessions[which % sessions.length]!
+          const k = key(session.protocol)
+          const messages = Array.isArray(session.body[k]) ? [...(session.body[k] as Array<unknown>)] : []
+          const from = (seed: number): unknown => pool[seed % Math.max(1, pool.length)] ?? { role: "user", content: `m${seed}` }
+          if (s.kind === "extend") messages.push(from(s.seed), from(s.seed + 1))
+          if (s.kind === "edit" && messages.length > 1) messages[s.at % (messages.length - 1)] = from(s.seed)
+          const repeated = s.kind === "repeat" && messages.length > 0 ? s.at % messages.length : undefined
+          if (repeated !== undefined) messages.push(messages[repeated])
+          const body: Json = { ...session.body, [k]: markLast(session.protocol, messages) }
+          if (s.kind === "system") {
+            if (session.protocol === "anthropic") body["system"] = [{ type: "text", text: `system ${s.seed}` }]
+            if (session.protocol === "openai-responses") body["instructions"] = `system ${s.seed}`
+            if (session.protocol === "openai-chat") body["tools"] = [{ type: "function", function: { name: `f${s.seed}` } }]
+          }
+          session.body = body
+          const bytes = Buffer.from(JSON.stringify(body), "utf8")
+          const parsed = parseBody(bytes)!
+          const value = parsed.value as Json
+          expect(value).toEqual(JSON.parse(bytes.toString("utf8")))
+          expect(chainOfParsed(session.protocol, parsed)).toEqual(chainOf(session.protocol, value))
+          const out = transformRequest({ protocol: session.protocol, mode, body: value, session: { id: "s-1", gaps: [400], lastBlocks: 2 } })
+          const pieces = spliceBody(parsed, out.body)
+          expect(pieces).toBeDefined()
+          expect(Buffer.concat(pieces!).toString("utf8")).toBe(JSON.stringify(out.body))
+          // Kept elements are shared between bodies (and so frozen): the case this test is about.
+          const now = value[k]
+          const before = session.last?.[k]
+          if (Array.isArray(now) && Array.isArray(before) && now.some((m) => typeof m === "object" && m !== null && before.includes(m))) {
+            shared++
+            expect(now.every((m) => typeof m !== "object" || m === null || Object.isFrozen(m))).toBe(true)
+          }
+          // A message twice in one body: two objects, each with its own place in the bytes.
+          if (Array.isArray(now) && s.kind === "repeat" && repeated !== undefined) {
+            if (typeof now[repeated] === "object" && now[repeated] !== null) expect(now.at(-1)).not.toBe(now[repeated])
+          }
+          session.last = value
+        }
+      }),
+      { numRuns: 100 }
+    )
+    expect(shared).toBeGreaterThan(50)
+  })
+
+  it("gives a message sent twice in one body two objects, each spliced at its own place", () => {
+    const m = { role: "user", content: [{ type: "text", text: "the same words" }] }
+    const body = { model: "claude-sonnet-4-5", max_tokens: 5, messages: [m, { role: "assistant", content: [{ type: "text", text: "ok" }] }, m, { role: "assistant", content: [{ type: "text", text: "ok" }] }, { role: "user", content: "go on" }] }
+    for (let round = 0; round < 2; round++) {
+      const parsed = parseBody(Buffer.from(JSON.stringify(body)))!
+      const messages = (parsed.value as Json)["messages"] as Array<unknown>
+      expect(messages[0]).not.toBe(messages[2])
+      expect(messages[1]).not.toBe(messages[3])
+      // The transform marks blocks by position: each edit lands in its own message's bytes.
+      const out = transformRequest({ protocol: "anthropic", mode: "cache", body: parsed.value, session: { id: "s", gaps: [], lastBlocks: 0 } })
+      expect(Buffer.concat(spliceBody(parsed, out.body)!).toString("utf8")).toBe(JSON.stringify(out.body))
+      expect(chainOfParsed("anthropic", parsed)).toEqual(chainOf("anthropic", parsed.value as Json))
+    }
+  })
+})

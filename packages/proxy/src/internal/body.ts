@@ -8,10 +8,13 @@
  * - `parseBody` builds the same JSON value `JSON.parse` would, from the bytes, and notes
  *   where every object and array sits in them. Strings are decoded one by one (small
  *   allocations); a large string seen before (a system prompt, a file read in an earlier
- *   step) is found by comparing bytes and the earlier string reused.
+ *   step) is found by comparing bytes and the earlier string reused. A message (any object
+ *   in a top-level array) seen before is found the same way and the earlier value reused
+ *   whole, frozen (`Element`): a request re-reads only its session's new messages.
  * - `chainOfParsed` hashes the byte ranges of the conversation (cache controls cut out)
  *   with no serialisation, and a large link whose bytes it has hashed before (compared
- *   with a kept copy) is not hashed again. For a body written by `JSON.stringify`
+ *   with a kept copy) is not hashed again; nor is a reused message after the same link,
+ *   nor a root made of the same reused system blocks and tools. For a body written by `JSON.stringify`
  *   (compact, as Claude Code and Codex send them) the bytes are exactly what `chainOf`
  *   serialises, so the chain (and the session ids) are the same either way.
  * - `spliceBody` turns the transform's result into the original bytes with only the
@@ -39,6 +42,8 @@ interface ArraySpan {
   readonly start: number
   readonly end: number
   readonly items: ReadonlyArray<readonly [number, number]>
+  /** A top-level array's elements that are objects (`Element`), by index. */
+  readonly elements?: ReadonlyArray<Element | undefined>
 }
 
 export interface ParsedBody {
@@ -47,6 +52,7 @@ export interface ParsedBody {
   /** The byte range of the whole value. */
   readonly start: number
   readonly end: number
+  /** The spans of the objects and arrays outside the top-level arrays' elements (those are in their `Element`). */
   readonly objects: WeakMap<object, ObjectSpan>
   readonly arrays: WeakMap<object, ArraySpan>
   /** Ranges to cut for the chain: every `cache_control` / `prompt_cache_key` member with its comma; sorted, disjoint. */
@@ -120,15 +126,112 @@ export const parseBody = (bytes: Buffer): ParsedBody | undefined => {
   }
 }
 
+/**
+ * An object element of one of the body's top-level arrays (a message, a tool, a system
+ * block), with the spans of everything in it. Once read it is kept, found by its bytes: a
+ * session sends every earlier message again with each request, so all but the newest are
+ * compared (memcmp) instead of decoded, and keep their identity from one request to the
+ * next, which later steps memoise on (the chain's links, below; the as-sent simulator's
+ * canonical JSON in @strata/providers). Its values are deeply frozen, since every body
+ * that has it shares them. Its spans and cuts are in the coordinates of the body it was
+ * first read from (`origin`): a body adds where the element starts in it, less `origin`.
+ */
+interface Element {
+  readonly bytes: Buffer
+  readonly value: object
+  readonly origin: number
+  readonly objects: Map<object, ObjectSpan>
+  readonly arrays: Map<object, ArraySpan>
+  readonly strips: ReadonlyArray<readonly [number, number]>
+  /** No whitespace between its tokens and no duplicate key. */
+  readonly compact: boolean
+  /** A number no other element has. */
+  readonly id: number
+  /** The last parse that took it (an element has one place in a body: a second copy is read anew). */
+  usedIn: number
+  /** The chain link it was last hashed to, after the link `prev`. */
+  link: { readonly prev: string; readonly digest: string } | undefined
+  /** The element that followed it in the last body that had it: the first one tried for the next place. */
+  next: Element | undefined
+  /** Taken since the eviction sweep last passed it (kept for another round). */
+  taken: boolean
+}
+/** The bytes a lookup key takes from where an element starts (elements that share these are compared in turn). */
+const ELEMENT_KEY_BYTES = 128
+/** Elements kept per key: distinct elements that share their first bytes (boilerplate) are compared at most this often. */
+const ELEMENT_BUCKET = 8
+const MAX_ELEMENT_BYTES = 32 * 1024 * 1024
+const kept = new Map<string, Array<Element>>()
+const keptOrder = new Map<Element, string>()
+let keptBytes = 0
+let elementIds = 0
+let parses = 0
+/**
+ * Copies of kept elements' bytes come from shared slabs: a fresh buffer per element (an
+ * ArrayBuffer of its own past 4 KB) costs an allocation with page faults; a slab lives
+ * while any element in it does.
+ */
+const SLAB_BYTES = 256 * 1024
+let slab = Buffer.allocUnsafeSlow(0)
+let slabUsed = 0
+const copyOf = (bytes: Buffer, start: number, end: number): Buffer => {
+  const size = end - start
+  if (size > SLAB_BYTES / 4) return Buffer.from(bytes.subarray(start, end))
+  if (slabUsed + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
+    slabUsed = 0
+  }
+  bytes.copy(slab, slabUsed, start, end)
+  const out = slab.subarray(slabUsed, slabUsed + size)
+  slabUsed += size
+  return out
+}
+
+const forget = (entry: Element, key: string): void => {
+  // An element that still points here keeps this one alive, but nothing past it.
+  entry.next = undefined
+  keptOrder.delete(entry)
+  const rest = (kept.get(key) ?? []).filter((e) => e !== entry)
+  if (rest.length === 0) kept.delete(key)
+  else kept.set(key, rest)
+  keptBytes -= 2 * entry.bytes.length
+}
+const keep = (key: string, entry: Element): void => {
+  const bucket = kept.get(key) ?? []
+  if (bucket.length >= ELEMENT_BUCKET) forget(bucket[0]!, key)
+  kept.set(key, [...(kept.get(key) ?? []), entry])
+  keptOrder.set(entry, key)
+  // The copy and the value: count both.
+  keptBytes += 2 * entry.bytes.length
+  // The oldest go first, but one taken since the sweep last passed it gets another round.
+  while (keptBytes > MAX_ELEMENT_BYTES) {
+    const [oldest, k] = keptOrder.entries().next().value as [Element, string]
+    keptOrder.delete(oldest)
+    if (oldest.taken && oldest !== entry) {
+      oldest.taken = false
+      keptOrder.set(oldest, k)
+    } else {
+      keptOrder.set(oldest, k)
+      forget(oldest, k)
+    }
+  }
+}
+
 const parse = (buf: Buffer): ParsedBody => {
   const n = buf.length
   let pos = 0
   let compact = true
+  // Bumped each time `compact` would turn false, so an element knows whether its own bytes are compact.
+  let loose = 0
   // The next backslash at or after the current string (monotonic: one pass over the body).
   let nextBackslash = -1
+  const parseId = ++parses
   const objects = new WeakMap<object, ObjectSpan>()
   const arrays = new WeakMap<object, ArraySpan>()
   const strips: Array<[number, number]> = []
+  // Where the spans of what is being read go: an element's own tables inside one.
+  let objectSpans: { set: (o: object, span: ObjectSpan) => unknown } = objects
+  let arraySpans: { set: (o: object, span: ArraySpan) => unknown } = arrays
 
   const ws = () => {
     const p0 = pos
@@ -137,7 +240,10 @@ const parse = (buf: Buffer): ParsedBody => {
       if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break
       pos++
     }
-    if (pos !== p0) compact = false
+    if (pos !== p0) {
+      compact = false
+      loose++
+    }
   }
 
   const string = (): string => {
@@ -162,13 +268,13 @@ const parse = (buf: Buffer): ParsedBody => {
     return decode(buf, start, q, escaped)
   }
 
-  const value = (): unknown => {
+  const value = (depth: number): unknown => {
     ws()
     if (pos >= n) throw new Malformed("unexpected end")
     const c = buf[pos]!
     if (c === 0x22) return string()
-    if (c === 0x7b) return object()
-    if (c === 0x5b) return array()
+    if (c === 0x7b) return object(depth)
+    if (c === 0x5b) return array(depth)
     if (c === 0x74) return literal("true", true)
     if (c === 0x66) return literal("false", false)
     if (c === 0x6e) return literal("null", null)
@@ -196,7 +302,7 @@ const parse = (buf: Buffer): ParsedBody => {
     return v
   }
 
-  const object = (): Json => {
+  const object = (depth: number): Json => {
     const start = pos
     pos++
     const out: Json = {}
@@ -216,9 +322,12 @@ const parse = (buf: Buffer): ParsedBody => {
         pos++
         ws()
         const valueStart = pos
-        const v = value()
+        const v = value(depth + 1)
         const valueEnd = pos
-        if (members.has(key)) compact = false
+        if (members.has(key)) {
+          compact = false
+          loose++
+        }
         members.set(key, [memberStart, valueStart, valueEnd])
         order.push(key)
         // Like JSON.parse: an own property, even `__proto__`.
@@ -232,7 +341,7 @@ const parse = (buf: Buffer): ParsedBody => {
       }
     }
     const span: ObjectSpan = { start, end: pos, members, order }
-    objects.set(out, span)
+    objectSpans.set(out, span)
     if (order.some((k) => STRIP_KEYS.has(k))) stripMembers(span)
     return out
   }
@@ -253,11 +362,79 @@ const parse = (buf: Buffer): ParsedBody => {
     }
   }
 
-  const array = (): Array<unknown> => {
+  // A JSON object's bytes end where it ends: equal bytes from here are this element.
+  const here = (e: Element, start: number): boolean => start + e.bytes.length <= n && buf.compare(e.bytes, 0, e.bytes.length, start, start + e.bytes.length) === 0
+  const take = (e: Element, start: number): Element => {
+    e.usedIn = parseId
+    e.taken = true
+    const shift = start - e.origin
+    for (const [s, t] of e.strips) strips.push([s + shift, t + shift])
+    if (!e.compact) compact = false
+    pos = start + e.bytes.length
+    return e
+  }
+  /**
+   * An object in a top-level array: one kept from an earlier body when its bytes are there
+   * (`Element`; first the one that followed the element before it last time), else read
+   * and kept.
+   */
+  const element = (previous: Element | undefined): Element => {
+    const start = pos
+    const guess = previous?.next
+    if (guess !== undefined && guess.usedIn !== parseId && here(guess, start)) return take(guess, start)
+    const key = buf.toString("latin1", start, Math.min(n, start + ELEMENT_KEY_BYTES))
+    const bucket = kept.get(key)
+    let twice = false
+    if (bucket !== undefined) {
+      for (const e of bucket) {
+        if (!here(e, start)) continue
+        if (e.usedIn === parseId) {
+          twice = true
+          break
+        }
+        return take(e, start)
+      }
+    }
+    const s0 = strips.length
+    const loose0 = loose
+    const own = { objects: new Map<object, ObjectSpan>(), arrays: new Map<object, ArraySpan>() }
+    objectSpans = own.objects
+    arraySpans = own.arrays
+    let v: Json
+    try {
+      v = object(2)
+    } finally {
+      objectSpans = objects
+      arraySpans = arrays
+    }
+    const entry: Element = {
+      bytes: copyOf(buf, start, pos),
+      value: v,
+      origin: start,
+      objects: own.objects,
+      arrays: own.arrays,
+      strips: strips.slice(s0),
+      compact: loose === loose0,
+      id: ++elementIds,
+      usedIn: parseId,
+      link: undefined,
+      next: undefined,
+      taken: true
+    }
+    // Shared by every later body that has these bytes: nothing may change it.
+    for (const o of own.objects.keys()) Object.freeze(o)
+    for (const a of own.arrays.keys()) Object.freeze(a)
+    // A second copy in one body is not kept twice.
+    if (!twice) keep(key, entry)
+    return entry
+  }
+
+  const array = (depth: number): Array<unknown> => {
     const start = pos
     pos++
     const out: Array<unknown> = []
     const items: Array<readonly [number, number]> = []
+    const elements: Array<Element | undefined> | undefined = depth === 1 ? [] : undefined
     ws()
     if (buf[pos] === 0x5d) {
       pos++
@@ -265,7 +442,13 @@ const parse = (buf: Buffer): ParsedBody => {
       for (;;) {
         ws()
         const s = pos
-        out.push(value())
+        if (elements !== undefined && buf[pos] === 0x7b) {
+          const previous = elements[out.length - 1]
+          const e = element(previous)
+          if (previous !== undefined) previous.next = e
+          elements[out.length] = e
+          out.push(e.value)
+        } else out.push(value(depth + 1))
         items.push([s, pos])
         ws()
         const c = buf[pos]
@@ -274,14 +457,15 @@ const parse = (buf: Buffer): ParsedBody => {
         if (c !== 0x2c) throw new Malformed("expected ',' or ']'")
       }
     }
-    arrays.set(out, { start, end: pos, items })
+    const span: ArraySpan = elements === undefined ? { start, end: pos, items } : { start, end: pos, items, elements }
+    arraySpans.set(out, span)
     return out
   }
 
   // A UTF-8 byte order mark is not JSON (JSON.parse rejects it too).
   ws()
   const start = pos
-  const v = value()
+  const v = value(0)
   const end = pos
   ws()
   if (pos !== n) throw new Malformed("trailing bytes")
@@ -397,6 +581,15 @@ const digestOf = (p: ParsedBody, pieces: ReadonlyArray<Piece>): string => {
   return memo.digest
 }
 
+/**
+ * The root links of Anthropic bodies whose system and tools are arrays of kept elements
+ * (or absent), by the elements' ids: a compact body's bytes there are those elements'
+ * bytes between brackets and commas, and its cuts lie inside them, so the same ids hash to
+ * the same root. A session's system prompt (often most of the body) is not compared again.
+ */
+const MAX_ROOTS = 4096
+const roots = new Map<string, string>()
+
 /** A member's value range, or undefined (absent). */
 const memberRange = (p: ParsedBody, body: Json, key: string): readonly [number, number] | undefined => {
   const m = p.objects.get(body)?.members.get(key)
@@ -417,10 +610,28 @@ export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> 
     if (r === undefined) root.push("null")
     else root.push(...segments(p, r[0], r[1], strip))
   }
+  // Anthropic's system and tools as the elements they are made of, when they are (see `roots`).
+  let rootKey: string | undefined
+  const elementIds = (v: unknown): string | undefined => {
+    if (v === undefined || v === null) return "n"
+    const span = Array.isArray(v) ? p.arrays.get(v) : undefined
+    if (span === undefined) return undefined
+    let ids = "["
+    for (let i = 0; i < span.items.length; i++) {
+      const e = span.elements?.[i]
+      if (e === undefined) return undefined
+      ids += `${e.id},`
+    }
+    return ids
+  }
   let messages: ReadonlyArray<readonly [number, number]>
+  // The messages' elements (`Element`), in the order of `messages`.
+  let kept: ReadonlyArray<Element | undefined> = []
   const elements = (key: string): ReadonlyArray<readonly [number, number]> | undefined => {
     const v = body[key]
-    return Array.isArray(v) ? p.arrays.get(v)?.items : undefined
+    const span = Array.isArray(v) ? p.arrays.get(v) : undefined
+    kept = span?.elements ?? []
+    return span?.items
   }
   switch (protocol) {
     case "anthropic": {
@@ -429,6 +640,9 @@ export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> 
       root.push(",")
       part("tools", true)
       root.push("]")
+      const system = elementIds(body["system"])
+      const tools = elementIds(body["tools"])
+      if (system !== undefined && tools !== undefined) rootKey = `${system}|${tools}`
       const items = elements("messages")
       if (Array.isArray(body["messages"]) && items === undefined) return undefined
       messages = items ?? []
@@ -459,10 +673,26 @@ export const chainOfParsed = (protocol: Protocol, p: ParsedBody): Array<string> 
       break
     }
   }
-  let prev = digestOf(p, root)
+  let prev = rootKey === undefined ? undefined : roots.get(rootKey)
+  if (prev === undefined) {
+    prev = digestOf(p, root)
+    if (rootKey !== undefined) {
+      if (roots.size >= MAX_ROOTS) roots.delete(roots.keys().next().value ?? "")
+      roots.set(rootKey, prev)
+    }
+  }
   const out: Array<string> = []
-  for (const [s, e] of messages) {
-    prev = digestOf(p, [`${prev}\u0000`, ...segments(p, s, e, true)])
+  for (let i = 0; i < messages.length; i++) {
+    const [s, e] = messages[i]!
+    // An element stands for its bytes: after the same link, it hashes to the same link.
+    const element = kept[i]
+    const known = element?.link
+    if (known !== undefined && known.prev === prev) prev = known.digest
+    else {
+      const next = digestOf(p, [`${prev}\u0000`, ...segments(p, s, e, true)])
+      if (element !== undefined) element.link = { prev, digest: next }
+      prev = next
+    }
     out.push(prev)
   }
   if (out.length === 0) out.push(prev)
@@ -483,10 +713,12 @@ interface Edit {
  */
 export const spliceBody = (p: ParsedBody, next: unknown): ReadonlyArray<Buffer> | undefined => {
   const edits: Array<Edit> = []
-  const diff = (a: unknown, b: unknown, start: number, end: number): boolean => {
+  // Where the spans of `a` are (the body's, or an element's) and what to add to them.
+  type Spans = { readonly objects: { get: (o: object) => ObjectSpan | undefined }; readonly arrays: { get: (o: object) => ArraySpan | undefined } }
+  const diff = (a: unknown, b: unknown, start: number, end: number, spans: Spans, shift: number): boolean => {
     if (a === b) return true
     if (isRecord(a) && isRecord(b)) {
-      const span = p.objects.get(a)
+      const span = spans.objects.get(a)
       if (span === undefined) return false
       const keys = Object.keys(b)
       for (const k of span.order) if (!Object.hasOwn(b, k)) return false
@@ -507,17 +739,19 @@ export const spliceBody = (p: ParsedBody, next: unknown): ReadonlyArray<Buffer> 
         // Keys the original has keep their order, new ones come after them (as JSON.stringify writes a spread).
         if (m[0] < last) return false
         last = m[0]
-        if (!diff(a[k], v, m[1], m[2])) return false
+        if (!diff(a[k], v, m[1] + shift, m[2] + shift, spans, shift)) return false
       }
-      if (inserted !== "") edits.push({ start: span.end - 1, end: span.end - 1, text: inserted })
+      if (inserted !== "") edits.push({ start: span.end - 1 + shift, end: span.end - 1 + shift, text: inserted })
       return true
     }
     if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      const span = p.arrays.get(a)
+      const span = spans.arrays.get(a)
       if (span === undefined) return false
       for (let i = 0; i < a.length; i++) {
         const [s, e] = span.items[i]!
-        if (!diff(a[i], b[i], s, e)) return false
+        const element = span.elements?.[i]
+        const ok = element === undefined ? diff(a[i], b[i], s + shift, e + shift, spans, shift) : diff(a[i], b[i], s + shift, e + shift, element, s + shift - element.origin)
+        if (!ok) return false
       }
       return true
     }
@@ -526,7 +760,7 @@ export const spliceBody = (p: ParsedBody, next: unknown): ReadonlyArray<Buffer> 
     edits.push({ start, end, text })
     return true
   }
-  if (!diff(p.value, next, p.start, p.end)) return undefined
+  if (!diff(p.value, next, p.start, p.end, p, 0)) return undefined
   const pieces: Array<Buffer> = []
   let at = 0
   for (const e of edits) {

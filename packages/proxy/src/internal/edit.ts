@@ -47,7 +47,8 @@ const jsonChars = (v: unknown): number => {
   }
   if (typeof v === "object") {
     let n = 2
-    for (const [k, x] of Object.entries(v)) n += k.length + 4 + jsonChars(x)
+    // Own enumerable keys, as Object.entries lists them, without a pair array per key.
+    for (const k in v) if (Object.hasOwn(v, k)) n += k.length + 4 + jsonChars((v as Json)[k])
     return n
   }
   return 0

@@ -39,38 +39,105 @@ export interface PrefixHasher {
 }
 
 const MEMO_LIMIT = 200_000
+/** Characters of block bodies a shared memo keeps before it starts again. */
+const SHARED_MEMO_CHARS = 32 * 1024 * 1024
 
 // One-shot hashing: about 3x cheaper than createHash().update().digest() for the short
 // chain inputs hashed at every block of every request.
 const sha256 = (text: string): string => hash("sha256", text, "hex")
 
-/** A hasher over a token-count function. */
-export const makePrefixHasher = (countTokens: (text: string) => number): PrefixHasher => {
-  const memo = new Map<string, { readonly digest: string; readonly tokens: number }>()
+interface Measured {
+  readonly digest: string
+  readonly tokens: number
+}
+interface BlockMemo {
+  readonly blocks: Map<string, Measured>
+  /** Chain steps already hashed: the text `build` would hash, to its hash. */
+  readonly links: Map<string, string>
+  chars: number
+}
+const newMemo = (): BlockMemo => ({ blocks: new Map(), links: new Map(), chars: 0 })
+
+/**
+ * Memos shared by every hasher of one adapter (`scope`) over one token counter: a block's
+ * digest and tokens are functions of its body there, so the simulators of many sessions
+ * (a proxy's) measure a system prompt they all send once, not once each.
+ */
+const shared = new WeakMap<(text: string) => number, Map<string, BlockMemo>>()
+const sharedMemo = (countTokens: (text: string) => number, scope: string): BlockMemo => {
+  let byScope = shared.get(countTokens)
+  if (byScope === undefined) shared.set(countTokens, (byScope = new Map()))
+  let memo = byScope.get(scope)
+  if (memo === undefined) byScope.set(scope, (memo = newMemo()))
+  return memo
+}
+
+/**
+ * A hasher over a token-count function. With a `scope` (the adapter's name), its memo is
+ * shared with every other hasher of that scope and function.
+ */
+export const makePrefixHasher = (countTokens: (text: string) => number, scope?: string): PrefixHasher => {
+  const memo = scope === undefined ? newMemo() : sharedMemo(countTokens, scope)
   const measure = (block: PrefixBlock) => {
-    const known = memo.get(block.body)
+    const known = memo.blocks.get(block.body)
     if (known !== undefined) return known
     // A replay sees a bounded set of blocks; a runaway one is cut back, not grown forever.
-    if (memo.size >= MEMO_LIMIT) memo.clear()
+    if (memo.blocks.size >= MEMO_LIMIT || memo.chars >= SHARED_MEMO_CHARS) {
+      memo.blocks.clear()
+      memo.chars = 0
+    }
     const fresh = { digest: sha256(block.body), tokens: block.text.length === 0 ? 0 : countTokens(block.text) }
-    memo.set(block.body, fresh)
+    memo.blocks.set(block.body, fresh)
+    memo.chars += block.body.length
     return fresh
   }
+  // The chain's hash of one more block; a pure function, kept for the prefixes seen again.
+  const link = (text: string): string => {
+    const known = memo.links.get(text)
+    if (known !== undefined) return known
+    if (memo.links.size >= MEMO_LIMIT / 2) memo.links.clear()
+    const h = sha256(text)
+    memo.links.set(text, h)
+    return h
+  }
+  // The previous build: a session's next request repeats its blocks up to the newest ones.
+  let last: { readonly namespace: string; readonly blocks: ReadonlyArray<PrefixBlock>; readonly prefix: Prefix } | undefined
   return {
     tokens: countTokens,
     build: (namespace, blocks) => {
       const hashes: Array<string> = []
       const cumulative: Array<number> = []
-      let h = sha256(namespace)
+      let h = link(namespace)
       let total = 0
-      for (const block of blocks) {
+      let i = 0
+      if (last !== undefined && last.namespace === namespace) {
+        const before = last.blocks
+        while (i < blocks.length && i < before.length) {
+          const a = blocks[i]!
+          const b = before[i]!
+          if (a.head !== b.head || a.body !== b.body || a.extraTokens !== b.extraTokens) break
+          i++
+        }
+        if (i > 0) {
+          h = last.prefix.hashes[i - 1]!
+          total = last.prefix.cumulative[i - 1]!
+          for (let j = 0; j < i; j++) {
+            hashes.push(last.prefix.hashes[j]!)
+            cumulative.push(last.prefix.cumulative[j]!)
+          }
+        }
+      }
+      for (; i < blocks.length; i++) {
+        const block = blocks[i]!
         const m = measure(block)
-        h = sha256(`${h}${block.head}\u0000${m.digest}`)
+        h = link(`${h}${block.head}\u0000${m.digest}`)
         total += m.tokens + block.extraTokens
         hashes.push(h)
         cumulative.push(total)
       }
-      return { hashes, cumulative, total }
+      const prefix = { hashes, cumulative, total }
+      last = { namespace, blocks, prefix }
+      return prefix
     }
   }
 }
@@ -304,25 +371,53 @@ export const applyMinimum = (
 /**
  * JSON with object keys sorted and some keys left out, so a block's identity does not
  * depend on key order or on cache markers.
+ *
+ * A deeply frozen value (it and every object and array in it frozen, as a caller that
+ * reuses parsed messages from one request to the next makes them) cannot change, so its
+ * text is kept (per object, per set of omitted keys) and the same string returned each
+ * time: the simulator's block memo then finds it without hashing it again.
  */
 export const canonicalJson = (value: unknown, omit: ReadonlySet<string> = NO_KEYS): string => {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
+  let memo = frozenTexts.get(omit)
+  if (memo === undefined) frozenTexts.set(omit, (memo = new WeakMap()))
+  deepFrozen = true
+  return canonical(value, omit, memo)
+}
+
+const frozenTexts = new WeakMap<ReadonlySet<string>, WeakMap<object, string>>()
+/** Whether every object and array `canonical` has read since it was last set is frozen. */
+let deepFrozen = true
+
+const canonical = (value: unknown, omit: ReadonlySet<string>, memo: WeakMap<object, string>): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
+  // Only a deeply frozen value is ever kept.
+  const kept = memo.get(value)
+  if (kept !== undefined) return kept
+  const outer = deepFrozen
+  deepFrozen = true
+  let out: string
   if (Array.isArray(value)) {
-    let out = "["
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i], omit)
-    return `${out}]`
+    out = "["
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonical(value[i], omit, memo)
+    out += "]"
+  } else {
+    const record = value as Record<string, unknown>
+    const keys = Object.keys(record).sort()
+    out = "{"
+    let first = true
+    for (const k of keys) {
+      const v = record[k]
+      if (v === undefined || omit.has(k)) continue
+      out += `${first ? "" : ","}${JSON.stringify(k)}:${canonical(v, omit, memo)}`
+      first = false
+    }
+    out += "}"
   }
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record).sort()
-  let out = "{"
-  let first = true
-  for (const k of keys) {
-    const v = record[k]
-    if (v === undefined || omit.has(k)) continue
-    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v, omit)}`
-    first = false
-  }
-  return `${out}}`
+  const frozen = deepFrozen && Object.isFrozen(value)
+  if (frozen) memo.set(value, out)
+  deepFrozen = outer && frozen
+  return out
 }
 
 const NO_KEYS: ReadonlySet<string> = new Set()

@@ -40,7 +40,7 @@ export const makeContext = (provider: ProviderId, options: SimulatorOptions): Si
       memo.set(model, fresh)
       return fresh
     },
-    hasher: makePrefixHasher(options.countTokens ?? estimateTokens),
+    hasher: makePrefixHasher(options.countTokens ?? estimateTokens, provider),
     store: makeCacheStore(),
     imageTokens: options.imageTokens ?? IMAGE_TOKENS,
     visibleAt: (at, send) => at + (send?.firstTokenSeconds ?? firstToken),
