@@ -331,7 +331,8 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     return runtime.runPromise(retryOnConflict((retry) => Effect.gen(function* () {
       // What this process knew of the session that conflicted is behind the store.
       if (retry > 0 && stale !== undefined) known.delete(stale)
-      const resolved = yield* Effect.promise(() => resolveSession(p.chain, loadSession))
+      // A store that fails while resolving fails the commit (the caller says so), as a commit's own failure does.
+      const resolved = yield* Effect.tryPromise({ try: () => resolveSession(p.chain, loadSession), catch: (error) => error })
       const planned = resolved.id === p.session ? p : { ...p, session: resolved.id, parent: resolved.parent }
       const before = resolved.found
       const exchange = build(before)
