@@ -456,6 +456,10 @@ const applyRevision = (
   }
 }
 
+/** Rows of the built-in table already resolved, the oldest dropped past `MAX_RESOLVED`. */
+const MAX_RESOLVED = 512
+const resolved = new Map<string, ModelLimits>()
+
 /**
  * Resolve a model's caching limits and prices: the provider defaults, then the row's
  * revisions up to `asOf` in date order. Unknown models get the provider defaults with
@@ -470,6 +474,19 @@ const applyRevision = (
  * ```
  */
 export const lookupModel = (provider: ProviderId, model: string, options: LookupOptions = {}): ModelLimits => {
+  // The built-in table never changes: its rows are built once per model and date and shared
+  // (frozen). A caller's own table is resolved afresh.
+  if (options.table !== undefined) return resolveModel(provider, model, options)
+  const key = `${provider}\u0000${model}\u0000${options.asOf ?? ""}`
+  const known = resolved.get(key)
+  if (known !== undefined) return known
+  const row = Object.freeze(resolveModel(provider, model, options))
+  if (resolved.size >= MAX_RESOLVED) resolved.delete(resolved.keys().next().value ?? "")
+  resolved.set(key, row)
+  return row
+}
+
+const resolveModel = (provider: ProviderId, model: string, options: LookupOptions): ModelLimits => {
   const facts = modelFacts(model)
   const entry = (options.table === undefined ? undefined : findRow(provider, facts.id, options.table)) ??
     findRow(provider, facts.id, MODEL_TABLE)

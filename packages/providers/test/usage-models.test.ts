@@ -28,6 +28,22 @@ describe("models table", () => {
     expect(unknown.provenance.minCacheTokens?.source).toBe("A2")
   })
 
+  it("builds a row of the built-in table once per model and date, frozen; a caller's own table afresh", () => {
+    const row = lookupModel("anthropic", "claude-sonnet-4-6")
+    expect(lookupModel("anthropic", "claude-sonnet-4-6")).toBe(row)
+    expect(Object.isFrozen(row)).toBe(true)
+    const dated = lookupModel("anthropic", "claude-sonnet-4-6", { asOf: "2026-03" })
+    expect(dated).not.toBe(row)
+    expect(dated.minCacheTokens).toBe(2048)
+    expect(lookupModel("bedrock", "claude-sonnet-4-6")).not.toBe(row)
+    const table = [{ provider: "anthropic" as const, family: "Mine", patterns: [/^claude-sonnet-4-6/], revisions: [{ asOf: "2026-01", source: "default", set: { minCacheTokens: 99 } }] }]
+    const mine = lookupModel("anthropic", "claude-sonnet-4-6", { table })
+    expect(mine.minCacheTokens).toBe(99)
+    expect(mine.family).toBe("Mine")
+    expect(lookupModel("anthropic", "claude-sonnet-4-6", { table })).not.toBe(mine)
+    expect(lookupModel("anthropic", "claude-sonnet-4-6").minCacheTokens).toBe(1024)
+  })
+
   it("builds on core's model table: one normaliser, the context facts carried along", () => {
     expect(normalizeModelId).toBe(coreNormalizeModelId)
     const limits = lookupModel("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")

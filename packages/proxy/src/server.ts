@@ -18,7 +18,7 @@ import { join } from "node:path"
 import { Effect, ManagedRuntime, Schema, type Layer } from "effect"
 import { StateStore, type Usage } from "@strata/core"
 import { retryOnConflict } from "@strata/core/effect"
-import { computeCost } from "@strata/providers"
+import { computeCost, lookupModel } from "@strata/providers"
 import { storeLayer } from "@strata/store"
 import { emptyTotals, ExchangeRecord, MAX_EXCHANGES, SessionHeader, SessionRecord, type ExchangeUsage } from "./record.ts"
 import { chainOfParsed, parseBody, spliceBody } from "./internal/body.ts"
@@ -26,7 +26,6 @@ import { chainOf, commonPrefix, resolveSession } from "./internal/sessions.ts"
 import { makeAsSentSimulators, proxyRequestSummary } from "./internal/requestSummary.ts"
 import { makeBodyPool, POOLED_MIN_BYTES } from "./internal/bodyPool.ts"
 import { makeTap, type Tapped } from "./internal/tap.ts"
-import { modelLimits } from "./internal/models.ts"
 import { makeHeads, nextPlanState, type PlanState } from "./internal/heads.ts"
 import { makeIdleQueue, nextTurn } from "./internal/idle.ts"
 import { anthropicBlockCount, transformRequest, type Protocol, type ProxyMode, type SessionLedger } from "./transform.ts"
@@ -422,7 +421,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   const exchangeRecord = (p: Planned, status: number, stream: boolean, tapped: Tapped, before: SessionRecord | undefined, failOpen: string | undefined): ExchangeRecord => {
     const usage = tapped.usage === undefined ? undefined : toExchangeUsage(tapped.usage)
     const provider = p.protocol === "anthropic" ? "anthropic" : "openai"
-    const cost = tapped.usage === undefined ? undefined : computeCost(tapped.usage, modelLimits(provider, p.model))
+    const cost = tapped.usage === undefined ? undefined : computeCost(tapped.usage, lookupModel(provider, p.model))
     const miss = usage === undefined ? undefined : missOf(before, p, usage, tapped.diagnosis)
     return {
       at: p.at,

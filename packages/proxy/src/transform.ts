@@ -16,8 +16,7 @@
  * client's own bytes with only the changed values rewritten: `internal/body.ts`).
  * `observe` returns the body unchanged.
  */
-import type { ModelLimits } from "@strata/providers"
-import { modelLimits } from "./internal/models.ts"
+import { lookupModel, type ModelLimits } from "@strata/providers"
 
 import { clearSuperseded, clearSupersededResponses, roughTokens, SURELY_EXPIRED } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
@@ -354,7 +353,7 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
  * the model keeps only 24h), plus 30 s because the lifetime counts from the reply.
  */
 const responsesExpiry = (input: TransformInput, body: Json): number => {
-  const limits = input.limits ?? modelLimits("openai", typeof body["model"] === "string" ? body["model"] : "")
+  const limits = input.limits ?? lookupModel("openai", typeof body["model"] === "string" ? body["model"] : "")
   const wanted = body["prompt_cache_retention"] === "24h" ? "24h" : "in_memory"
   const ttl = limits.ttls.find((t) => t.name === wanted) ?? limits.ttls[0]
   return ttl === undefined ? SURELY_EXPIRED : ttl.seconds + (SURELY_EXPIRED - FIVE_MINUTES)
@@ -380,7 +379,7 @@ export const transformRequest = (input: TransformInput): TransformResult => {
     case "anthropic": {
       if (!Array.isArray(body["messages"])) return { body, changed: [], ledger }
       const model = typeof body["model"] === "string" ? body["model"] : ""
-      const limits = input.limits ?? modelLimits("anthropic", model)
+      const limits = input.limits ?? lookupModel("anthropic", model)
       if (mode !== "edit") return anthropicCache(input, body, limits)
       const edit = clearSuperseded({ body, gap: session.gaps.at(-1), lastBet: ledger.lastBet, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
       // What clearing saved funds the lifetimes (the same credit).

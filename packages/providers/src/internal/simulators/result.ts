@@ -27,19 +27,12 @@ export const makeContext = (provider: ProviderId, options: SimulatorOptions): Si
   const lookup = (model: string): ModelLimits =>
     options.asOf === undefined ? lookupModel(provider, model) : lookupModel(provider, model, { asOf: options.asOf })
   const limits = options.limits ?? lookup(options.model)
-  const memo = new Map<string, ModelLimits>([[options.model, limits]])
   const firstToken = options.firstTokenSeconds ?? 1
   return {
     model: options.model,
     limits,
-    limitsFor: (model) => {
-      if (model === undefined) return limits
-      const known = memo.get(model)
-      if (known !== undefined) return known
-      const fresh = lookup(model)
-      memo.set(model, fresh)
-      return fresh
-    },
+    // lookupModel keeps the rows it built; the session's own model may carry given limits.
+    limitsFor: (model) => (model === undefined || model === options.model ? limits : lookup(model)),
     hasher: makePrefixHasher(options.countTokens ?? estimateTokens, provider),
     store: makeCacheStore(),
     imageTokens: options.imageTokens ?? IMAGE_TOKENS,
