@@ -14,7 +14,11 @@
  * No message is added, dropped, reordered or edited; system, tools, model, `max_tokens`
  * and sampling fields stay byte-for-byte what the client sent (the proxy forwards the
  * client's own bytes with only the changed values rewritten: `internal/body.ts`).
- * `observe` returns the body unchanged.
+ * `edit` mode (`proxy-edit` in the replay) adds to that the clearing of superseded tool
+ * results (`internal/edit.ts`): only `tool_result` contents change, and, for a clearing
+ * while the prefix is cached, one more marker, at the cache entry before the first
+ * cleared result (the bridge gives way to it: the previous request's entry is behind the
+ * change). `observe` returns the body unchanged.
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 

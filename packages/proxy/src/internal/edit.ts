@@ -8,11 +8,15 @@
  * - Cache-aware: a new clearing changes the conversation from the first result it clears
  *   on. It happens when that prefix is lost anyway (the gap outlived the entry's lifetime),
  *   or when the reads it saves over the session's expected remaining requests pay for what
- *   it writes again. What it writes again: when an earlier request of the session left a
- *   cache entry still alive at a block before the first cleared result (the ledger tracks
- *   the entries the forwarded markers wrote and read: `trackEntries`), a marker there reads
- *   the prefix up to it and only the blocks after it are written again; without one, the
- *   whole conversation after the system prompt.
+ *   it writes again, and what it would cost if no request came after (the rewrite less this
+ *   request's saved reads, with a margin) is covered by the session's credit: a bet paid
+ *   from savings already made, like a 1h lifetime, so the session is never dearer than
+ *   sent. What it writes again: when an earlier request of the session left a cache entry
+ *   still alive at a block before the first cleared result (the ledger tracks the entries
+ *   the forwarded markers wrote and read: `trackEntries`), a marker there (the transform
+ *   places it in a free slot) reads the prefix up to it and only the blocks after it, up to
+ *   the previous request's end, are written again; without one, the whole conversation
+ *   after the system prompt.
  * - Never a result of the last few steps, never a thinking block, never the system
  *   prompt, tools, model, `max_tokens` or sampling fields: only the `content` of a
  *   `tool_result` block changes (its id, `is_error` and `cache_control` stay), and the
