@@ -2,10 +2,11 @@
 // controls changes; once cleared, every later request carries the same bytes; never a
 // result of the last few steps; and (priced by the provider's simulator) never dearer
 // than what the agent sent, over random sessions and gaps.
+import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeAnthropicSimulator, makeOpenAISimulator } from "@strata/providers"
-import { transformRequest, withoutCacheControls, type SessionLedger } from "@strata/proxy"
+import { SessionLedgerRecord, transformRequest, withoutCacheControls, type SessionLedger } from "@strata/proxy"
 import { driveAnthropic } from "./drive.ts"
 
 type Json = Record<string, unknown>
@@ -199,6 +200,10 @@ describe("edit mode", () => {
     expect(f[4]!.cost.inputEquivalentTokens).toBeLessThan(a[4]!.cost.inputEquivalentTokens)
     expect(f[5]!.usage.cacheRead).toBe(f[4]!.usage.cacheRead + f[4]!.usage.cacheWrite)
     expect(f[5]!.cost.inputEquivalentTokens).toBeLessThan(a[5]!.cost.inputEquivalentTokens)
+    // The entries it planned from are in the ledger, and the session record keeps them.
+    const ledger = outs[3]!.ledger
+    expect(ledger.entries?.map(([block]) => block)).toEqual([0, 3, 6, 9])
+    expect(Schema.decodeUnknownSync(SessionLedgerRecord)(ledger)).toEqual(ledger)
   })
 
   it("does not bet on a clearing the later requests must pay back, until the session has saved enough to cover it", () => {
