@@ -119,7 +119,7 @@ const markableBlock = (block: unknown): boolean =>
 /** An entry is trusted alive this long before its lifetime ends (the lifetime counts from the provider's processing, the gap from the proxy's clock). */
 const ENTRY_MARGIN = 30
 /** Entries a ledger keeps (the highest blocks: an anchor sits a few steps back). */
-const MAX_ENTRIES = 16
+const MAX_ENTRIES = 32
 
 /**
  * The session's cache entries still alive for this request: each aged by the gap since the
