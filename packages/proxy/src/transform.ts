@@ -235,8 +235,11 @@ const ttlOf = (block: Json): "5m" | "1h" | undefined => {
 
 /** What edit mode's clearing asks of the markers (see `clearSuperseded`). */
 interface EditMarks {
-  /** Mark this message block: a cache entry before the first newly cleared result, read instead of written again. */
-  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number } | undefined
+  /**
+   * Mark this message block: a cache entry before the first newly cleared result, read
+   * instead of written again (`tokens`: rough tokens of the messages through it).
+   */
+  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number; readonly tokens: number } | undefined
   /** The first message block this request changed: an entry at or after it is gone, so no bridge there. */
   readonly changedFrom?: number | undefined
 }
@@ -324,7 +327,10 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits, 
   const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
   const ledger = session.ledger ?? emptyLedger
   const gap = session.gaps.at(-1)
-  const shared = Math.min(ledger.lastTokens, prefix)
+  // What this request can read of the previous one: after a new clearing, only the prefix
+  // before it (the system prompt and tools, and the messages through the marked entry).
+  const readable = edit.changedFrom === undefined ? prefix : roughTokens(body["tools"]) + roughTokens(body["system"]) + (edit.anchor?.tokens ?? 0)
+  const shared = Math.min(ledger.lastTokens, prefix, readable)
   let credit = ledger.credit
   // A 1h entry the proxy bought, read after an idle gap the client's 5m entry would not
   // have survived: the prefix read instead of written again.

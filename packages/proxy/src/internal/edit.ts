@@ -287,10 +287,11 @@ export interface EditResult {
   readonly saving: number
   /**
    * Anthropic: the first message block a new clearing changed, and the block (before it)
-   * whose cache entry the request must mark to read the prefix up to it.
+   * whose cache entry the request must mark to read the prefix up to it (with the rough
+   * tokens of the messages through it).
    */
   readonly changedFrom?: number | undefined
-  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number } | undefined
+  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number; readonly tokens: number } | undefined
 }
 
 /** A new clearing's candidate: the tool-use id, its placeholder, its result's block and the rough tokens it removes. */
@@ -351,6 +352,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   // back on every later request.
   let take: ReadonlyArray<Candidate> = fresh
   let anchor: number | undefined
+  let anchorTokens = 0
   const lost = input.gap !== undefined && (input.gap > ONE_HOUR + 30 || (input.gap > SURELY_EXPIRED && !input.lastBet))
   let rewrite = 0
   if (fresh.length > 0 && !lost) {
@@ -383,6 +385,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
           best = net
           take = cleared
           anchor = q
+          anchorTokens = before[q + 1]!
           rewrite = (WRITE_5M - READ) * again
         }
       }
@@ -428,7 +431,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
     cleared: all,
     saving,
     ...(take.length === 0 ? {} : { changedFrom: Math.min(...take.map((c) => c.block)) }),
-    ...(at === undefined || anchor === undefined ? {} : { anchor: { message: at.message, index: at.index, block: anchor } })
+    ...(at === undefined || anchor === undefined ? {} : { anchor: { message: at.message, index: at.index, block: anchor, tokens: anchorTokens } })
   }
 }
 
