@@ -206,6 +206,22 @@ describe("edit mode", () => {
     expect(Schema.decodeUnknownSync(SessionLedgerRecord)(ledger)).toEqual(ledger)
   })
 
+  it("tracks the cache entries its markers leave: read ones live on, aged by the gaps, gone 30 s before their lifetime or when another block sits there", () => {
+    const bodies = session([{ tool: "Bash", arg: 0, size: 2 }, { tool: "Bash", arg: 1, size: 2 }, { tool: "Bash", arg: 2, size: 2 }, { tool: "Bash", arg: 3, size: 2 }, { tool: "Bash", arg: 0, size: 2 }])
+    const blocksAges = (ledger: SessionLedger) => ledger.entries?.map(([block, age, lifetime]) => [block, age, lifetime])
+    // Each request reads the previous one's entry (it lives on) and writes one at its last block.
+    const outs = drive(bodies.slice(0, 4), [0, 5, 10, 15])
+    expect(blocksAges(outs[3]!.ledger)).toEqual([[0, 10, 300], [3, 5, 300], [6, 0, 300], [9, 0, 300]])
+    // 271 s later none is trusted any more (the lifetime less 30 s): only the new one.
+    const late = drive(bodies, [0, 5, 10, 15, 15 + 271])
+    expect(blocksAges(late[4]!.ledger)).toEqual([[12, 0, 300]])
+    // Another conversation at those blocks (the replay has no session chain): the entries
+    // there are dropped; those past its end stay (a shorter request of the same session).
+    const other = JSON.parse(JSON.stringify(session([{ tool: "Read", arg: 0, size: 2 }, { tool: "Read", arg: 1, size: 2 }])[1]).replaceAll("Fix the bug.", "Rename it.").replaceAll("toolu_", "other_")) as Json
+    const next = transformRequest({ protocol: "anthropic", mode: "edit", body: other, session: { id: "s", gaps: [5], lastBlocks: 3, ledger: outs[3]!.ledger } })
+    expect(blocksAges(next.ledger)).toEqual([[3, 0, 300], [6, 5, 300], [9, 5, 300]])
+  })
+
   it("does not bet on a clearing the later requests must pay back, until the session has saved enough to cover it", () => {
     // Twenty small steps, then a big read, its edit and steps as big as it: reading the prefix
     // through the entry before the read still leaves them to write again. Over the requests
