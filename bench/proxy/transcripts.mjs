@@ -1,7 +1,9 @@
 // bench/proxy/transcripts.mjs: bench/replay's recorded sessions (an agent's tasks seconds
 // apart, the same with 10-minute idle gaps, superseded tool output, parallel reads past the
-// lookback window) and the proxy's own Claude Code recording (bench/proxy/claude-code.jsonl,
-// when present), as the agent sent them and as `strata proxy` would forward them.
+// lookback window), one of its own (big files read whole, edited, checked with short
+// commands, no idle gap: where clearing pays while the prefix is cached) and the proxy's
+// own Claude Code recording (bench/proxy/claude-code.jsonl, when present), as the agent
+// sent them and as `strata proxy` would forward them.
 //
 // 1. `strata replay --transcript` with the `transcript`, `proxy` and `proxy-edit` strategies
 //    (the replay lab's own scorer): proxy and proxy-edit relative to transcript.
@@ -85,6 +87,53 @@ const perfect = (lines) => (i) => {
   return gap > 300 && gap <= 3600 ? "1h" : "5m"
 }
 
+/**
+ * An agent that reads big files whole, edits them and checks with short commands, steps 6 s
+ * and tasks 30 s apart (no idle gap), one trailing breakpoint per request as bench/replay's
+ * recorder sends: each read is superseded by its edit and the steps after it are small,
+ * so clearing it pays at once when the prefix before it is read from the cache. Files of
+ * 500 generated lines (about 10,000 tokens each), four of them, edited in turn.
+ */
+const bigReadsSession = (tasks) => {
+  const tools = AGENT_TOOLS.map((t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.inputSchema }))
+  const system = [{ type: "text", text: "You are a careful coding agent working in a git repository. Read a file before you change it, keep edits small, run the tests after every change." }]
+  const edits = [0, 0, 0, 0]
+  const file = (f) =>
+    Array.from({ length: 500 }, (_, i) => `export const handler${f}_${i} = (input: Input${i % 7}): Output => transform(input, ${(i * 7919 + f * 31) % 1000})`).join("\n") +
+    Array.from({ length: edits[f] }, (_, e) => `\n// edit ${e + 1}: inputs are validated`).join("")
+  const messages = []
+  const lines = []
+  let t = 0
+  let id = 0
+  const send = () => {
+    const last = messages.at(-1)
+    const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
+    const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
+    lines.push(JSON.stringify({ t, model: "claude-sonnet-4-5", max_tokens: 4096, system, tools, messages: marked }))
+  }
+  const round = (name, input, result) => {
+    const use = { type: "tool_use", id: `toolu_${String(++id).padStart(4, "0")}`, name, input }
+    messages.push({ role: "assistant", content: [use] })
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: result }] })
+    t += 6
+    send()
+  }
+  for (let task = 0; task < tasks; task++) {
+    const f = task % 4
+    const path = `src/handlers/module${f}.ts`
+    if (task > 0) t += 30
+    messages.push({ role: "user", content: `Task ${task + 1}: validate the inputs of ${path} and check its tests.` })
+    send()
+    round("read_file", { path }, file(f))
+    edits[f]++
+    round("edit_file", { path, patch: `@@ -500,0 +501,1 @@\n+// edit ${edits[f]}: inputs are validated` }, `Applied 1 hunk to ${path}: +1 -0 lines.`)
+    round("run_tests", { path: `tests/module${f}.test.ts` }, Array.from({ length: 12 }, (_, i) => ` \u2713 module${f} > case ${i + 1}`).join("\n") + "\n\n Tests  12 passed (12)")
+    round("search", { pattern: `handler${f}_1` }, `${path}:2: export const handler${f}_1\n${path}:11: export const handler${f}_10`)
+    messages.push({ role: "assistant", content: [{ type: "text", text: `Task ${task + 1} is done: ${path} validates its inputs and its tests pass.` }] })
+  }
+  return lines.join("\n") + "\n"
+}
+
 const fmt = (n) => Math.round(n).toLocaleString("en-US")
 const x = (r) => `${r.toFixed(4)}x`
 
@@ -92,6 +141,7 @@ try {
   const demo = makeDemoRepo({ out: join(work, "demo"), replace: true }).out
   const sessions = await recordedSessions({ runAgentReplay, AGENT_TOOLS }, { demo, tasks: TASKS })
   const own = join(here, "claude-code.jsonl")
+  sessions.push({ name: "big reads edited, small steps (no idle gap)", text: bigReadsSession(TASKS) })
   if (existsSync(own)) sessions.push({ name: "Claude Code through the proxy (recorded)", text: readFileSync(own, "utf8") })
 
   console.log(`bench/proxy/transcripts: recorded sessions (${TASKS} tasks each for bench/replay's)`)

@@ -67,7 +67,9 @@ export const SessionLedgerRecord = Schema.Struct({
   answers: Schema.optionalKey(Schema.Number),
   pauses: Schema.optionalKey(Schema.Number),
   /** Edit mode: tool results cleared so far (tool-use id -> the placeholder sent), oldest first. */
-  cleared: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String])))
+  cleared: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.String, Schema.String]))),
+  /** Edit mode: cache entries known in the messages (block, seconds since written or read, lifetime, fingerprint). */
+  entries: Schema.optionalKey(Schema.Array(Schema.Tuple([Schema.Number, Schema.Number, Schema.Number, Schema.String])))
 })
 export type SessionLedgerRecord = typeof SessionLedgerRecord.Type
 

@@ -14,11 +14,15 @@
  * No message is added, dropped, reordered or edited; system, tools, model, `max_tokens`
  * and sampling fields stay byte-for-byte what the client sent (the proxy forwards the
  * client's own bytes with only the changed values rewritten: `internal/body.ts`).
- * `observe` returns the body unchanged.
+ * `edit` mode (`proxy-edit` in the replay) adds to that the clearing of superseded tool
+ * results (`internal/edit.ts`): only `tool_result` contents change, and, for a clearing
+ * while the prefix is cached, one more marker, at the cache entry before the first
+ * cleared result (the bridge gives way to it: the previous request's entry is behind the
+ * change). `observe` returns the body unchanged.
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
-import { clearSuperseded, clearSupersededResponses, roughTokens, SURELY_EXPIRED } from "./internal/edit.ts"
+import { blockOffsets, clearSuperseded, clearSupersededResponses, liveEntries, roughTokens, SURELY_EXPIRED, trackEntries } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 import type { SessionLedger } from "./internal/ledger.ts"
 export type { Protocol, SessionLedger }
@@ -202,13 +206,45 @@ const rewriteBlocks = (body: Json, edits: ReadonlyMap<Slot, Json>): Json => {
   return out
 }
 
+/** Blocks an Anthropic breakpoint looks back for an entry (itself included). */
+const lookbackOf = (limits: ModelLimits): number => (limits.lookback?.unit === "blocks" ? limits.lookback.count : 20)
+
+/**
+ * Marker slots the cache step leaves free in this body: the model's slots less the
+ * client's markers (and the two the cache step adds for a client that set none); none
+ * with the automatic marker, which the cache step leaves alone.
+ */
+const freeMarkerSlots = (body: Json, limits: ModelLimits): number => {
+  if (isRecord(body["cache_control"])) return 0
+  let n = 0
+  const count = (blocks: unknown) => {
+    if (Array.isArray(blocks)) for (const b of blocks) if (isRecord(b) && isRecord(b["cache_control"])) n++
+  }
+  count(body["tools"])
+  count(body["system"])
+  const messages = body["messages"]
+  if (Array.isArray(messages)) for (const m of messages) if (isRecord(m)) count(m["content"])
+  return limits.maxBreakpoints - n - (n === 0 ? 2 : 0)
+}
+
 const ttlOf = (block: Json): "5m" | "1h" | undefined => {
   const cc = block["cache_control"]
   if (!isRecord(cc)) return undefined
   return cc["ttl"] === "1h" ? "1h" : "5m"
 }
 
-const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits): TransformResult => {
+/** What edit mode's clearing asks of the markers (see `clearSuperseded`). */
+interface EditMarks {
+  /**
+   * Mark this message block: a cache entry before the first newly cleared result, read
+   * instead of written again (`tokens`: rough tokens of the messages through it).
+   */
+  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number; readonly tokens: number } | undefined
+  /** The first message block this request changed: an entry at or after it is gone, so no bridge there. */
+  readonly changedFrom?: number | undefined
+}
+
+const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits, edit: EditMarks = {}): TransformResult => {
   const session = input.session
   const { tools, system, messages } = anthropicSlots(body)
   const all = [...tools, ...system, ...messages]
@@ -242,9 +278,20 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
     if (added.length > 0) changed.push(`${added.length} marker${added.length === 1 ? "" : "s"} added (the client set none)`)
   }
 
+  // 1b. Edit mode: a new clearing reads the prefix through a still-cached entry before it.
+  const anchor = edit.anchor
+  if (anchor !== undefined && used < slotsMax) {
+    const slot = messages.find((s) => s.message === anchor.message && s.index === anchor.index)
+    if (slot !== undefined && markable(slot.block) && !isRecord(slot.block["cache_control"]) && !added.includes(slot)) {
+      added.push(slot)
+      used++
+      changed.push(`marker at block ${anchor.block}: the prefix before the cleared results is read from the cache`)
+    }
+  }
+
   // 2. Lookback: when this step appended more blocks than the window, the previous
   // request's entry (at its last block) is out of reach of the last marker: bridge it.
-  const lookback = limits.lookback?.unit === "blocks" ? limits.lookback.count : 20
+  const lookback = lookbackOf(limits)
   const total = anthropicBlockCount(body)
   const lastMarkedMessageSlot = [...messages, ...added].filter((s) => s.where === "message" && (isRecord(s.block["cache_control"]) || added.includes(s)))
   const lastBlockIndex = (s: Slot): number => {
@@ -261,7 +308,8 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
   const newest = lastMarkedMessageSlot.reduce((a, s) => Math.max(a, lastBlockIndex(s)), -1)
   const previousEnd = session.lastBlocks - 1
   let bridged = false
-  if (previousEnd >= 0 && previousEnd < total && newest - previousEnd >= lookback && used < slotsMax) {
+  const previousIntact = edit.changedFrom === undefined || previousEnd < edit.changedFrom
+  if (previousEnd >= 0 && previousEnd < total && previousIntact && newest - previousEnd >= lookback && used < slotsMax) {
     // The previous request's last block, or the nearest markable block before it that the
     // window of a marker placed there still reaches.
     const candidates = messages.filter((s) => lastBlockIndex(s) <= previousEnd && previousEnd - lastBlockIndex(s) < lookback && markable(s.block))
@@ -279,7 +327,10 @@ const anthropicCache = (input: TransformInput, body: Json, limits: ModelLimits):
   const prefix = roughTokens(body["tools"]) + roughTokens(body["system"]) + roughTokens(body["messages"])
   const ledger = session.ledger ?? emptyLedger
   const gap = session.gaps.at(-1)
-  const shared = Math.min(ledger.lastTokens, prefix)
+  // What this request can read of the previous one: after a new clearing, only the prefix
+  // before it (the system prompt and tools, and the messages through the marked entry).
+  const readable = edit.changedFrom === undefined ? prefix : roughTokens(body["tools"]) + roughTokens(body["system"]) + (edit.anchor?.tokens ?? 0)
+  const shared = Math.min(ledger.lastTokens, prefix, readable)
   let credit = ledger.credit
   // A 1h entry the proxy bought, read after an idle gap the client's 5m entry would not
   // have survived: the prefix read instead of written again.
@@ -381,11 +432,27 @@ export const transformRequest = (input: TransformInput): TransformResult => {
       const model = typeof body["model"] === "string" ? body["model"] : ""
       const limits = input.limits ?? lookupModel("anthropic", model)
       if (mode !== "edit") return anthropicCache(input, body, limits)
-      const edit = clearSuperseded({ body, gap: session.gaps.at(-1), lastBet: ledger.lastBet, requestsBefore: session.gaps.length, cleared: ledger.cleared ?? [] })
+      const offsets = blockOffsets(body["messages"])
+      const live = liveEntries(ledger.entries, session.gaps.at(-1), body["messages"], offsets)
+      const edit = clearSuperseded({
+        body,
+        gap: session.gaps.at(-1),
+        lastBet: ledger.lastBet,
+        requestsBefore: session.gaps.length,
+        cleared: ledger.cleared ?? [],
+        entries: live,
+        anchorable: freeMarkerSlots(body, limits) > 0,
+        lastBlocks: session.lastBlocks,
+        credit: ledger.credit
+      })
       // What clearing saved funds the lifetimes (the same credit).
       const funded: SessionLedger = { ...ledger, credit: ledger.credit + (edit.saving > 0 ? WIN_SHARE * edit.saving : edit.saving), ...(edit.cleared.length === 0 ? {} : { cleared: edit.cleared }) }
-      const out = anthropicCache({ ...input, session: { ...session, ledger: funded } }, edit.body, limits)
-      return { body: out.body, changed: [...edit.changed, ...out.changed], ttl: out.ttl, ledger: out.ledger }
+      const out = anthropicCache({ ...input, session: { ...session, ledger: funded } }, edit.body, limits, { anchor: edit.anchor, changedFrom: edit.changedFrom })
+      // The entries the forwarded markers leave, for the next clearing's anchor.
+      const entries = isRecord(out.body)
+        ? trackEntries({ body: out.body, live, offsets, changedFrom: edit.changedFrom, lookback: lookbackOf(limits), minTokens: limits.minCacheTokens })
+        : []
+      return { body: out.body, changed: [...edit.changed, ...out.changed], ttl: out.ttl, ledger: { ...out.ledger, entries } }
     }
     case "openai-responses":
     case "openai-chat": {

@@ -5,14 +5,25 @@
  *
  * - Stable: a result cleared once is cleared in every later request with the same bytes
  *   (the ledger keeps `[tool-use id, placeholder]`), so the new prefix stays cached.
- * - Cache-aware: a new clearing rewrites the cached conversation after the system prompt,
- *   so it happens only when that prefix is lost anyway (the gap outlived the entry's
- *   lifetime), or when the reads it saves over the session's expected remaining requests
- *   pay for writing the conversation again.
+ * - Cache-aware: a new clearing changes the conversation from the first result it clears
+ *   on. It happens when that prefix is lost anyway (the gap outlived the entry's lifetime),
+ *   or when the reads it saves over the session's expected remaining requests pay for what
+ *   it writes again, and what it would cost if no request came after (the rewrite less this
+ *   request's saved reads, with a margin) is covered by the session's credit: a bet paid
+ *   from savings already made, like a 1h lifetime, so the session is never dearer than
+ *   sent. What it writes again: when an earlier request of the session left a cache entry
+ *   still alive at a block before the first cleared result (the ledger tracks the entries
+ *   the forwarded markers wrote and read: `trackEntries`), a marker there (the transform
+ *   places it in a free slot) reads the prefix up to it and only the blocks after it, up to
+ *   the previous request's end, are written again; without one, the whole conversation
+ *   after the system prompt.
  * - Never a result of the last few steps, never a thinking block, never the system
  *   prompt, tools, model, `max_tokens` or sampling fields: only the `content` of a
- *   `tool_result` block changes (its id, `is_error` and `cache_control` stay).
+ *   `tool_result` block changes (its id, `is_error` and `cache_control` stay), and the
+ *   cache-control positions (the marker at that entry, placed by the transform).
  */
+import type { CacheEntry } from "./ledger.ts"
+
 type Json = Record<string, unknown>
 const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
 
@@ -27,6 +38,8 @@ const FIVE_MINUTES = 300
  */
 export const SURELY_EXPIRED = FIVE_MINUTES + 30
 const ONE_HOUR = 3600
+/** Margin on the worst case of a clearing's rewrite (rough tokens against the provider's). */
+const LOSS_MARGIN = 1.3
 /** Results smaller than this (rough tokens) are not worth a placeholder. */
 const MIN_RESULT_TOKENS = 40
 
@@ -52,6 +65,148 @@ const jsonChars = (v: unknown): number => {
     return n
   }
   return 0
+}
+
+/**
+ * Where each message's content blocks start in the message-block order Anthropic's lookback
+ * counts (a string content is one block, as `anthropicBlockCount` counts), with the total
+ * at the end: `offsets[i]` is message `i`'s first block, `offsets[messages.length]` the count.
+ */
+export const blockOffsets = (messages: ReadonlyArray<unknown>): Array<number> => {
+  const offsets: Array<number> = []
+  let n = 0
+  for (const m of messages) {
+    offsets.push(n)
+    if (!isRecord(m)) continue
+    n += Array.isArray(m["content"]) ? m["content"].length : 1
+  }
+  offsets.push(n)
+  return offsets
+}
+
+/** The message and index of message block `b`, and the block (a string content is its own block). */
+const blockAt = (messages: ReadonlyArray<unknown>, offsets: ReadonlyArray<number>, b: number): { readonly message: number; readonly index: number; readonly block: unknown } | undefined => {
+  if (b < 0 || b >= offsets[messages.length]!) return undefined
+  // The last message starting at or before b (binary search; empty messages share an offset).
+  let lo = 0
+  let hi = messages.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if (offsets[mid]! <= b) lo = mid
+    else hi = mid - 1
+  }
+  const m = messages[lo]
+  if (!isRecord(m)) return undefined
+  const content = m["content"]
+  const index = b - offsets[lo]!
+  return { message: lo, index, block: Array.isArray(content) ? content[index] : content }
+}
+
+/** What identifies a block cheaply: a tool id, or a text's length and start (a string content and its text block alike). */
+const fingerprintOf = (block: unknown): string => {
+  if (typeof block === "string") return `t${block.length}:${block.slice(0, 32)}`
+  if (!isRecord(block)) return "?"
+  if (block["type"] === "text" && typeof block["text"] === "string") return `t${block["text"].length}:${block["text"].slice(0, 32)}`
+  if (block["type"] === "tool_result") return `r:${String(block["tool_use_id"])}`
+  if (block["type"] === "tool_use") return `u:${String(block["id"])}`
+  return String(block["type"])
+}
+
+/** Can a marker sit on this block (an array content block, not thinking, not an empty text)? */
+const markableBlock = (block: unknown): boolean =>
+  isRecord(block) && typeof block["type"] === "string" && block["type"] !== "thinking" && block["type"] !== "redacted_thinking" && !(block["type"] === "text" && block["text"] === "")
+
+/** An entry is trusted alive this long before its lifetime ends (the lifetime counts from the provider's processing, the gap from the proxy's clock). */
+const ENTRY_MARGIN = 30
+/** Entries a ledger keeps (the highest blocks: an anchor sits a few steps back). */
+const MAX_ENTRIES = 32
+
+/**
+ * The session's cache entries still alive for this request: each aged by the gap since the
+ * previous request, dropped past its lifetime (less a margin) or when the block at its
+ * position is no longer the one it was written at (another conversation). Entries beyond
+ * the body's blocks stay (a shorter request of the same session).
+ */
+export const liveEntries = (
+  entries: ReadonlyArray<CacheEntry> | undefined,
+  gap: number | undefined,
+  messages: ReadonlyArray<unknown>,
+  offsets: ReadonlyArray<number>
+): Array<CacheEntry> => {
+  if (entries === undefined || gap === undefined) return []
+  const out: Array<CacheEntry> = []
+  for (const [block, age, lifetime, fingerprint] of entries) {
+    const now = age + gap
+    if (now > lifetime - ENTRY_MARGIN) continue
+    const at = blockAt(messages, offsets, block)
+    if (at !== undefined && fingerprintOf(at.block) !== fingerprint) continue
+    out.push([block, now, lifetime, fingerprint])
+  }
+  return out
+}
+
+/**
+ * The entries after a forwarded request, as Anthropic's cache keeps them: its longest hit
+ * (the first live entry in lookback order: later markers first, each looking back
+ * `lookback` blocks) is read and lives on; its markers above the hit write entries (when
+ * the prefix through them is surely above the model's minimum). Entries at or after `changedFrom` (the first block
+ * this request changed) are gone. Only what is sure is kept: an entry is never believed
+ * alive longer than it is.
+ */
+export const trackEntries = (input: {
+  readonly body: Json
+  readonly live: ReadonlyArray<CacheEntry>
+  readonly offsets: ReadonlyArray<number>
+  readonly changedFrom: number | undefined
+  readonly lookback: number
+  readonly minTokens: number
+}): Array<CacheEntry> => {
+  const messages = input.body["messages"]
+  if (!Array.isArray(messages)) return []
+  const entries = new Map<number, CacheEntry>()
+  for (const e of input.live) if (input.changedFrom === undefined || e[0] < input.changedFrom) entries.set(e[0], e)
+  // The markers in the messages: block, lifetime, fingerprint, whether the prefix through it surely reaches the minimum.
+  const marks: Array<{ readonly block: number; readonly lifetime: number; readonly fingerprint: string; readonly cacheable: boolean }> = []
+  // Rough tokens count JSON keys and quotes too: half as much again is surely above the minimum.
+  const floor = 1.5 * input.minTokens
+  let tokens = roughTokens(input.body["tools"]) + roughTokens(input.body["system"])
+  messages.forEach((m, i) => {
+    if (!isRecord(m)) return
+    const content = m["content"]
+    if (!Array.isArray(content)) {
+      if (tokens < floor) tokens += roughTokens(content)
+      return
+    }
+    content.forEach((block, index) => {
+      if (tokens < floor) tokens += roughTokens(block)
+      if (!isRecord(block) || !isRecord(block["cache_control"])) return
+      marks.push({ block: input.offsets[i]! + index, lifetime: block["cache_control"]["ttl"] === "1h" ? ONE_HOUR : FIVE_MINUTES, fingerprint: fingerprintOf(block), cacheable: tokens >= floor })
+    })
+  })
+  // The hit: later markers first, each looking back `lookback` blocks (itself included).
+  let hit = -1
+  const byPosition = [...marks].sort((a, b) => b.block - a.block)
+  search: for (const m of byPosition) {
+    for (let b = m.block; b > m.block - input.lookback && b >= 0; b--) {
+      if (entries.has(b)) {
+        hit = b
+        break search
+      }
+    }
+  }
+  const touch = (b: number) => {
+    const e = entries.get(b)
+    if (e !== undefined) entries.set(b, [e[0], 0, e[2], e[3]])
+  }
+  // The hit lives on; markers below it may refresh their entries too, but that is not sure.
+  touch(hit)
+  for (const m of marks) {
+    if (m.block > hit && m.cacheable) {
+      const e = entries.get(m.block)
+      entries.set(m.block, [m.block, 0, Math.max(m.lifetime, e?.[2] ?? 0), m.fingerprint])
+    }
+  }
+  return [...entries.values()].sort((a, b) => a[0] - b[0]).slice(-MAX_ENTRIES)
 }
 
 /** File reads (Claude Code's `Read`, the names other agents give theirs). */
@@ -105,6 +260,19 @@ export interface EditInput {
    * in-memory retention (`SURELY_EXPIRED`).
    */
   readonly expiresAfter?: number | undefined
+  /**
+   * Anthropic: the session's cache entries alive for this request (`liveEntries`), and
+   * whether the request has a free marker slot to read one of them (an anchor).
+   */
+  readonly entries?: ReadonlyArray<CacheEntry> | undefined
+  readonly anchorable?: boolean | undefined
+  /** Anthropic: message blocks of the session's previous request (0: unknown). */
+  readonly lastBlocks?: number | undefined
+  /**
+   * Anthropic: what the session's changes have saved so far (the ledger's credit): a new
+   * clearing while the prefix is cached is a bet on the requests to come, paid from it.
+   */
+  readonly credit?: number | undefined
 }
 
 export interface EditResult {
@@ -117,6 +285,21 @@ export interface EditResult {
    * rewrite a new clearing causes when the prefix was still cached.
    */
   readonly saving: number
+  /**
+   * Anthropic: the first message block a new clearing changed, and the block (before it)
+   * whose cache entry the request must mark to read the prefix up to it (with the rough
+   * tokens of the messages through it).
+   */
+  readonly changedFrom?: number | undefined
+  readonly anchor?: { readonly message: number; readonly index: number; readonly block: number; readonly tokens: number } | undefined
+}
+
+/** A new clearing's candidate: the tool-use id, its placeholder, its result's block and the rough tokens it removes. */
+interface Candidate {
+  readonly id: string
+  readonly placeholder: string
+  readonly block: number
+  readonly saved: number
 }
 
 /**
@@ -127,6 +310,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   const { body } = input
   const messages = body["messages"]
   if (!Array.isArray(messages)) return { body, changed: [], cleared: input.cleared, saving: 0 }
+  const offsets = blockOffsets(messages)
   const uses: Array<Use> = []
   const results = new Map<string, { readonly message: number; readonly index: number; readonly block: Json }>()
   const steps: Array<number> = []
@@ -145,8 +329,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
   const known = new Map(input.cleared)
 
   // New candidates: superseded by a later use, older than the last few steps.
-  const fresh: Array<readonly [string, string]> = []
-  let saved = 0
+  const fresh: Array<Candidate> = []
   for (const [i, u] of uses.entries()) {
     if (known.has(u.id) || recent < 0 || u.step >= recent) continue
     const r = results.get(u.id)
@@ -161,20 +344,58 @@ export const clearSuperseded = (input: EditInput): EditResult => {
     }
     if (why === undefined) continue
     const placeholder = placeholderOf(u, why)
-    fresh.push([u.id, placeholder])
-    saved += tokens - roughTokens(placeholder)
+    fresh.push({ id: u.id, placeholder, block: offsets[r.message]! + r.index, saved: tokens - roughTokens(placeholder) })
   }
 
-  // Worth it? The conversation after the system prompt is written again (at worst); the
-  // reads it saves come back on every later request.
-  let take = fresh
+  // Worth it? What the clearing writes again (the conversation after the system prompt, or
+  // after a still-cached entry before the first cleared result); the reads it saves come
+  // back on every later request.
+  let take: ReadonlyArray<Candidate> = fresh
+  let anchor: number | undefined
+  let anchorTokens = 0
   const lost = input.gap !== undefined && (input.gap > ONE_HOUR + 30 || (input.gap > SURELY_EXPIRED && !input.lastBet))
-  const rewrite = (WRITE_5M - READ) * roughTokens(messages)
-  if (fresh.length > 0) {
+  let rewrite = 0
+  if (fresh.length > 0 && !lost) {
     const remaining = Math.min(50, Math.max(1, input.requestsBefore)) / 2
-    if (!lost && READ * saved * remaining <= rewrite) take = []
+    const credit = input.credit ?? 0
+    const sum = (cs: ReadonlyArray<Candidate>) => cs.reduce((n, c) => n + c.saved, 0)
+    // Worth it over the expected remaining requests, and affordable if the session ended
+    // now: the rewrite (with a margin: rough tokens are not the provider's) less the reads
+    // this request saves, paid from what the session has saved so far.
+    const worth = (saved: number, again: number): number =>
+      LOSS_MARGIN * (WRITE_5M - READ) * again - READ * saved > credit ? -Infinity : READ * saved * remaining - (WRITE_5M - READ) * again
+    const whole = roughTokens(messages)
+    let best = worth(sum(fresh), whole)
+    rewrite = (WRITE_5M - READ) * whole
+    const entries = input.entries ?? []
+    if (input.anchorable === true && entries.length > 0) {
+      // Rough tokens of each block as sent before this clearing (earlier placeholders in
+      // place), summed from the start: what a read up to an entry leaves to write again.
+      const before = blockTokens(messages, results, known, offsets)
+      const end = Math.min(input.lastBlocks !== undefined && input.lastBlocks > 0 ? input.lastBlocks : offsets[messages.length]!, offsets[messages.length]!)
+      for (const [q] of entries) {
+        const at = blockAt(messages, offsets, q)
+        if (at === undefined || typeof at.block === "string" || !markableBlock(at.block) || q >= end) continue
+        const cleared = fresh.filter((c) => c.block > q)
+        if (cleared.length === 0) continue
+        const saved = sum(cleared)
+        const again = Math.max(0, before[end]! - before[q + 1]! - saved)
+        const net = worth(saved, again)
+        if (net > best) {
+          best = net
+          take = cleared
+          anchor = q
+          anchorTokens = before[q + 1]!
+          rewrite = (WRITE_5M - READ) * again
+        }
+      }
+    }
+    if (best <= 0) {
+      take = []
+      anchor = undefined
+    }
   }
-  const all = [...input.cleared, ...take]
+  const all = [...input.cleared, ...take.map((c) => [c.id, c.placeholder] as const)]
   if (all.length === 0) return { body, changed: [], cleared: input.cleared, saving: 0 }
 
   const byMessage = new Map<number, Map<number, string>>()
@@ -199,9 +420,53 @@ export const clearSuperseded = (input: EditInput): EditResult => {
       })
     }
   })
-  const changed = take.length > 0 ? [`cleared ${take.length} superseded tool result${take.length === 1 ? "" : "s"} (${Math.round(saved)} tokens)`] : []
+  const saved = Math.round(take.reduce((n, c) => n + c.saved, 0))
+  const plural = take.length === 1 ? "" : "s"
+  const changed = take.length === 0 ? [] : [`cleared ${take.length} superseded tool result${plural} (${saved} tokens)`]
   const saving = (lost ? WRITE_5M : READ) * clearedTokens - (take.length > 0 && !lost ? rewrite : 0)
-  return { body: { ...body, messages: out }, changed, cleared: all, saving }
+  const at = anchor === undefined ? undefined : blockAt(messages, offsets, anchor)
+  return {
+    body: { ...body, messages: out },
+    changed,
+    cleared: all,
+    saving,
+    ...(take.length === 0 ? {} : { changedFrom: Math.min(...take.map((c) => c.block)) }),
+    ...(at === undefined || anchor === undefined ? {} : { anchor: { message: at.message, index: at.index, block: anchor, tokens: anchorTokens } })
+  }
+}
+
+/**
+ * Rough tokens of the message blocks as the session has sent them so far (results cleared
+ * earlier count as their placeholders), cumulative: `sums[b]` is the tokens before block `b`.
+ */
+const blockTokens = (
+  messages: ReadonlyArray<unknown>,
+  results: ReadonlyMap<string, { readonly message: number; readonly index: number; readonly block: Json }>,
+  known: ReadonlyMap<string, string>,
+  offsets: ReadonlyArray<number>
+): Array<number> => {
+  const cleared = new Map<number, string>()
+  for (const [id, placeholder] of known) {
+    const r = results.get(id)
+    if (r !== undefined) cleared.set(offsets[r.message]! + r.index, placeholder)
+  }
+  const sums = [0]
+  let n = 0
+  messages.forEach((m, i) => {
+    if (!isRecord(m)) return
+    const content = m["content"]
+    if (!Array.isArray(content)) {
+      n += roughTokens(content)
+      sums.push(n)
+      return
+    }
+    content.forEach((block, index) => {
+      const placeholder = cleared.get(offsets[i]! + index)
+      n += placeholder === undefined || !isRecord(block) ? roughTokens(block) : roughTokens(block) - roughTokens(block["content"]) + roughTokens(placeholder)
+      sums.push(n)
+    })
+  })
+  return sums
 }
 
 /** The least a new clearing of a Responses body removes (tokens; see `clearSupersededResponses`). */

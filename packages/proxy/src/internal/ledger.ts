@@ -26,4 +26,17 @@ export interface SessionLedger {
   readonly pauses?: number
   /** Edit mode: tool results cleared so far, `[tool-use id, placeholder sent]`, oldest first. */
   readonly cleared?: ReadonlyArray<readonly [string, string]>
+  /**
+   * Edit mode: cache entries the session's forwarded requests are known to have left in its
+   * messages (see `CacheEntry` in internal/edit.ts), lowest block first.
+   */
+  readonly entries?: ReadonlyArray<CacheEntry>
 }
+
+/**
+ * A cache entry a forwarded request wrote (or read, which restarts its lifetime) at a
+ * marker in the messages: `[message block, seconds since then, lifetime in seconds,
+ * fingerprint of the block]`. The block counts message content blocks as Anthropic's
+ * lookback does (a string content is one).
+ */
+export type CacheEntry = readonly [block: number, age: number, lifetime: number, fingerprint: string]
