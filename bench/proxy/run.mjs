@@ -19,6 +19,16 @@
 //   PROXY_HEAP=DIR node bench/proxy/run.mjs   # a heap snapshot of the proxy after the run
 //   WARMUP=1 node bench/proxy/run.mjs         # one unmeasured pass through each path first
 //   PROXY_FLOOR=1 node bench/proxy/run.mjs    # a bare store-and-forward proxy in its place (the floor)
+//   PACE=agent node bench/proxy/run.mjs       # at an agent's pace (below), not back to back
+//
+// By default each session sends its next request the moment the previous reply ends, and
+// the upstream answers at once: the 50 sessions keep the machine saturated, so the figures
+// are those of a throughput test (a request waits behind the others' CPU). PACE=agent runs
+// the same sessions at the pace an agent keeps: the upstream streams each reply over
+// REPLY_MS (default 1000; its first event at once, so the direct time to first byte stays
+// the path's own), the client then runs a tool step of 0-2 x TOOL_MS (default 250), and the
+// sessions start spread over one such cycle. The waits come from a seeded generator per
+// session, so the direct and the proxied pass keep the same schedule.
 //
 //   npx --yes pnpm@10.34.9 turbo run build --filter=@strata/proxy... && node bench/proxy/run.mjs
 //   SESSIONS=50 STEPS=20 TOKENS=200000 STORE=memory node bench/proxy/run.mjs
@@ -39,20 +49,40 @@ const STORE = process.env.STORE ?? "memory"
 // WARMUP=1: one unmeasured pass of the same workload (other sessions) through each path
 // first, so the figures are those of a warm process (JIT, caches) as a long-running proxy is.
 const WARMUP = Number(process.env.WARMUP ?? 0)
+const PACE = process.env.PACE ?? "none"
+if (PACE !== "none" && PACE !== "agent") throw new Error(`bench: PACE is "none" or "agent", not "${PACE}"`)
+const REPLY_MS = PACE === "agent" ? Number(process.env.REPLY_MS ?? 1000) : 0
+const TOOL_MS = PACE === "agent" ? Number(process.env.TOOL_MS ?? 250) : 0
 
 if (process.argv[2] === "--upstream") {
   // Upstream: reads the body, answers an SSE stream with usage at once (TTFB = its read time).
   // The reply's `x-bench-marks` header says when the request's headers and the end of its
   // body reached it (epoch milliseconds: the clients' process reads them on its own clock).
   const now = () => performance.timeOrigin + performance.now()
+  // `x-bench-reply-ms` (PACE=agent): the deltas spread over that long, as a model writes them.
   const upstream = createServer((req, res) => {
     const headers = now()
+    const replyMs = Number(req.headers["x-bench-reply-ms"] ?? 0)
     req.resume()
     req.on("end", () => {
       res.writeHead(200, { "content-type": "text/event-stream", "x-bench-marks": `${headers},${now()}` })
       res.write(`event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"cache_read_input_tokens":${TOKENS},"cache_creation_input_tokens":100,"output_tokens":1}}}\n\n`)
-      res.write(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n`)
-      res.end(`event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\n`)
+      const delta = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n`
+      const end = `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}\n\n`
+      if (!(replyMs > 0)) {
+        res.write(delta)
+        res.end(end)
+        return
+      }
+      const deltas = 10
+      let sent = 0
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer)
+        res.write(delta)
+        if (++sent < deltas) return
+        clearInterval(timer)
+        res.end(end)
+      }, replyMs / deltas)
     })
   })
   upstream.keepAliveTimeout = 60_000
@@ -135,6 +165,22 @@ if (process.argv[2] === "--upstream") {
   process.send({ url: proxy.url })
 } else {
   await main()
+}
+
+/** A seeded generator of numbers in [0, 1) (mulberry32). */
+function mulberry32(seed) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms))
 }
 
 /** The floor (PROXY_FLOOR=1): store and forward with nothing else, on the same agent settings. */
@@ -256,7 +302,7 @@ async function main() {
     new Promise((resolve) => {
       const id = String(nextId++)
       const t0 = performance.now()
-      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "x-bench-request": id, "content-length": pieces.reduce((n, p) => n + p.length, 0) } }, (res) => {
+      const req = request(new URL("/v1/messages?beta=true", base), { method: "POST", agent, headers: { "content-type": "application/json", "x-api-key": "bench", "x-bench-request": id, "x-bench-reply-ms": String(REPLY_MS), "content-length": pieces.reduce((n, p) => n + p.length, 0) } }, (res) => {
         let ttfb
         res.once("data", () => {
           const t = performance.now()
@@ -281,7 +327,11 @@ async function main() {
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, k) => {
         const s = first + k
+        // PACE=agent: session k's waits, the same on every pass (the seed is k, not s).
+        const random = mulberry32(k + 1)
+        if (PACE === "agent") await sleep(random() * (REPLY_MS + TOOL_MS))
         for (let step = 0; step < STEPS; step++) {
+          if (PACE === "agent" && step > 0) await sleep(random() * 2 * TOOL_MS)
           const t = await send(base, bodyPieces(s, step), parts)
           if (t !== undefined) ttfb.push(t)
           done++
@@ -299,7 +349,7 @@ async function main() {
   const ms = (x) => `${x.toFixed(2)} ms`
 
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).cpus().length} cores`)
-  console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}`)
+  console.log(`bench/proxy: ${SESSIONS} concurrent sessions x ${STEPS} streamed requests, ~${TOKENS.toLocaleString("en-US")}-token bodies (${(bodyFor(0, STEPS - 1).length / 1e6).toFixed(2)} MB), store ${STORE}, ${PACE === "agent" ? `at an agent's pace (replies streamed over ${REPLY_MS} ms, tool steps of 0-${2 * TOOL_MS} ms)` : "back to back (saturated)"}`)
   const directParts = []
   for (let w = 1; w <= WARMUP; w++) {
     await run(upstreamUrl, [], undefined, w * 100_000)

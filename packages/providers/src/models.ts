@@ -470,7 +470,7 @@ const resolved = new Map<string, ModelLimits>()
  * import { lookupModel } from "@strata/providers"
  * lookupModel("anthropic", "claude-sonnet-4-6").minCacheTokens // 1024
  * lookupModel("anthropic", "claude-sonnet-4-6", { asOf: "2026-03" }).minCacheTokens // 2048
- * lookupModel("bedrock", "us.anthropic.claude-opus-4-7-v1:0").minCacheTokens // 4096
+ * lookupModel("bedrock", "us.anthropic.claude-opus-4-7").minCacheTokens // 4096
  * ```
  */
 export const lookupModel = (provider: ProviderId, model: string, options: LookupOptions = {}): ModelLimits => {

@@ -23,7 +23,7 @@ describe("bedrock converse plugin", () => {
   })
 
   it("uses the dated Bedrock table: Opus 4.7 needs 4096 on Bedrock but 2048 on Anthropic", () => {
-    const req = seedRequest("us.anthropic.claude-opus-4-7-v1:0", { L0: { tokens: 3000 }, L1: { tokens: 3000 } })
+    const req = seedRequest("us.anthropic.claude-opus-4-7", { L0: { tokens: 3000 }, L1: { tokens: 3000 } })
     const r = placeBedrockConverse(req)
     expect(r.dropped.map((d) => d.tier)).toEqual(["L0"])
     expect(r.dropped[0]!.reason).toMatch(/4096-token minimum for Claude Opus 4.7 \(B1, 2026-07\)/)

@@ -88,7 +88,7 @@ const PLUGINS: ReadonlyArray<PluginCase> = [
   { name: "bedrock converse", provider: "bedrock", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", max: 4, stacked: true,
     place: (c) => placeBedrockConverse(c.request, { ...common(c), cacheTools: c.cacheTools }),
     markers: (j) => count(j, '"cachePoint"') },
-  { name: "bedrock invoke", provider: "bedrock", model: "anthropic.claude-opus-4-7-v1:0", max: 4, stacked: true,
+  { name: "bedrock invoke", provider: "bedrock", model: "anthropic.claude-opus-4-7", max: 4, stacked: true,
     place: (c) => placeBedrockInvoke(c.request, { ...common(c), cacheTools: c.cacheTools, automatic: c.automatic }),
     markers: (j) => count(j, '"cache_control"') },
   { name: "openai chat gpt-5.6", provider: "openai", model: "gpt-5.6", max: 3,

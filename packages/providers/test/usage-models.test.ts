@@ -15,7 +15,10 @@ describe("models table", () => {
     expect(lookupModel("anthropic", "claude-sonnet-4-6").minCacheTokens).toBe(1024)
     expect(lookupModel("anthropic", "claude-sonnet-4-6", { asOf: "2026-03" }).minCacheTokens).toBe(2048)
     expect(lookupModel("anthropic", "claude-opus-4-7").minCacheTokens).toBe(2048)
-    expect(lookupModel("bedrock", "us.anthropic.claude-opus-4-7-v1:0").minCacheTokens).toBe(4096)
+    // Bedrock's id for Opus 4.7 has no `-v1:0` suffix (`us.anthropic.claude-opus-4-7`); older models' ids have one.
+    expect(lookupModel("bedrock", "us.anthropic.claude-opus-4-7").minCacheTokens).toBe(4096)
+    expect(lookupModel("bedrock", "global.anthropic.claude-opus-4-7").family).toBe(lookupModel("bedrock", "us.anthropic.claude-opus-4-7").family)
+    expect(lookupModel("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0").family).toBe(lookupModel("anthropic", "claude-sonnet-4-5").family)
     expect(lookupModel("anthropic", "claude-opus-4-1-20250805").family).toBe("Claude Opus 4.1")
     expect(lookupModel("anthropic", "claude-opus-4-20250514").family).toBe("Claude Opus 4")
     expect(lookupModel("anthropic", "claude-3-5-haiku-20241022").minCacheTokens).toBe(2048)
