@@ -287,8 +287,12 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   const nextRecord = (before: SessionRecord | undefined, p: Planned, exchange: ExchangeRecord): SessionRecord => {
     const u = exchange.usage
     const totals = before?.totals ?? emptyTotals
-    // The same rule as the in-memory head the next request planned from.
-    const state = nextPlanState(before, p)
+    // The same rule as the in-memory head the next request planned from. A request the
+    // provider refused is recorded, but the session's state stays where it was (see
+    // `advancesSession`): a new session keeps only its chain, to be found again.
+    const state = advancesSession(exchange.status)
+      ? nextPlanState(before, p)
+      : (before ?? { chain: p.chain, gaps: [], lastAt: p.at, lastBlocks: 0, ledger: undefined })
     return {
       kind: "strata-proxy-session",
       id: p.session,
@@ -301,7 +305,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       lastBlocks: state.lastBlocks,
       lastPrompt: u === undefined ? (before?.lastPrompt ?? 0) : u.input + u.cacheRead + u.write5m + u.write1h,
       gaps: state.gaps,
-      ledger: p.ledger,
+      ...(state.ledger === undefined ? {} : { ledger: state.ledger }),
       totals: {
         requests: totals.requests + 1,
         input: totals.input + (u?.input ?? 0),
@@ -539,8 +543,10 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
             resolve()
             return
           }
-          // Off the request path: the next request of the session plans from its head.
+          // Off the request path: the next request of the session plans from its head. A
+          // refused request gives its head back now: a retry may come before its commit.
           const p = planned
+          if (!advancesSession(ur.statusCode ?? 0)) p.settle("dropped")
           void idle.push(p.session, () => afterReply(p, ur.statusCode ?? 0, sse, tapped, failOpen)).then(resolve)
         })
       })
@@ -567,7 +573,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     } catch (e) {
       notice(`session ${p.session}: the state store failed (${errorText(e)}); the reply was forwarded, its record is lost`)
     } finally {
-      p.settle("committed")
+      p.settle(advancesSession(status) ? "committed" : "dropped")
     }
   }
 
@@ -647,6 +653,15 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     }
   }
 }
+
+/**
+ * Does a reply with this status move the session on? Only a success does: a refused
+ * request (429, 529, 4xx, 5xx) wrote and read nothing in the provider's cache, so the
+ * next request is planned as if it had not been sent: its gap counts from the last
+ * answered request (when the cache was last touched), and what the refused request would
+ * have cleared, bet or cached is not believed.
+ */
+const advancesSession = (status: number): boolean => status >= 200 && status < 300
 
 const pathOnly = (url: string | undefined): string => (url ?? "/").split("?")[0]!
 

@@ -45,6 +45,11 @@ let hungClosed: Promise<void> = Promise.resolve()
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     req.resume()
+    if (req.headers["x-overloaded"] !== undefined) {
+      res.writeHead(529, { "content-type": "application/json" })
+      res.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }))
+      return
+    }
     if (req.headers["x-hang"] !== undefined) {
       hungClosed = new Promise((resolve) => res.on("close", () => resolve()))
       res.writeHead(200, { "content-type": "text/event-stream" })
@@ -162,6 +167,34 @@ describe("the work after a reply", () => {
     await proxy.close()
     expect(proxy.sessions()[0]?.totals.requests).toBe(bodies.length)
     expect(proxy.sessions()[0]?.gaps.at(-1)).toBe(425)
+  })
+
+  it("records a request the provider refused but plans the retry as if it had not been sent", async () => {
+    const held = heldStore()
+    const { proxy, forwarded, clock } = await runSession(held, [], bodies.length - 1)
+    const last = JSON.stringify(bodies.at(-1))
+    // The agent's last request is refused (529, overloaded) 175 s after the one before.
+    clock.now = 200
+    const refused = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-overloaded": "1" }, body: last })
+    expect(refused.status).toBe(529)
+    expect(await refused.text()).toContain("overloaded_error")
+    // It retries 250 s later, before the refused request's commit lands: 425 s after the
+    // last answered request, the cache is gone.
+    clock.now = 450
+    expect(await post(proxy.url, last)).toContain("message_delta")
+    const times = [...TIMES.slice(0, -1), 450]
+    const retried = driveAnthropic("edit", bodies, times).at(-1)!
+    const remembered = driveAnthropic("edit", [...bodies, bodies.at(-1)!], [...TIMES.slice(0, -1), 200, 450]).at(-1)!
+    expect(JSON.stringify(remembered.body)).not.toBe(JSON.stringify(retried.body))
+    expect(forwarded.at(-1)).toBe(JSON.stringify(retried.body))
+    held.release()
+    await proxy.settled()
+    await proxy.close()
+    // The refused exchange is in the record; the session's state skips it.
+    const [record] = proxy.sessions()
+    expect(record?.exchanges.map((e) => e.status)).toEqual([...bodies.map(() => 200).slice(0, -1), 529, 200])
+    expect(record?.gaps.at(-1)).toBe(425)
+    expect(record?.ledger).toEqual(retried.ledger)
   })
 
   it("forwards every request when the store fails, says so once per request, and never prints the key", async () => {
