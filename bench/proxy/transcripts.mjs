@@ -24,7 +24,7 @@ import { join } from "node:path"
 import { priceTranscript } from "../../packages/proxy/dist/index.js"
 import { AGENT_TOOLS, runAgentReplay, runRecordedReplay } from "../../packages/replay/dist/index.js"
 import { makeDemoRepo } from "../../scripts/make-demo-repo.mjs"
-import { recordedSessions } from "../replay/sessions.mjs"
+import { markLast, recordedSessions } from "../replay/sessions.mjs"
 
 const TASKS = Number(process.env.TASKS ?? 12)
 const here = new URL(".", import.meta.url).pathname
@@ -105,12 +105,7 @@ const bigReadsSession = (tasks) => {
   const lines = []
   let t = 0
   let id = 0
-  const send = () => {
-    const last = messages.at(-1)
-    const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
-    const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
-    lines.push(JSON.stringify({ t, model: "claude-sonnet-4-5", max_tokens: 4096, system, tools, messages: marked }))
-  }
+  const send = () => lines.push(JSON.stringify({ t, model: "claude-sonnet-4-5", max_tokens: 4096, system, tools, messages: markLast(messages) }))
   const round = (name, input, result) => {
     const use = { type: "tool_use", id: `toolu_${String(++id).padStart(4, "0")}`, name, input }
     messages.push({ role: "assistant", content: [use] })

@@ -129,6 +129,13 @@ export const parallelReadsSession = (lib, options) => {
  * `round` is one step: the assistant's tool calls (`[name, input, result]` each) and the
  * user turn with their results, `step` seconds after the previous request.
  */
+/** The messages with the agent's cache marker on the last block, as Claude Code sends them. */
+export const markLast = (messages) => {
+  const last = messages.at(-1)
+  const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
+  return [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
+}
+
 const recorder = (lib, options, step) => {
   const tools = lib.AGENT_TOOLS.map((t) => ({ name: t.name, ...(t.description === undefined ? {} : { description: t.description }), input_schema: t.inputSchema }))
   const contents = new Map(options.files.map((path) => [path, readFileSync(join(options.repo, path), "utf8")]))
@@ -136,12 +143,7 @@ const recorder = (lib, options, step) => {
   const lines = []
   let t = 0
   let id = 0
-  const send = () => {
-    const last = messages.at(-1)
-    const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
-    const marked = [...messages.slice(0, -1), { role: last.role, content: [...content.slice(0, -1), { ...content.at(-1), cache_control: { type: "ephemeral" } }] }]
-    lines.push(JSON.stringify({ t, model: MODEL, max_tokens: 4096, system: [{ type: "text", text: SYSTEM }], tools, messages: marked }))
-  }
+  const send = () => lines.push(JSON.stringify({ t, model: MODEL, max_tokens: 4096, system: [{ type: "text", text: SYSTEM }], tools, messages: markLast(messages) }))
   return {
     contents,
     wait: (seconds) => {

@@ -142,59 +142,52 @@ describe("the work after a reply", () => {
     expect(record?.ledger).toEqual(driven.at(-1)!.ledger)
   })
 
-  it("forgets a request whose client left before the reply: the retry is planned as if it had never been sent", async () => {
+  /**
+   * The session up to its last request, which fails at 200 s (`fail`) and is retried at
+   * 450 s: 425 s after the last answered request, the cache is gone. The retry must be
+   * planned as if the failed request had never been sent.
+   */
+  const failThenRetry = async (fail: (url: string, body: string) => Promise<void>) => {
     const held = heldStore()
     const { proxy, forwarded, clock } = await runSession(held, [], bodies.length - 1)
     const last = JSON.stringify(bodies.at(-1))
-    // The agent sends its last request again 175 s later; the client gives up on the reply.
     clock.now = 200
-    const aborted = new AbortController()
-    const reply = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-hang": "1" }, body: last, signal: aborted.signal })
-    expect(reply.status).toBe(200)
-    aborted.abort()
-    await hungClosed
-    // It retries 250 s later: 425 s after the last reply, the cache is gone.
+    await fail(proxy.url, last)
     clock.now = 450
     expect(await post(proxy.url, last)).toContain("message_delta")
-    const times = [...TIMES.slice(0, -1), 450]
-    const retried = driveAnthropic("edit", bodies, times).at(-1)!
+    const retried = driveAnthropic("edit", bodies, [...TIMES.slice(0, -1), 450]).at(-1)!
     const remembered = driveAnthropic("edit", [...bodies, bodies.at(-1)!], [...TIMES.slice(0, -1), 200, 450]).at(-1)!
-    // The scenario tells the two apart: planned from the dropped request, the bytes differ.
+    // The scenario tells the two apart: planned from the failed request, the bytes differ.
     expect(JSON.stringify(remembered.body)).not.toBe(JSON.stringify(retried.body))
     expect(forwarded.at(-1)).toBe(JSON.stringify(retried.body))
     held.release()
     await proxy.settled()
     await proxy.close()
-    expect(proxy.sessions()[0]?.totals.requests).toBe(bodies.length)
-    expect(proxy.sessions()[0]?.gaps.at(-1)).toBe(425)
-  })
-
-  it("records a request the provider refused but plans the retry as if it had not been sent", async () => {
-    const held = heldStore()
-    const { proxy, forwarded, clock } = await runSession(held, [], bodies.length - 1)
-    const last = JSON.stringify(bodies.at(-1))
-    // The agent's last request is refused (529, overloaded) 175 s after the one before.
-    clock.now = 200
-    const refused = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-overloaded": "1" }, body: last })
-    expect(refused.status).toBe(529)
-    expect(await refused.text()).toContain("overloaded_error")
-    // It retries 250 s later, before the refused request's commit lands: 425 s after the
-    // last answered request, the cache is gone.
-    clock.now = 450
-    expect(await post(proxy.url, last)).toContain("message_delta")
-    const times = [...TIMES.slice(0, -1), 450]
-    const retried = driveAnthropic("edit", bodies, times).at(-1)!
-    const remembered = driveAnthropic("edit", [...bodies, bodies.at(-1)!], [...TIMES.slice(0, -1), 200, 450]).at(-1)!
-    expect(JSON.stringify(remembered.body)).not.toBe(JSON.stringify(retried.body))
-    expect(forwarded.at(-1)).toBe(JSON.stringify(retried.body))
-    held.release()
-    await proxy.settled()
-    await proxy.close()
-    // The refused exchange is in the record; the session's state skips it.
     const [record] = proxy.sessions()
-    expect(record?.exchanges.map((e) => e.status)).toEqual([...bodies.map(() => 200).slice(0, -1), 529, 200])
     expect(record?.gaps.at(-1)).toBe(425)
     expect(record?.ledger).toEqual(retried.ledger)
+    return record
+  }
+
+  it("forgets a request whose client left before the reply: the retry is planned as if it had never been sent", async () => {
+    const record = await failThenRetry(async (url, body) => {
+      const aborted = new AbortController()
+      const reply = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-hang": "1" }, body, signal: aborted.signal })
+      expect(reply.status).toBe(200)
+      aborted.abort()
+      await hungClosed
+    })
+    expect(record?.totals.requests).toBe(bodies.length)
+  })
+
+  it("records a request the provider refused but plans the retry as if it had not been sent, even before the refusal's commit lands", async () => {
+    const record = await failThenRetry(async (url, body) => {
+      const refused = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "x-overloaded": "1" }, body })
+      expect(refused.status).toBe(529)
+      expect(await refused.text()).toContain("overloaded_error")
+    })
+    // The refused exchange is in the record; the session's state skips it.
+    expect(record?.exchanges.map((e) => e.status)).toEqual([...bodies.slice(1).map(() => 200), 529, 200])
   })
 
   it("forwards every request when the store fails, says so once per request, and never prints the key", async () => {
