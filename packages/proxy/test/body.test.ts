@@ -143,6 +143,22 @@ describe("the byte reader", () => {
     expect(Object.keys(proto)).toEqual(["__proto__"])
   })
 
+  it("reads, chains and splices objects with many keys (looked up through an index), and finds a duplicate among them", () => {
+    const extra = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, i]))
+    const body = { model: "claude-sonnet-4-5", max_tokens: 5, messages: [{ role: "user", content: [{ ...extra, type: "text", text: "hi" }] }] }
+    const bytes = Buffer.from(JSON.stringify(body))
+    const parsed = parseBody(bytes)!
+    expect(parsed.value).toEqual(body)
+    expect(chainOfParsed("anthropic", parsed)).toEqual(chainOf("anthropic", body))
+    const out = transformRequest({ protocol: "anthropic", mode: "cache", body: parsed.value, session: { id: "s", gaps: [], lastBlocks: 0 } })
+    expect(JSON.stringify(out.body)).toContain("cache_control")
+    expect(Buffer.concat(spliceBody(parsed, out.body)!).toString("utf8")).toBe(JSON.stringify(out.body))
+    // The 21st key repeats the 3rd: JSON.parse keeps the last, and the body is not compact.
+    const twice = parseBody(Buffer.from(`{${Array.from({ length: 20 }, (_, i) => `"k${i}":${i}`).join(",")},"k2":"last"}`))!
+    expect((twice.value as Json)["k2"]).toBe("last")
+    expect(twice.compact).toBe(false)
+  })
+
   it("keeps the client's bytes where nothing changed and splices a marker in place", () => {
     // A client that writes its keys in its own order and escapes more than JSON.stringify.
     const sent = "{\"messages\":[{\"content\":[{\"text\":\"caf\\u00e9\",\"type\":\"text\"}],\"role\":\"user\"}],\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5}"

@@ -29,13 +29,38 @@ import type { Protocol } from "./protocol.ts"
 type Json = Record<string, unknown>
 const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
 
-/** Where an object's members sit: `[member start, value start, value end]` per key. */
+/**
+ * Where an object's members sit. Flat, for the heap's sake: a body's spans live as long as
+ * its kept elements, and a map and a tuple per member would be most of the objects the
+ * proxy keeps (and its garbage collector marks).
+ */
 interface ObjectSpan {
   readonly start: number
   readonly end: number
-  readonly members: Map<string, readonly [number, number, number]>
-  /** Keys in the order of the bytes. */
+  /** Keys in the order of the bytes (a duplicate key twice). */
   readonly order: ReadonlyArray<string>
+  /** Per key of `order`, three numbers: member start, value start, value end. */
+  readonly at: ReadonlyArray<number>
+}
+
+/** Objects with more keys than this are looked up through an index (built when first asked). */
+const SCAN_KEYS = 16
+const keyIndexes = new WeakMap<ObjectSpan, Map<string, number>>()
+
+/** Where the member `key` sits (its last occurrence, the one JSON.parse keeps), or undefined. */
+const memberOf = (span: ObjectSpan, key: string): readonly [number, number, number] | undefined => {
+  let i: number
+  if (span.order.length <= SCAN_KEYS) i = span.order.lastIndexOf(key)
+  else {
+    let index = keyIndexes.get(span)
+    if (index === undefined) {
+      index = new Map()
+      span.order.forEach((k, j) => index!.set(k, j))
+      keyIndexes.set(span, index)
+    }
+    i = index.get(key) ?? -1
+  }
+  return i < 0 ? undefined : [span.at[3 * i]!, span.at[3 * i + 1]!, span.at[3 * i + 2]!]
 }
 /** Where an array's elements sit: `[start, end]` per element. */
 interface ArraySpan {
@@ -306,8 +331,10 @@ const parse = (buf: Buffer): ParsedBody => {
     const start = pos
     pos++
     const out: Json = {}
-    const members = new Map<string, readonly [number, number, number]>()
     const order: Array<string> = []
+    const at: Array<number> = []
+    // A duplicate key: scanned for in a small object, a set past SCAN_KEYS keys.
+    let seen: Set<string> | undefined
     ws()
     if (buf[pos] === 0x7d) {
       pos++
@@ -324,12 +351,14 @@ const parse = (buf: Buffer): ParsedBody => {
         const valueStart = pos
         const v = value(depth + 1)
         const valueEnd = pos
-        if (members.has(key)) {
+        if (seen === undefined && order.length >= SCAN_KEYS) seen = new Set(order)
+        if (seen === undefined ? order.includes(key) : seen.has(key)) {
           compact = false
           loose++
         }
-        members.set(key, [memberStart, valueStart, valueEnd])
         order.push(key)
+        seen?.add(key)
+        at.push(memberStart, valueStart, valueEnd)
         // Like JSON.parse: an own property, even `__proto__`.
         if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
         else out[key] = v
@@ -340,7 +369,7 @@ const parse = (buf: Buffer): ParsedBody => {
         if (c !== 0x2c) throw new Malformed("expected ',' or '}'")
       }
     }
-    const span: ObjectSpan = { start, end: pos, members, order }
+    const span: ObjectSpan = { start, end: pos, order, at }
     objectSpans.set(out, span)
     if (order.some((k) => STRIP_KEYS.has(k))) stripMembers(span)
     return out
@@ -348,17 +377,18 @@ const parse = (buf: Buffer): ParsedBody => {
 
   /** The cut that removes each cache-control member with its comma (see `strips`). */
   const stripMembers = (span: ObjectSpan) => {
-    const at = span.order.map((k) => span.members.get(k)!)
+    const { at } = span
     const kept = span.order.map((k) => !STRIP_KEYS.has(k))
-    for (let i = 0; i < at.length; i++) {
+    for (let i = 0; i < kept.length; i++) {
       if (kept[i]) continue
       let before = -1
       for (let j = i - 1; j >= 0; j--) if (kept[j]) { before = j; break }
       let after = -1
-      for (let j = i + 1; j < at.length; j++) if (kept[j]) { after = j; break }
-      if (before >= 0) strips.push([at[before]![2], at[i]![2]])
-      else if (after >= 0) strips.push([at[i]![0], at[after]![0]])
-      else strips.push([at[i]![0], at[i]![2]])
+      for (let j = i + 1; j < kept.length; j++) if (kept[j]) { after = j; break }
+      // [member start, value end] of members i, before and after.
+      if (before >= 0) strips.push([at[3 * before + 2]!, at[3 * i + 2]!])
+      else if (after >= 0) strips.push([at[3 * i]!, at[3 * after]!])
+      else strips.push([at[3 * i]!, at[3 * i + 2]!])
     }
   }
 
@@ -592,7 +622,8 @@ const roots = new Map<string, string>()
 
 /** A member's value range, or undefined (absent). */
 const memberRange = (p: ParsedBody, body: Json, key: string): readonly [number, number] | undefined => {
-  const m = p.objects.get(body)?.members.get(key)
+  const span = p.objects.get(body)
+  const m = span === undefined ? undefined : memberOf(span, key)
   return m === undefined ? undefined : [m[1], m[2]]
 }
 
@@ -728,7 +759,7 @@ export const spliceBody = (p: ParsedBody, next: unknown): ReadonlyArray<Buffer> 
       for (const k of keys) {
         const v = b[k]
         if (v === undefined) return false
-        const m = span.members.get(k)
+        const m = memberOf(span, k)
         if (m === undefined) {
           const text = JSON.stringify(v)
           inserted += `${count === 0 ? "" : ","}${JSON.stringify(k)}:${text}`
