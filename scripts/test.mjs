@@ -102,6 +102,26 @@ const clock = (ms) => {
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
 }
 
+// CPU-seconds of the runner's reaped children (Linux; USER_HZ is 100): read when a task
+// exits, the growth since the last exit is that task's whole tree, its child processes
+// included (two tasks ending in the same instant would share one figure).
+const reapedCpu = () => {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return undefined
+  }
+}
+let lastReaped = reapedCpu()
+const cpuOf = () => {
+  const now = reapedCpu()
+  const cpu = now === undefined || lastReaped === undefined ? undefined : now - lastReaped
+  lastReaped = now
+  return cpu
+}
+
 // What `pnpm run` gives a script: the package's and the workspace's node_modules/.bin on PATH.
 // The whole environment passes (turbo's strict mode kept only a few variables, so that
 // FC_SEED or STRATA_AGENTS_DIR never reached the tests).
@@ -126,6 +146,10 @@ const runTask = (task) =>
     running.set(task, child)
     child.stdout.on("data", (d) => chunks.push(d))
     child.stderr.on("data", (d) => chunks.push(d))
+    let cpu
+    child.on("exit", () => {
+      cpu = cpuOf()
+    })
     const finish = (code, error) => {
       running.delete(task)
       const output = Buffer.concat(chunks).toString("utf8") + (error === undefined ? "" : `\n${error.message}\n`)
@@ -133,10 +157,11 @@ const runTask = (task) =>
       writeFileSync(task.log, output)
       const ok = code === 0
       const ms = performance.now() - from
-      results.push({ task, ok, ms })
-      if (ok) console.log(`✓ ${task.label} ${seconds(ms)}`)
+      results.push({ task, ok, ms, cpu })
+      const took = `${seconds(ms)}${cpu === undefined ? "" : `, ${cpu.toFixed(0)} CPU-s`}`
+      if (ok) console.log(`✓ ${task.label} ${took}`)
       else {
-        console.log(`✗ ${task.label} failed (${error === undefined ? `exit ${code}` : error.message}) after ${seconds(ms)}; its output:`)
+        console.log(`✗ ${task.label} failed (${error === undefined ? `exit ${code}` : error.message}) after ${took}; its output:`)
         process.stdout.write(output.endsWith("\n") ? output : `${output}\n`)
         console.log(`✗ end of ${task.label}`)
       }
@@ -186,5 +211,7 @@ await new Promise((resolveAll) => {
 const failed = results.filter((r) => !r.ok)
 console.log("")
 console.log(` Tasks:    ${results.length - failed.length} successful, ${selected.length} total${failed.length === 0 ? "" : ` (failed: ${failed.map((r) => r.task.label).join(", ")})`}`)
-console.log(`  Time:    ${clock(performance.now() - started)}`)
+const cpus = results.map((r) => r.cpu)
+const totalCpu = cpus.every((c) => c !== undefined) ? `, ${cpus.reduce((a, c) => a + c, 0).toFixed(0)} CPU-s` : ""
+console.log(`  Time:    ${clock(performance.now() - started)}${totalCpu}`)
 if (process.exitCode === undefined) process.exitCode = failed.length === 0 && results.length === selected.length ? 0 : 1
