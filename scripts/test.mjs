@@ -133,6 +133,8 @@ const envFor = (dir) => ({
 
 const running = new Map()
 const results = []
+/** Tasks not run because the compile they need failed. */
+const skipped = []
 let compileDone = !selected.some((t) => t.name === "compile")
 let interrupted = false
 
@@ -195,7 +197,17 @@ await new Promise((resolveAll) => {
       if (next === -1) break
       const [task] = queue.splice(next, 1)
       void runTask(task).then(() => {
-        if (task.name === "compile") compileDone = true
+        if (task.name === "compile") {
+          compileDone = true
+          // Without a compile the suites would test a stale or missing dist/: they are not run.
+          if (results.find((r) => r.task === task)?.ok !== true) {
+            for (const t of queue.filter((q) => q.afterCompile)) {
+              queue.splice(queue.indexOf(t), 1)
+              skipped.push(t)
+              console.log(`✗ ${t.label} not run: the compile failed`)
+            }
+          }
+        }
         if (running.size === 0 && (queue.length === 0 || interrupted)) resolveAll()
         else pump()
       })
@@ -214,7 +226,7 @@ await new Promise((resolveAll) => {
 
 const failed = results.filter((r) => !r.ok)
 console.log("")
-console.log(` Tasks:    ${results.length - failed.length} successful, ${selected.length} total${failed.length === 0 ? "" : ` (failed: ${failed.map((r) => r.task.label).join(", ")})`}`)
+console.log(` Tasks:    ${results.length - failed.length} successful, ${selected.length} total${failed.length === 0 ? "" : ` (failed: ${failed.map((r) => r.task.label).join(", ")})`}${skipped.length === 0 ? "" : ` (not run: ${skipped.map((t) => t.label).join(", ")})`}`)
 const cpus = results.map((r) => r.cpu)
 const totalCpu = cpus.every((c) => c !== undefined) ? `, ${cpus.reduce((a, c) => a + c, 0).toFixed(0)} CPU-s` : ""
 console.log(`  Time:    ${clock(performance.now() - started)}${totalCpu}`)
