@@ -6,7 +6,9 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { LAYOUT_MODES } from "@strata/core/effect"
-import { AGENT_STRATEGIES, CHAT_STRATEGIES, REPLAY_PROVIDERS, STRATEGIES } from "@strata/replay"
+// The names only: `@strata/replay` itself (the simulators, the proxy's transform, the
+// symbol map's parsers) loads when the command runs, not with every `strata` start.
+import { AGENT_STRATEGIES, CHAT_STRATEGIES, REPLAY_PROVIDERS, STRATEGIES } from "@strata/replay/names"
 
 /** What `--session` takes. */
 export const SESSION_KINDS = ["chat", "agent"] as const
