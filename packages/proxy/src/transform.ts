@@ -22,7 +22,7 @@
  */
 import { lookupModel, type ModelLimits } from "@strata/providers"
 
-import { blockOffsets, clearSuperseded, clearSupersededResponses, liveEntries, roughTokens, SURELY_EXPIRED, trackEntries } from "./internal/edit.ts"
+import { blockOffsets, blocksOf, clearSuperseded, clearSupersededResponses, liveEntries, markable, roughTokens, SURELY_EXPIRED, trackEntries } from "./internal/edit.ts"
 import type { Protocol } from "./internal/protocol.ts"
 import type { SessionLedger } from "./internal/ledger.ts"
 export type { Protocol, SessionLedger }
@@ -131,9 +131,6 @@ export const chooseTtl = (gaps: ReadonlyArray<number>, prefixTokens: number, wri
   return saving > extra ? "1h" : "5m"
 }
 
-const UNMARKABLE = new Set(["thinking", "redacted_thinking"])
-const markable = (block: unknown): boolean =>
-  isRecord(block) && typeof block["type"] === "string" && !UNMARKABLE.has(block["type"]) && !(block["type"] === "text" && block["text"] === "")
 
 /** A content block in prefix order: where it is and whether a marker may sit on it. */
 interface Slot {
@@ -166,11 +163,7 @@ const anthropicSlots = (body: Json): { tools: Array<Slot>; system: Array<Slot>; 
 export const anthropicBlockCount = (body: unknown): number => {
   if (!isRecord(body) || !Array.isArray(body["messages"])) return 0
   let n = 0
-  for (const m of body["messages"]) {
-    if (!isRecord(m)) continue
-    const c = m["content"]
-    n += Array.isArray(c) ? c.length : 1
-  }
+  for (const m of body["messages"]) n += blocksOf(m)
   return n
 }
 

@@ -77,12 +77,14 @@ export const blockOffsets = (messages: ReadonlyArray<unknown>): Array<number> =>
   let n = 0
   for (const m of messages) {
     offsets.push(n)
-    if (!isRecord(m)) continue
-    n += Array.isArray(m["content"]) ? m["content"].length : 1
+    n += blocksOf(m)
   }
   offsets.push(n)
   return offsets
 }
+
+/** A message's content blocks as Anthropic's lookback counts them: a string content is one. */
+export const blocksOf = (m: unknown): number => (!isRecord(m) ? 0 : Array.isArray(m["content"]) ? m["content"].length : 1)
 
 /** The message and index of message block `b`, and the block (a string content is its own block). */
 const blockAt = (messages: ReadonlyArray<unknown>, offsets: ReadonlyArray<number>, b: number): { readonly message: number; readonly index: number; readonly block: unknown } | undefined => {
@@ -112,9 +114,10 @@ const fingerprintOf = (block: unknown): string => {
   return String(block["type"])
 }
 
-/** Can a marker sit on this block (an array content block, not thinking, not an empty text)? */
-const markableBlock = (block: unknown): boolean =>
-  isRecord(block) && typeof block["type"] === "string" && block["type"] !== "thinking" && block["type"] !== "redacted_thinking" && !(block["type"] === "text" && block["text"] === "")
+const UNMARKABLE = new Set(["thinking", "redacted_thinking"])
+/** Can a marker sit on this block (a content block, not a thinking block, not an empty text)? */
+export const markable = (block: unknown): boolean =>
+  isRecord(block) && typeof block["type"] === "string" && !UNMARKABLE.has(block["type"]) && !(block["type"] === "text" && block["text"] === "")
 
 /** An entry is trusted alive this long before its lifetime ends (the lifetime counts from the provider's processing, the gap from the proxy's clock). */
 const ENTRY_MARGIN = 30
@@ -375,7 +378,7 @@ export const clearSuperseded = (input: EditInput): EditResult => {
       const end = Math.min(input.lastBlocks !== undefined && input.lastBlocks > 0 ? input.lastBlocks : offsets[messages.length]!, offsets[messages.length]!)
       for (const [q] of entries) {
         const at = blockAt(messages, offsets, q)
-        if (at === undefined || typeof at.block === "string" || !markableBlock(at.block) || q >= end) continue
+        if (at === undefined || typeof at.block === "string" || !markable(at.block) || q >= end) continue
         const cleared = fresh.filter((c) => c.block > q)
         if (cleared.length === 0) continue
         const saved = sum(cleared)
