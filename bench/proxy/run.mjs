@@ -19,6 +19,7 @@
 //   PROXY_HEAP=DIR node bench/proxy/run.mjs   # a heap snapshot of the proxy after the run
 //   WARMUP=1 node bench/proxy/run.mjs         # one unmeasured pass through each path first
 //   PROXY_FLOOR=1 node bench/proxy/run.mjs    # a bare store-and-forward proxy in its place (the floor)
+//   PROXY_HEAP_TUNING=default node bench/proxy/run.mjs   # Strata on V8's heap defaults, not strata proxy's
 //   PACE=agent node bench/proxy/run.mjs       # at an agent's pace (below), not back to back
 //
 // By default each session sends its next request the moment the previous reply ends, and
@@ -100,9 +101,13 @@ if (process.argv[2] === "--upstream") {
   // PROXY_DIST: another build of the package (an A/B comparison on the same machine).
   // PROXY_FLOOR=1: instead of Strata, the least a store-and-forward proxy in Node does (read
   // the whole body, forward it unchanged, pipe the reply): the floor under the figures.
-  const { startProxy } = process.env.PROXY_FLOOR === "1"
+  const { startProxy, tuneHeapForProxy } = process.env.PROXY_FLOOR === "1"
     ? { startProxy: startFloorProxy }
     : await import(pathToFileURL(resolve(process.env.PROXY_DIST ?? resolve(here, "../../packages/proxy/dist"), "index.js")).href)
+  // The process as `strata proxy` runs it (`runProxy` sizes the heap for the proxy). The
+  // floor keeps V8's defaults: it keeps nothing between requests, so its collections are
+  // young ones. PROXY_HEAP_TUNING=default: Strata on V8's defaults too (an A/B of the setting).
+  if (tuneHeapForProxy !== undefined && process.env.PROXY_HEAP_TUNING !== "default") tuneHeapForProxy()
   const stateRoot = mkdtempSync(join(tmpdir(), "strata-bench-proxy-"))
   const proxy = await startProxy({ port: 0, upstream: process.argv[3], store: process.argv[4], stateRoot })
   const { monitorEventLoopDelay } = await import("node:perf_hooks")

@@ -7,6 +7,7 @@
 export { chooseTtl, rhythmTtl, transformRequest, withoutCacheControls, anthropicBlockCount, type Protocol, type ProxyMode, type TransformInput, type TransformResult, type TransformSession, type SessionLedger, emptyLedger } from "./transform.ts"
 export { DEFAULT_UPSTREAMS, PROXY_REPOSITORY, startProxy, type ProxyLogLine, type ProxyOptions, type ProxyServer } from "./server.ts"
 export { formatExchange, runProxy, type RunProxyOptions } from "./run.ts"
+export { PROXY_HEAP_FLAGS, tuneHeapForProxy } from "./heap.ts"
 export { ExchangeRecord, ExchangeUsage, SessionLedgerRecord, SessionRecord as ProxySessionRecord, SessionTotals } from "./record.ts"
 export { chainOf, sessionIdOf } from "./internal/sessions.ts"
 export { priceTranscript, type TranscriptLine, type TranscriptPrice } from "./transcript.ts"

@@ -3,6 +3,7 @@
  * request (or one JSON object a line), and on SIGINT/SIGTERM let the streams in flight
  * finish, commit, and return.
  */
+import { tuneHeapForProxy } from "./heap.ts"
 import type { ExchangeRecord } from "./record.ts"
 import { startProxy, type ProxyLogLine, type ProxyOptions } from "./server.ts"
 
@@ -18,6 +19,11 @@ export interface RunProxyOptions extends Omit<ProxyOptions, "log"> {
   readonly stderr?: ((line: string) => void) | undefined
   /** Resolves when the proxy should stop. Default: SIGINT or SIGTERM. */
   readonly until?: Promise<unknown> | undefined
+  /**
+   * Size this process's heap for the proxy (`tuneHeapForProxy`: rarer full collections,
+   * so fewer requests wait for one). Default true: the process is the proxy's.
+   */
+  readonly tuneHeap?: boolean | undefined
 }
 
 const n = (x: number): string => x.toLocaleString("en-US")
@@ -45,7 +51,8 @@ const signals = (): Promise<string> =>
   })
 
 /**
- * Run the proxy until a signal (or `until`): what `strata proxy` does.
+ * Run the proxy until a signal (or `until`): what `strata proxy` does. The process is taken
+ * to be the proxy's: its heap is sized for it (`tuneHeap`).
  *
  * @example
  * ```ts no-run
@@ -65,6 +72,7 @@ export const runProxy = async (options: RunProxyOptions = {}): Promise<void> => 
     if (options.quiet === true) return
     out(options.json === true ? JSON.stringify({ ...options.jsonHead, session: line.session, ...line.exchange, hitRate: line.hitRate ?? null }) : formatExchange(line.session, line.exchange, line.hitRate))
   }
+  if (options.tuneHeap !== false) tuneHeapForProxy()
   const until = options.until ?? signals()
   const proxy = await startProxy({ ...options, log })
   out(`strata proxy listening on ${proxy.url}`)
