@@ -68,6 +68,13 @@ export interface ProxyOptions {
   readonly onForward?: ((exchange: { readonly protocol: Protocol; readonly sent: Buffer; readonly forwarded: Buffer }) => void) | undefined
   /** The clock, in Unix seconds (tests). */
   readonly now?: (() => number) | undefined
+  /**
+   * Session records kept in memory, the latest used (default 256, as many as the as-sent
+   * simulators). An older session's record is loaded from the store when it sends again;
+   * nothing is lost, and a long-running proxy's memory does not grow with every session
+   * it has ever seen.
+   */
+  readonly maxSessionsInMemory?: number | undefined
 }
 
 /** What the proxy reports: one exchange, or a notice (fail-open, a cut, a warning). */
@@ -78,7 +85,7 @@ export type ProxyLogLine =
 export interface ProxyServer {
   readonly url: string
   readonly port: number
-  /** The sessions this process has seen, latest first. */
+  /** The sessions this process keeps in memory (`maxSessionsInMemory`), latest first; the store has them all. */
   readonly sessions: () => ReadonlyArray<SessionRecord>
   /**
    * Reply bytes the proxy holds right now, over the replies in flight: what its client
@@ -182,16 +189,27 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
     return yield* StateStore
   }))
 
-  // The sessions this process knows, with the store version they were read or written at.
+  // The sessions this process knows, with the store version they were read or written at:
+  // the latest used first out of the map's order, the oldest dropped past the bound (the
+  // store keeps every record; a dropped one is loaded again when its session sends).
+  const maxKnown = Math.max(1, options.maxSessionsInMemory ?? 256)
   const known = new Map<string, { version: number; record: SessionRecord }>()
+  const remember = (id: string, entry: { version: number; record: SessionRecord }) => {
+    known.delete(id)
+    known.set(id, entry)
+    if (known.size > maxKnown) known.delete(known.keys().next().value ?? id)
+  }
   const keyOf = (id: string) => ({ repository: PROXY_REPOSITORY, name: id })
   const loadSession = async (id: string): Promise<SessionRecord | undefined> => {
     const cached = known.get(id)
-    if (cached !== undefined) return cached.record
+    if (cached !== undefined) {
+      remember(id, cached)
+      return cached.record
+    }
     const { snapshot } = await runtime.runPromise(store.load(keyOf(id)))
     if (snapshot.record === null) return undefined
     const record = decodeRecord(snapshot.record)
-    known.set(id, { version: snapshot.version, record })
+    remember(id, { version: snapshot.version, record })
     return record
   }
   /**
@@ -342,7 +360,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
       const record = nextRecord(before, planned, exchange)
       stale = planned.session
       const result = yield* store.commit({ session: keyOf(planned.session), baseVersion: known.get(planned.session)?.version ?? 0, turnId, append: [], patch: { record: encodeRecord(record, exchange) }, request: summary(exchange) })
-      known.set(planned.session, { version: result.version, record })
+      remember(planned.session, { version: result.version, record })
       return { exchange, id: planned.session }
     }), 5))
   }

@@ -257,6 +257,48 @@ describe("several proxies on one store", () => {
   })
 })
 
+describe("sessions in memory", () => {
+  it("keeps the latest sessions' records in memory and plans an older session from the store when it sends again, as if it had never left", async () => {
+    const shared = await Effect.runPromise(makeMemoryStateStore)
+    const clock = { now: 0 }
+    const lines: Array<ProxyLogLine> = []
+    const forwarded: Array<string> = []
+    const proxy = await startProxy({
+      port: 0,
+      upstream: upstreamUrl,
+      mode: "edit",
+      store: Layer.succeed(StateStore, shared),
+      maxSessionsInMemory: 2,
+      now: () => clock.now,
+      log: (l) => lines.push(l),
+      onForward: ({ forwarded: f }) => forwarded.push(f.toString("utf8"))
+    })
+    const send = async (at: number, body: Json) => {
+      clock.now = at
+      expect(await post(proxy.url, JSON.stringify(body))).toContain("message_delta")
+      await proxy.settled()
+    }
+    for (const [i, body] of bodies.slice(0, -1).entries()) await send(TIMES[i]!, body)
+    // Two other sessions (other tasks) push the first one out of memory.
+    for (const k of [1, 2]) await send(30 + k, { ...bodies[0], messages: [{ role: "user", content: [{ type: "text", text: `Another task ${k}.` }] }] })
+    expect(proxy.sessions()).toHaveLength(2)
+    expect(proxy.sessions().map((r) => r.totals.requests)).toEqual([1, 1])
+    // Its last request comes after the pause: planned from the stored record (gaps,
+    // ledger), it clears what a proxy that never let go of the session clears.
+    await send(TIMES.at(-1)!, bodies.at(-1)!)
+    await proxy.close()
+    expect(lines.filter((l) => l.kind === "notice")).toEqual([])
+    const driven = driveAnthropic("edit", bodies, TIMES)
+    expect(forwarded.at(-1)).toBe(JSON.stringify(driven.at(-1)!.body))
+    expect(forwarded.at(-1)).toContain("[strata proxy: cleared the superseded result of Read (toolu_0)")
+    const [latest] = proxy.sessions()
+    expect(latest?.totals.requests).toBe(bodies.length)
+    expect(latest?.exchanges.map((e) => e.n)).toEqual(bodies.map((_, i) => i + 1))
+    expect(latest?.ledger).toEqual(driven.at(-1)!.ledger)
+    expect(await Effect.runPromise(shared.sessions())).toHaveLength(3)
+  })
+})
+
 describe("the idle queue", () => {
   it("runs every job once, a key's jobs in order and one at a time, other keys alongside (property)", async () => {
     await fc.assert(
