@@ -69,10 +69,10 @@ export interface ProxyOptions {
   /** The clock, in Unix seconds (tests). */
   readonly now?: (() => number) | undefined
   /**
-   * Session records kept in memory, the latest used (default 256, as many as the as-sent
-   * simulators). An older session's record is loaded from the store when it sends again;
-   * nothing is lost, and a long-running proxy's memory does not grow with every session
-   * it has ever seen.
+   * Sessions whose state is kept in memory, the latest used (default 256): their records
+   * and their as-sent simulators. An older session's record is loaded from the store when
+   * it sends again (nothing is lost; its as-sent figures start a cold simulator), so a
+   * long-running proxy's memory does not grow with every session it has ever seen.
    */
   readonly maxSessionsInMemory?: number | undefined
 }
@@ -230,7 +230,7 @@ export const startProxy = async (options: ProxyOptions = {}): Promise<ProxyServe
   const idle = makeIdleQueue()
 
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
-  const asSentSims = makeAsSentSimulators()
+  const asSentSims = makeAsSentSimulators(maxKnown)
   const pool = makeBodyPool()
   const inFlight = new Set<Promise<void>>()
   // Replies being piped (client response, upstream response), for `buffered()`.

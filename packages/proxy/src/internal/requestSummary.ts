@@ -18,8 +18,8 @@ export interface AsSentSimulators {
   readonly send: (session: string, protocol: Protocol, model: string, body: unknown, atSeconds: number, outputTokens: number) => Usage | undefined
 }
 
-/** Simulators kept for the latest `max` sessions. */
-export const makeAsSentSimulators = (max = 256): AsSentSimulators => {
+/** Simulators kept for the latest `max` sessions (the proxy's `maxSessionsInMemory`). */
+export const makeAsSentSimulators = (max: number): AsSentSimulators => {
   const sims = new Map<string, { readonly send: (body: unknown, at: number, options?: { readonly outputTokens?: number }) => { readonly usage: Usage } }>()
   return {
     send: (session, protocol, model, body, atSeconds, outputTokens) => {
